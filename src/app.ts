@@ -1,0 +1,61 @@
+// Builds the HTTP app from the capability plugins. main.ts serves it; tests call app.handle() in-process.
+import { Elysia } from 'elysia'
+import { swagger } from '@elysiajs/swagger'
+import { toErrorResponse } from './http/errors'
+import { opsRoutes } from './ops/routes'
+import { projectRoutes } from './projects/routes'
+import type { Services } from './services'
+
+const VERSION = '0.1.0'
+
+export function createApp(services: Services) {
+  const { metrics, log } = services
+  return new Elysia({ name: 'phog' })
+    .onRequest(({ request, set }) => {
+      set.headers['x-request-id'] = request.headers.get('x-request-id') || crypto.randomUUID()
+    })
+    .onError({ as: 'global' }, ({ code, error, set, request, path }) => {
+      const { status, body, headers } = toErrorResponse(code, error)
+      if (status >= 500) {
+        log.error({ err: error, path, method: request.method, requestId: set.headers['x-request-id'] }, 'request failed')
+      }
+      set.status = status
+      set.headers['content-type'] = 'application/json'
+      for (const [k, v] of Object.entries(headers)) set.headers[k] = v
+      return body
+    })
+    .onAfterResponse({ as: 'global' }, ({ request, route, set, path }) => {
+      const status = typeof set.status === 'number' ? set.status : 200
+      metrics.httpRequests.inc({ route: route || 'unmatched', method: request.method, status })
+      if (log.isLevelEnabled('debug')) {
+        log.debug({ method: request.method, path, status, requestId: set.headers['x-request-id'] }, 'request')
+      }
+    })
+    .use(
+      swagger({
+        path: '/swagger',
+        documentation: {
+          info: {
+            title: 'phog: PostHog-compatible ingestion, flags and definitions',
+            version: VERSION,
+            description:
+              'Capture and batch ingestion, /decide and /flags, and the private REST API (personal API key: Authorization: Bearer phx_…).',
+          },
+          components: {
+            securitySchemes: { personalApiKey: { type: 'http', scheme: 'bearer', description: 'personal API key phx_…' } },
+          },
+        },
+      }),
+    )
+    .use(opsRoutes({ metrics, readiness: services.readiness }))
+    .use(
+      projectRoutes({
+        sql: services.db.sql,
+        auth: services.auth,
+        limiter: services.apiLimiter,
+        trustProxy: services.config.TRUST_PROXY,
+      }),
+    )
+}
+
+export type App = ReturnType<typeof createApp>

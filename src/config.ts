@@ -1,0 +1,92 @@
+// The environment, as one TypeBox schema, read once at boot. Nothing else reads process.env.
+import { Type, type Static, type TSchema } from '@sinclair/typebox'
+import { Value } from '@sinclair/typebox/value'
+
+const MiB = 1024 * 1024
+
+const Int = (opts: { default: number; minimum?: number; maximum?: number; description: string }) =>
+  Type.Integer(opts)
+const Bool = (def: boolean, description: string) => Type.Boolean({ default: def, description })
+const OptionalString = (description: string, pattern?: string) =>
+  Type.Optional(Type.String({ minLength: 1, description, ...(pattern ? { pattern } : {}) }))
+
+export const ConfigSchema = Type.Object({
+  PORT: Int({ default: 8000, minimum: 0, maximum: 65535, description: 'TCP port to listen on' }),
+  HOST: Type.String({ default: '0.0.0.0', minLength: 1, description: 'address to listen on' }),
+  DATA_DIR: Type.String({ default: './data', minLength: 1, description: 'embedded stores, write-ahead log, dead letters' }),
+  DATABASE_URL: OptionalString('postgres:// URL; unset means the embedded Postgres (PGlite)', '^postgres(ql)?://'),
+  CLICKHOUSE_URL: OptionalString('http(s)://user:pass@host:8123/database; unset means the embedded event store', '^https?://'),
+  CLICKHOUSE_CLUSTER: OptionalString('cluster name: create Replicated tables ON CLUSTER and write through a Distributed table', '^[A-Za-z0-9_]+$'),
+  INIT_PROJECT_API_KEY: OptionalString('project API key of the default project created at boot', '^phc_[A-Za-z0-9_-]{8,}$'),
+  INIT_PERSONAL_API_KEY: OptionalString('personal API key of the admin user created at boot', '^phx_[A-Za-z0-9_-]{8,}$'),
+  MAX_BODY_BYTES: Int({ default: 20 * MiB, minimum: 1024, description: 'request body cap in bytes (decompressed bodies too)' }),
+  FLUSH_INTERVAL_MS: Int({ default: 1000, minimum: 5, description: 'flush the event buffer at least this often' }),
+  FLUSH_MAX_EVENTS: Int({ default: 50_000, minimum: 1, description: 'flush as soon as this many events are buffered; also the largest insert' }),
+  LOG_LEVEL: Type.Union(
+    ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
+    { default: 'info', description: 'one of fatal, error, warn, info, debug, trace, silent' },
+  ),
+  WAL_FSYNC_INTERVAL_MS: Int({
+    default: 50,
+    minimum: 0,
+    description: 'fdatasync the write-ahead log this often; 0 = before every acknowledgement (group commit)',
+  }),
+  WAL_MAX_BYTES: Int({ default: 2048 * MiB, minimum: MiB, description: 'unflushed log size past which capture answers 503' }),
+  WAL_SEGMENT_BYTES: Int({ default: 64 * MiB, minimum: 64 * 1024, description: 'size at which the log rolls to a new segment file' }),
+  RING_MAX_EVENTS: Int({ default: 200_000, minimum: 1, description: 'events held decoded in memory; beyond it the flusher reads them back from the log' }),
+  TRUST_PROXY: Bool(false, 'take the client IP from X-Forwarded-For (only behind a proxy you control)'),
+  PG_POOL_MAX: Int({ default: 10, minimum: 1, maximum: 200, description: 'Postgres connections per process' }),
+  FLAG_REFRESH_INTERVAL_MS: Int({ default: 500, minimum: 50, description: 'how often each process checks Postgres for changed flags' }),
+  SHUTDOWN_TIMEOUT_MS: Int({ default: 15_000, minimum: 100, description: 'longest graceful drain before exit' }),
+  RATE_LIMIT_API_PER_MINUTE: Int({ default: 2400, minimum: 0, description: 'private API requests per personal key per minute; 0 = unlimited' }),
+  RATE_LIMIT_DECIDE_PER_SECOND: Int({ default: 0, minimum: 0, description: '/decide and /flags requests per project token per second; 0 = unlimited' }),
+  REUSE_PORT: Bool(false, 'set SO_REUSEPORT so several processes can share PORT'),
+})
+
+export type Config = Static<typeof ConfigSchema>
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  ${problems.join('\n  ')}`)
+  }
+}
+
+function describeExpected(schema: TSchema): string {
+  if (schema.description) {
+    const bounds = [
+      schema.minimum !== undefined ? `>= ${schema.minimum}` : '',
+      schema.maximum !== undefined ? `<= ${schema.maximum}` : '',
+      schema.pattern ? `matching ${schema.pattern}` : '',
+    ].filter(Boolean)
+    const kind = schema.type === 'integer' ? 'an integer' : schema.type === 'boolean' ? 'true or false' : 'a string'
+    return `${kind}${bounds.length ? ` ${bounds.join(' and ')}` : ''} (${schema.description})`
+  }
+  return 'a valid value'
+}
+
+/** Parse the environment; throws ConfigError naming every bad variable and what it expected. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const raw: Record<string, unknown> = {}
+  for (const key of Object.keys(ConfigSchema.properties)) {
+    const value = env[key]
+    if (value !== undefined && value !== '') raw[key] = value.trim()
+  }
+  const candidate = Value.Convert(ConfigSchema, Value.Default(ConfigSchema, raw))
+  const problems: string[] = []
+  for (const error of Value.Errors(ConfigSchema, candidate)) {
+    const key = error.path.replace(/^\//, '').split('/')[0]
+    if (problems.some((p) => p.startsWith(`${key}:`))) continue
+    const schema = (ConfigSchema.properties as Record<string, TSchema>)[key]
+    const expected = schema ? describeExpected(schema) : 'a valid value'
+    problems.push(`${key}: got ${JSON.stringify(raw[key])}, expected ${expected}`)
+  }
+  if (problems.length > 0) throw new ConfigError(problems)
+  return candidate as Config
+}
+
+/** A config for tests and tools: defaults plus overrides, validated the same way. */
+export function configWith(overrides: Partial<Record<keyof Config, string | number | boolean>>): Config {
+  const env: Record<string, string> = {}
+  for (const [k, v] of Object.entries(overrides)) if (v !== undefined) env[k] = String(v)
+  return loadConfig(env)
+}

@@ -1,0 +1,297 @@
+// The ClickHouse event store (@clickhouse/client over HTTP).
+import { createClient, type ClickHouseClient } from '@clickhouse/client'
+import { readdirSync, readFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { dialectFor, renderMigration, stringLiteral, type Dialect } from './dialect'
+import { StoreError, type EventQuery, type EventStore, type InsertOptions, type StoredEvent } from './store'
+
+export const CLICKHOUSE_MIGRATIONS_DIR = fileURLToPath(new URL('../../sql/clickhouse/', import.meta.url))
+
+// Server error codes that are about the rows themselves: retrying cannot help, dead-letter them.
+// Everything else (network, timeouts, too many parts, memory, missing table…) is retried.
+const ROW_ERROR_CODES = new Set([
+  '6', // CANNOT_PARSE_TEXT
+  '26', // CANNOT_PARSE_QUOTED_STRING
+  '27', // CANNOT_PARSE_INPUT_ASSERTION_FAILED
+  '38', // CANNOT_PARSE_DATE
+  '41', // CANNOT_PARSE_DATETIME
+  '53', // TYPE_MISMATCH
+  '69', // ARGUMENT_OUT_OF_BOUND
+  '70', // CANNOT_CONVERT_TYPE
+  '72', // CANNOT_PARSE_NUMBER
+  '117', // INCORRECT_DATA
+  '131', // TOO_LARGE_STRING_SIZE
+  '349', // CANNOT_INSERT_NULL_IN_ORDINARY_COLUMN
+  '376', // CANNOT_PARSE_UUID
+  '395', // FUNCTION_THROW_IF_VALUE_IS_NON_ZERO
+  '469', // VIOLATED_CONSTRAINT
+])
+
+function classify(error: unknown, what: string): StoreError {
+  if (error instanceof StoreError) return error
+  const code = String((error as { code?: string | number })?.code ?? '')
+  const message = (error as Error)?.message ?? String(error)
+  return new StoreError(`clickhouse ${what}: ${message}`, !ROW_ERROR_CODES.has(code), error)
+}
+
+export interface ClickHouseTarget {
+  url: string
+  username: string
+  password: string
+  database: string
+}
+
+/** http://user:pass@host:8123/database → its parts (database "default" when the path is empty). */
+export function parseClickHouseUrl(raw: string): ClickHouseTarget {
+  const u = new URL(raw)
+  const database = decodeURIComponent(u.pathname.replace(/^\/+|\/+$/g, '')) || 'default'
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(database)) throw new Error(`invalid ClickHouse database name "${database}"`)
+  return {
+    url: `${u.protocol}//${u.host}`,
+    username: decodeURIComponent(u.username) || 'default',
+    password: decodeURIComponent(u.password),
+    database,
+  }
+}
+
+interface Row {
+  uuid_text: string
+  team_id: string | number
+  event: string
+  distinct_id: string
+  properties: string
+  timestamp_text: string
+  created_text: string
+  person_text: string | null
+}
+
+export class ClickHouseEventStore implements EventStore {
+  readonly kind = 'clickhouse' as const
+  private readonly client: ClickHouseClient
+  private readonly target: ClickHouseTarget
+  private dialectValue: Dialect | undefined
+
+  constructor(
+    url: string,
+    private readonly cluster?: string,
+    private readonly migrationsDir = CLICKHOUSE_MIGRATIONS_DIR,
+  ) {
+    this.target = parseClickHouseUrl(url)
+    this.client = createClient({
+      url: this.target.url,
+      username: this.target.username,
+      password: this.target.password,
+      request_timeout: 30_000,
+      max_open_connections: 4,
+      compression: { request: false, response: false },
+    })
+  }
+
+  get dialect(): Dialect {
+    if (!this.dialectValue) throw new StoreError('clickhouse store not initialised', true)
+    return this.dialectValue
+  }
+
+  get timestampPrecisionMs(): number {
+    return this.dialectValue?.timestampPrecisionMs ?? 1
+  }
+
+  get database(): string {
+    return this.target.database
+  }
+
+  /** The table the service writes to and reads from (Distributed in cluster mode). */
+  private get table(): string {
+    return `${this.target.database}.events`
+  }
+
+  async init(): Promise<void> {
+    try {
+      const rs = await this.client.query({ query: 'SELECT version() AS v', format: 'JSONEachRow' })
+      const [{ v }] = (await rs.json()) as { v: string }[]
+      this.dialectValue = dialectFor(v, this.target.database, this.cluster)
+      await this.migrate()
+    } catch (error) {
+      throw classify(error, 'init')
+    }
+  }
+
+  /** The DDL the migrations produce for this server (for tests and `cli migrate --print`). */
+  plannedStatements(): string[] {
+    const vars = this.dialect.templateVars()
+    const onCluster = vars.on_cluster
+    const out = [
+      `CREATE DATABASE IF NOT EXISTS ${this.target.database} ${onCluster}`.trim(),
+      `CREATE TABLE IF NOT EXISTS ${this.target.database}.schema_migrations ${onCluster} (version String, applied_at DateTime) ENGINE = ${vars['MergeTree(schema_migrations)']} ORDER BY version`,
+    ]
+    for (const m of this.migrationFiles()) out.push(...renderMigration(m.sql, vars, Boolean(this.cluster)))
+    return out
+  }
+
+  private migrationFiles(): { version: string; sql: string }[] {
+    return readdirSync(this.migrationsDir)
+      .filter((f) => /^\d{4}_[\w-]+\.sql$/.test(f))
+      .sort()
+      .map((f) => ({ version: f.replace(/\.sql$/, ''), sql: readFileSync(`${this.migrationsDir}/${f}`, 'utf8') }))
+  }
+
+  private async migrate(): Promise<void> {
+    const [createDb, createMigrations] = this.plannedStatements()
+    await this.client.command({ query: createDb })
+    await this.client.command({ query: createMigrations })
+    const rs = await this.client.query({
+      query: `SELECT version FROM ${this.target.database}.schema_migrations`,
+      format: 'JSONEachRow',
+    })
+    const done = new Set(((await rs.json()) as { version: string }[]).map((r) => r.version))
+    const vars = this.dialect.templateVars()
+    for (const m of this.migrationFiles()) {
+      if (done.has(m.version)) continue
+      // Every statement is IF NOT EXISTS, so two processes migrating at once converge.
+      for (const statement of renderMigration(m.sql, vars, Boolean(this.cluster))) {
+        await this.client.command({ query: statement })
+      }
+      await this.client.insert({
+        table: `${this.target.database}.schema_migrations`,
+        values: [{ version: m.version, applied_at: this.dialect.formatDateTime(Date.now()).slice(0, 19) }],
+        format: 'JSONEachRow',
+      })
+    }
+  }
+
+  async insertBatch(rows: StoredEvent[], options: InsertOptions): Promise<void> {
+    if (rows.length === 0) return
+    const d = this.dialect
+    let pending = rows
+    try {
+      if (options.inDoubt) {
+        const landed = await this.existingUuids(rows)
+        pending = rows.filter((r) => !landed.has(r.uuid))
+        if (pending.length === 0) return
+      }
+      const settings: Record<string, string | number> = {}
+      // The same token on a retry lets the server drop a block it already has (only for the same rows).
+      if (d.dedupToken && pending.length === rows.length) settings.insert_deduplication_token = options.batchId
+      if (this.cluster) settings.insert_distributed_sync = 1
+      await this.client.insert({
+        table: this.table,
+        format: 'JSONEachRow',
+        values: pending.map((e) => ({
+          uuid: e.uuid,
+          team_id: e.teamId,
+          event: e.event,
+          distinct_id: e.distinctId,
+          properties: e.properties,
+          timestamp: d.formatDateTime(e.timestamp),
+          created_at: d.formatDateTime(e.createdAt),
+          person_id: e.personId,
+        })),
+        clickhouse_settings: settings as never,
+      })
+    } catch (error) {
+      throw classify(error, 'insert')
+    }
+  }
+
+  /** Which of these rows are already stored (used when a previous attempt may have landed). */
+  private async existingUuids(rows: StoredEvent[]): Promise<Set<string>> {
+    const found = new Set<string>()
+    const byTeam = new Map<number, StoredEvent[]>()
+    for (const r of rows) {
+      const list = byTeam.get(r.teamId)
+      if (list) list.push(r)
+      else byTeam.set(r.teamId, [r])
+    }
+    for (const [teamId, list] of byTeam) {
+      for (let i = 0; i < list.length; i += 5000) {
+        const chunk = list.slice(i, i + 5000)
+        let lo = Infinity
+        let hi = -Infinity
+        for (const r of chunk) {
+          lo = Math.min(lo, r.timestamp)
+          hi = Math.max(hi, r.timestamp)
+        }
+        const rs = await this.client.query({
+          query: `SELECT DISTINCT toString(uuid) AS uuid_text FROM ${this.table}
+                  WHERE team_id = ${teamId}
+                    AND timestamp >= ${this.dialect.dateTimeLiteral(lo - 1000)}
+                    AND timestamp <= ${this.dialect.dateTimeLiteral(hi + 1000)}
+                    AND toString(uuid) IN (${chunk.map((r) => stringLiteral(r.uuid)).join(',')})`,
+          format: 'JSONEachRow',
+        })
+        for (const r of (await rs.json()) as { uuid_text: string }[]) found.add(r.uuid_text)
+      }
+    }
+    return found
+  }
+
+  async query(q: EventQuery): Promise<StoredEvent[]> {
+    const d = this.dialect
+    const where = [`team_id = ${Math.trunc(q.teamId)}`]
+    if (q.event !== undefined) where.push(`event = ${stringLiteral(q.event)}`)
+    if (q.distinctId !== undefined) where.push(`distinct_id = ${stringLiteral(q.distinctId)}`)
+    if (q.after !== undefined) where.push(`timestamp >= ${d.dateTimeLiteral(q.after)}`)
+    if (q.before !== undefined) where.push(`timestamp < ${d.dateTimeLiteral(q.before)}`)
+    if (q.cursor) {
+      const ts = d.dateTimeLiteral(q.cursor.timestamp)
+      where.push(`(timestamp < ${ts} OR (timestamp = ${ts} AND toString(uuid) < ${stringLiteral(q.cursor.uuid)}))`)
+    }
+    try {
+      const rs = await this.client.query({
+        // Aliases differ from column names: ClickHouse lets an alias shadow its column in WHERE.
+        query: `SELECT toString(uuid) AS uuid_text, team_id, event, distinct_id, properties,
+                       toString(timestamp) AS timestamp_text, toString(created_at) AS created_text,
+                       if(isNull(person_id), NULL, toString(person_id)) AS person_text
+                FROM ${this.table}
+                WHERE ${where.join(' AND ')}
+                ORDER BY timestamp DESC, toString(uuid) DESC
+                LIMIT ${Math.max(1, Math.trunc(q.limit))}`,
+        format: 'JSONEachRow',
+      })
+      const rows = (await rs.json()) as Row[]
+      return rows.map((r) => ({
+        uuid: r.uuid_text,
+        teamId: Number(r.team_id),
+        event: r.event,
+        distinctId: r.distinct_id,
+        properties: r.properties,
+        timestamp: d.parseDateTime(r.timestamp_text),
+        createdAt: d.parseDateTime(r.created_text),
+        personId: r.person_text,
+      }))
+    } catch (error) {
+      throw classify(error, 'query')
+    }
+  }
+
+  async countByUuid(teamId: number, uuids: string[]): Promise<Map<string, number>> {
+    const counts = new Map<string, number>()
+    for (let i = 0; i < uuids.length; i += 5000) {
+      const chunk = uuids.slice(i, i + 5000)
+      const rs = await this.client.query({
+        query: `SELECT toString(uuid) AS uuid_text, count() AS n FROM ${this.table}
+                WHERE team_id = ${Math.trunc(teamId)} AND toString(uuid) IN (${chunk.map(stringLiteral).join(',')})
+                GROUP BY uuid_text`,
+        format: 'JSONEachRow',
+      })
+      for (const r of (await rs.json()) as { uuid_text: string; n: string | number }[]) counts.set(r.uuid_text, Number(r.n))
+    }
+    return counts
+  }
+
+  async health(): Promise<boolean> {
+    try {
+      const result = await Promise.race([
+        this.client.ping(),
+        new Promise<{ success: false }>((resolve) => setTimeout(() => resolve({ success: false }), 1000).unref?.()),
+      ])
+      return result.success
+    } catch {
+      return false
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.client.close()
+  }
+}

@@ -1,0 +1,101 @@
+import { describe, expect, test } from 'bun:test'
+import { readFileSync } from 'node:fs'
+import { CLICKHOUSE_MIGRATIONS_DIR } from './clickhouse'
+import { dialectFor, parseClickHouseDateTime, parseVersion, renderMigration, stringLiteral } from './dialect'
+
+const eventsSql = readFileSync(`${CLICKHOUSE_MIGRATIONS_DIR}/0001_events.sql`, 'utf8')
+const at = Date.UTC(2024, 2, 5, 7, 8, 9, 123) // 2024-03-05 07:08:09.123
+
+describe('ClickHouse version detection', () => {
+  test('18.16 is legacy, 20.x and later modern; dedup tokens from 22.2', () => {
+    expect(dialectFor('18.16.1', 'db').name).toBe('legacy')
+    expect(dialectFor('20.3.8.53', 'db').name).toBe('modern')
+    expect(dialectFor('20.3.8.53', 'db').dedupToken).toBe(false)
+    expect(dialectFor('22.2.1', 'db').dedupToken).toBe(true)
+    expect(dialectFor('23.8.2.7', 'db').dedupToken).toBe(true)
+    expect(parseVersion('24.3.1.2672')).toEqual({ major: 24, minor: 3 })
+    expect(() => parseVersion('banana')).toThrow()
+  })
+})
+
+describe('legacy dialect (18.16)', () => {
+  const d = dialectFor('18.16.1', 'analytics')
+  const [create] = renderMigration(eventsSql, d.templateVars(), false)
+
+  test('uses only types 18.16 knows', () => {
+    expect(create).toContain('CREATE TABLE IF NOT EXISTS analytics.events')
+    expect(create).toContain("timestamp DateTime('UTC')")
+    expect(create).toContain('event String')
+    expect(create).toContain('ENGINE = ReplacingMergeTree(_inserted_at)')
+    expect(create).toContain('ORDER BY (team_id, toDate(timestamp), event, cityHash64(distinct_id), cityHash64(toString(uuid)))')
+    for (const unsupported of ['DateTime64', 'LowCardinality', 'CODEC', 'SETTINGS', '{{']) expect(create).not.toContain(unsupported)
+  })
+
+  test('formats DateTime to the second, clamped to its range', () => {
+    expect(d.formatDateTime(at)).toBe('2024-03-05 07:08:09')
+    expect(d.formatDateTime(-5)).toBe('1970-01-01 00:00:00')
+    expect(d.dateTimeLiteral(at)).toBe("toDateTime('2024-03-05 07:08:09', 'UTC')")
+    expect(d.timestampPrecisionMs).toBe(1000)
+  })
+})
+
+describe('modern dialect (23.8)', () => {
+  const d = dialectFor('23.8.2.7', 'analytics')
+  const [create] = renderMigration(eventsSql, d.templateVars(), false)
+
+  test('uses DateTime64, LowCardinality, ZSTD and a deduplication window', () => {
+    expect(create).toContain("timestamp DateTime64(6, 'UTC')")
+    expect(create).toContain('event LowCardinality(String)')
+    expect(create).toContain('properties String CODEC(ZSTD(3))')
+    expect(create).toContain('_inserted_at DateTime64(6, \'UTC\') DEFAULT now64(6)')
+    expect(create).toContain('SETTINGS non_replicated_deduplication_window = 1000')
+    expect(create).toContain('ORDER BY (team_id, toDate(timestamp), event, cityHash64(distinct_id), cityHash64(uuid))')
+  })
+
+  test('formats DateTime64 with microseconds', () => {
+    expect(d.formatDateTime(at)).toBe('2024-03-05 07:08:09.123000')
+    expect(d.dateTimeLiteral(at)).toBe("toDateTime64('2024-03-05 07:08:09.123000', 6, 'UTC')")
+    expect(d.parseDateTime('2024-03-05 07:08:09.123456')).toBe(at)
+    expect(d.timestampPrecisionMs).toBe(1)
+  })
+})
+
+describe('cluster mode', () => {
+  const d = dialectFor('23.8.2.7', 'analytics', 'prod')
+  const statements = renderMigration(eventsSql, d.templateVars(), true)
+
+  test('creates a replicated local table ON CLUSTER and a Distributed table over it', () => {
+    expect(statements).toHaveLength(2)
+    const [local, distributed] = statements
+    expect(local).toContain('CREATE TABLE IF NOT EXISTS analytics.events_local ON CLUSTER prod')
+    expect(local).toContain(
+      "ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/analytics.events_local', '{replica}', _inserted_at)",
+    )
+    expect(local).not.toContain('non_replicated_deduplication_window')
+    expect(distributed).toBe(
+      "CREATE TABLE IF NOT EXISTS analytics.events ON CLUSTER prod AS analytics.events_local\nENGINE = Distributed('prod', 'analytics', 'events_local', cityHash64(distinct_id))",
+    )
+  })
+
+  test('single-node mode skips the cluster-only statement', () => {
+    expect(renderMigration(eventsSql, dialectFor('23.8', 'a').templateVars(), false)).toHaveLength(1)
+  })
+})
+
+describe('templates and literals', () => {
+  test('an unknown template variable is an error, not SQL', () => {
+    expect(() => renderMigration('CREATE TABLE {{nope}} (x UInt8);', {}, false)).toThrow('unknown variable {{nope}}')
+  })
+
+  test('string literals cannot be escaped out of', () => {
+    expect(stringLiteral("it's")).toBe("'it\\'s'")
+    expect(stringLiteral('back\\slash')).toBe("'back\\\\slash'")
+    expect(stringLiteral("\\'; DROP TABLE events; --")).toBe("'\\\\\\'; DROP TABLE events; --'")
+    expect(stringLiteral('nul\0byte')).toBe("'nul\\0byte'")
+  })
+
+  test('ClickHouse datetimes parse as UTC, with or without fractions', () => {
+    expect(parseClickHouseDateTime('2024-03-05 07:08:09')).toBe(Date.UTC(2024, 2, 5, 7, 8, 9))
+    expect(Number.isNaN(parseClickHouseDateTime('nonsense'))).toBe(true)
+  })
+})

@@ -1,0 +1,131 @@
+// What differs between ClickHouse versions, in one place: column types, value formatting, insert settings.
+// Debian's 18.16 (the only one installable on the build machines) lacks DateTime64, codecs, LowCardinality
+// by default and insert deduplication tokens; production runs 23.8 or newer.
+
+export interface Dialect {
+  readonly name: 'modern' | 'legacy'
+  readonly version: string
+  /** timestamps are stored to this precision (ms) */
+  readonly timestampPrecisionMs: number
+  /** supports insert_deduplication_token (22.2+) */
+  readonly dedupToken: boolean
+  /** a JSONEachRow value for a DateTime column */
+  formatDateTime(ms: number): string
+  /** a SQL literal of the column's type */
+  dateTimeLiteral(ms: number): string
+  /** a DateTime value as ClickHouse prints it, back to epoch ms */
+  parseDateTime(text: string): number
+  /** the variables migrations are rendered with */
+  templateVars(): Record<string, string>
+}
+
+export interface Version {
+  major: number
+  minor: number
+}
+
+export function parseVersion(text: string): Version {
+  const m = /^(\d+)\.(\d+)/.exec(text.trim())
+  if (!m) throw new Error(`unrecognised ClickHouse version "${text}"`)
+  return { major: Number(m[1]), minor: Number(m[2]) }
+}
+
+const pad = (n: number, width = 2) => String(n).padStart(width, '0')
+
+function formatUtc(ms: number, fraction: boolean): string {
+  const d = new Date(ms)
+  const base = `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}`
+  return fraction ? `${base}.${pad(d.getUTCMilliseconds(), 3)}000` : base
+}
+
+// DateTime (legacy) holds 1970-01-01 .. 2106-02-07; DateTime64 holds 1900 .. 2299.
+const LEGACY_MIN = 0
+const LEGACY_MAX = 4294967295_000
+const MODERN_MIN = Date.UTC(1900, 0, 1)
+const MODERN_MAX = Date.UTC(2299, 11, 31, 23, 59, 59, 999)
+const clamp = (ms: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, ms))
+
+export function parseClickHouseDateTime(text: string): number {
+  // "YYYY-MM-DD hh:mm:ss[.ffffff]" in UTC
+  const m = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?/.exec(text)
+  if (!m) return Number.NaN
+  const millis = m[7] ? Number(m[7].slice(0, 3).padEnd(3, '0')) : 0
+  return Date.UTC(+m[1], +m[2] - 1, +m[3], +m[4], +m[5], +m[6], millis)
+}
+
+/** A ClickHouse string literal; backslash, quote and NUL escaped, so user text cannot leave the literal. */
+export function stringLiteral(value: string): string {
+  return `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'").replace(/\0/g, '\\0')}'`
+}
+
+export function dialectFor(versionText: string, database: string, cluster?: string): Dialect {
+  const v = parseVersion(versionText)
+  const modern = v.major >= 20
+  const dedupToken = v.major > 22 || (v.major === 22 && v.minor >= 2)
+  const onCluster = cluster ? `ON CLUSTER ${cluster}` : ''
+
+  const engine = (kind: 'ReplacingMergeTree' | 'MergeTree', table: string, version?: string) => {
+    const args = version ? [version] : []
+    if (!cluster) return `${kind}(${args.join(', ')})`
+    const path = `'/clickhouse/tables/{shard}/${database}.${table}'`
+    return `Replicated${kind}(${[path, `'{replica}'`, ...args].join(', ')})`
+  }
+
+  const vars: Record<string, string> = {
+    database,
+    cluster: cluster ?? '',
+    on_cluster: onCluster,
+    events_storage: cluster ? 'events_local' : 'events',
+    datetime: modern ? `DateTime64(6, 'UTC')` : `DateTime('UTC')`,
+    now: modern ? 'now64(6)' : 'now()',
+    low_cardinality_string: modern ? 'LowCardinality(String)' : 'String',
+    zstd: modern ? 'CODEC(ZSTD(3))' : '',
+    // 18.16's cityHash64 does not take a UUID
+    uuid_hash: modern ? 'cityHash64(uuid)' : 'cityHash64(toString(uuid))',
+    table_settings: !cluster && dedupToken ? 'SETTINGS non_replicated_deduplication_window = 1000' : '',
+    'ReplacingMergeTree(events, _inserted_at)': engine('ReplacingMergeTree', cluster ? 'events_local' : 'events', '_inserted_at'),
+    'MergeTree(schema_migrations)': engine('MergeTree', 'schema_migrations'),
+  }
+
+  return {
+    name: modern ? 'modern' : 'legacy',
+    version: versionText,
+    timestampPrecisionMs: modern ? 1 : 1000,
+    dedupToken,
+    formatDateTime: (ms) =>
+      modern ? formatUtc(clamp(ms, MODERN_MIN, MODERN_MAX), true) : formatUtc(clamp(ms, LEGACY_MIN, LEGACY_MAX), false),
+    dateTimeLiteral: (ms) =>
+      modern
+        ? `toDateTime64(${stringLiteral(formatUtc(clamp(ms, MODERN_MIN, MODERN_MAX), true))}, 6, 'UTC')`
+        : `toDateTime(${stringLiteral(formatUtc(clamp(ms, LEGACY_MIN, LEGACY_MAX), false))}, 'UTC')`,
+    parseDateTime: parseClickHouseDateTime,
+    templateVars: () => ({ ...vars }),
+  }
+}
+
+/**
+ * Render a migration file: fill {{variables}}, split into statements, keep those whose "-- when:" mode
+ * matches. Unknown variables are an error, so a typo cannot reach the server.
+ */
+export function renderMigration(text: string, vars: Record<string, string>, clustered: boolean): string[] {
+  const statements: string[] = []
+  for (const chunk of text.split(/;\s*(?:\n|$)/)) {
+    const when = /^\s*--\s*when:\s*(cluster|single)\s*$/m.exec(chunk)?.[1]
+    if (when === 'cluster' && !clustered) continue
+    if (when === 'single' && clustered) continue
+    const body = chunk
+      .split('\n')
+      .filter((line) => !/^\s*--/.test(line))
+      .join('\n')
+      .trim()
+    if (!body) continue
+    statements.push(
+      body.replace(/\{\{([^}]+)\}\}/g, (_, name: string) => {
+        const value = vars[name.trim()]
+        if (value === undefined) throw new Error(`migration uses unknown variable {{${name}}}`)
+        return value
+      }),
+    )
+  }
+  return statements
+}

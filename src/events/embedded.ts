@@ -1,0 +1,146 @@
+// The embedded event store: SQLite (bun:sqlite) in DATA_DIR, for running without ClickHouse.
+import { Database, type Statement } from 'bun:sqlite'
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs'
+import { dirname } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { StoreError, type EventQuery, type EventStore, type InsertOptions, type StoredEvent } from './store'
+
+const MIGRATIONS_DIR = fileURLToPath(new URL('../../sql/embedded/', import.meta.url))
+// Rows per SQLite transaction; between chunks the event loop gets to serve requests.
+const CHUNK = 2000
+
+interface Row {
+  uuid: string
+  team_id: number
+  event: string
+  distinct_id: string
+  properties: string
+  timestamp: number
+  created_at: number
+  person_id: string | null
+}
+
+function fromRow(r: Row): StoredEvent {
+  return {
+    uuid: r.uuid,
+    teamId: r.team_id,
+    event: r.event,
+    distinctId: r.distinct_id,
+    properties: r.properties,
+    timestamp: r.timestamp,
+    createdAt: r.created_at,
+    personId: r.person_id,
+  }
+}
+
+function classify(error: unknown): StoreError {
+  const code = String((error as { code?: string })?.code ?? '')
+  // Constraint violations (including a trigger's RAISE) are about the rows; everything else may pass.
+  const permanent = code.startsWith('SQLITE_CONSTRAINT') || code.startsWith('SQLITE_MISMATCH') || code === 'SQLITE_TOOBIG'
+  return new StoreError(`embedded store: ${(error as Error)?.message ?? error}`, !permanent, error)
+}
+
+export class EmbeddedEventStore implements EventStore {
+  readonly kind = 'embedded' as const
+  readonly timestampPrecisionMs = 1
+  private db: Database | undefined
+  private insert: Statement | undefined
+
+  constructor(private readonly file: string) {}
+
+  async init(): Promise<void> {
+    if (this.file !== ':memory:') mkdirSync(dirname(this.file), { recursive: true })
+    const db = new Database(this.file, { create: true })
+    db.run('PRAGMA journal_mode = WAL')
+    db.run('PRAGMA synchronous = FULL')
+    db.run('PRAGMA busy_timeout = 5000')
+    db.run('CREATE TABLE IF NOT EXISTS schema_migrations (version TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)')
+    const done = new Set((db.query('SELECT version FROM schema_migrations').all() as { version: string }[]).map((r) => r.version))
+    for (const file of readdirSync(MIGRATIONS_DIR).filter((f) => f.endsWith('.sql')).sort()) {
+      const version = file.replace(/\.sql$/, '')
+      if (done.has(version)) continue
+      db.transaction(() => {
+        db.exec(readFileSync(`${MIGRATIONS_DIR}/${file}`, 'utf8'))
+        db.run('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)', [version, Date.now()])
+      })()
+    }
+    this.insert = db.prepare(
+      'INSERT OR IGNORE INTO events (uuid, team_id, event, distinct_id, properties, timestamp, created_at, person_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+    )
+    this.db = db
+  }
+
+  /** The SQLite handle, for tests that need to shape the store (e.g. a trigger that rejects rows). */
+  get handle(): Database {
+    if (!this.db) throw new StoreError('embedded store is closed', true)
+    return this.db
+  }
+
+  // INSERT OR IGNORE on (team_id, uuid) makes every insert idempotent, so inDoubt needs no extra work.
+  async insertBatch(rows: StoredEvent[], _options: InsertOptions): Promise<void> {
+    const db = this.handle
+    const insert = this.insert!
+    const writeChunk = db.transaction((chunk: StoredEvent[]) => {
+      for (const e of chunk) {
+        insert.run(e.uuid, e.teamId, e.event, e.distinctId, e.properties, e.timestamp, e.createdAt, e.personId)
+      }
+    })
+    for (let i = 0; i < rows.length; i += CHUNK) {
+      try {
+        writeChunk(rows.slice(i, i + CHUNK))
+      } catch (error) {
+        throw classify(error)
+      }
+      if (i + CHUNK < rows.length) await new Promise((r) => setImmediate(r))
+    }
+  }
+
+  async query(q: EventQuery): Promise<StoredEvent[]> {
+    const where = ['team_id = ?']
+    const params: (string | number)[] = [q.teamId]
+    if (q.event !== undefined) where.push('event = ?'), params.push(q.event)
+    if (q.distinctId !== undefined) where.push('distinct_id = ?'), params.push(q.distinctId)
+    if (q.after !== undefined) where.push('timestamp >= ?'), params.push(q.after)
+    if (q.before !== undefined) where.push('timestamp < ?'), params.push(q.before)
+    if (q.cursor) {
+      where.push('(timestamp < ? OR (timestamp = ? AND uuid < ?))')
+      params.push(q.cursor.timestamp, q.cursor.timestamp, q.cursor.uuid)
+    }
+    params.push(q.limit)
+    try {
+      const rows = this.handle
+        .query(`SELECT * FROM events WHERE ${where.join(' AND ')} ORDER BY timestamp DESC, uuid DESC LIMIT ?`)
+        .all(...params) as Row[]
+      return rows.map(fromRow)
+    } catch (error) {
+      throw classify(error)
+    }
+  }
+
+  async countByUuid(teamId: number, uuids: string[]): Promise<Map<string, number>> {
+    const counts = new Map<string, number>()
+    for (let i = 0; i < uuids.length; i += 500) {
+      const chunk = uuids.slice(i, i + 500)
+      const rows = this.handle
+        .query(`SELECT uuid, count(*) AS n FROM events WHERE team_id = ? AND uuid IN (${chunk.map(() => '?').join(',')}) GROUP BY uuid`)
+        .all(teamId, ...chunk) as { uuid: string; n: number }[]
+      for (const r of rows) counts.set(r.uuid, r.n)
+    }
+    return counts
+  }
+
+  async health(): Promise<boolean> {
+    try {
+      this.handle.query('SELECT 1').get()
+      return true
+    } catch {
+      return false
+    }
+  }
+
+  async close(): Promise<void> {
+    this.insert?.finalize()
+    this.db?.close()
+    this.db = undefined
+  }
+}

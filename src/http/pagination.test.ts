@@ -1,0 +1,51 @@
+import { describe, expect, test } from 'bun:test'
+import { pageLinks, publicUrl } from './pagination'
+
+const url = new URL('http://testserver/api/projects/@current/event_definitions/?search=x')
+
+describe('page links', () => {
+  test('next carries limit and offset; previous drops offset when it reaches the start', () => {
+    expect(pageLinks(url, 250, 100, 0)).toEqual({
+      next: 'http://testserver/api/projects/@current/event_definitions/?search=x&limit=100&offset=100',
+      previous: null,
+    })
+    expect(pageLinks(url, 250, 100, 100)).toEqual({
+      next: 'http://testserver/api/projects/@current/event_definitions/?search=x&limit=100&offset=200',
+      previous: 'http://testserver/api/projects/@current/event_definitions/?search=x&limit=100',
+    })
+    expect(pageLinks(url, 250, 100, 200)).toEqual({
+      next: null,
+      previous: 'http://testserver/api/projects/@current/event_definitions/?search=x&limit=100&offset=100',
+    })
+  })
+
+  test('an offset past the end still links back', () => {
+    expect(pageLinks(url, 5, 10, 50).next).toBeNull()
+    expect(pageLinks(url, 5, 10, 50).previous).toContain('offset=40')
+  })
+
+  test('forwarded host and scheme are used only behind a trusted proxy', () => {
+    const req = new Request('http://10.0.0.5:8000/x', {
+      headers: { 'x-forwarded-host': 'analytics.example.com', 'x-forwarded-proto': 'https' },
+    })
+    expect(publicUrl(req, true).origin).toBe('https://analytics.example.com')
+    expect(publicUrl(req, false).origin).toBe('http://10.0.0.5:8000')
+  })
+})
+
+describe('paging parameters', () => {
+  const { parsePaging } = require('./pagination') as typeof import('./pagination')
+  test('default to 100 from 0', () => expect(parsePaging({})).toEqual({ limit: 100, offset: 0 }))
+  test('refuse zero, negatives and text with the parameter named', () => {
+    expect(() => parsePaging({ limit: '0' })).toThrow('greater than or equal to 1')
+    try {
+      parsePaging({ offset: 'abc' })
+    } catch (e) {
+      expect((e as { attr: string; code: string }).attr).toBe('offset')
+      expect((e as { code: string }).code).toBe('invalid_input')
+    }
+  })
+  test('clamp huge values instead of refusing them', () => {
+    expect(parsePaging({ limit: '99999999999999999999999' }).limit).toBe(Number.MAX_SAFE_INTEGER)
+  })
+})

@@ -1,0 +1,66 @@
+// Limit/offset pages with DRF's envelope: {count, next, previous, results}, links absolute.
+import { t } from 'elysia'
+import { errors } from './errors'
+
+// Kept as strings so that a bad value gets DRF's message naming the parameter (see parsePaging).
+export const PageQuery = {
+  limit: t.Optional(t.String({ description: 'page size, an integer >= 1 (default 100)' })),
+  offset: t.Optional(t.String({ description: 'items to skip, an integer >= 0 (default 0)' })),
+}
+
+function integerParam(raw: string | undefined, name: string, min: number, fallback: number): number {
+  if (raw === undefined || raw === '') return fallback
+  if (!/^\s*-?\d+\s*$/.test(raw)) throw errors.validation('invalid_input', 'A valid integer is required.', name)
+  const value = Number(raw)
+  if (value < min) throw errors.validation('min_value', `Ensure this value is greater than or equal to ${min}.`, name)
+  // Out-of-range large values are clamped, not refused (as PostHog does).
+  return Math.min(value, Number.MAX_SAFE_INTEGER)
+}
+
+export function parsePaging(query: { limit?: string; offset?: string }, defaultLimit = 100): { limit: number; offset: number } {
+  return { limit: integerParam(query.limit, 'limit', 1, defaultLimit), offset: integerParam(query.offset, 'offset', 0, 0) }
+}
+
+export interface Page<T> {
+  count: number
+  next: string | null
+  previous: string | null
+  results: T[]
+}
+
+/** The request's URL as the client saw it (honouring X-Forwarded-* behind a trusted proxy). */
+export function publicUrl(request: Request, trustProxy: boolean): URL {
+  const url = new URL(request.url)
+  if (!trustProxy) return url
+  const proto = request.headers.get('x-forwarded-proto')?.split(',')[0]?.trim()
+  const host = request.headers.get('x-forwarded-host')?.split(',')[0]?.trim()
+  const scheme = proto === 'http' || proto === 'https' ? proto : url.protocol.replace(':', '')
+  try {
+    return new URL(`${url.pathname}${url.search}`, `${scheme}://${host || url.host}`)
+  } catch {
+    return url
+  }
+}
+
+export function pageLinks(url: URL, count: number, limit: number, offset: number): { next: string | null; previous: string | null } {
+  let next: string | null = null
+  if (offset + limit < count) {
+    const u = new URL(url)
+    u.searchParams.set('limit', String(limit))
+    u.searchParams.set('offset', String(offset + limit))
+    next = u.toString()
+  }
+  let previous: string | null = null
+  if (offset > 0) {
+    const u = new URL(url)
+    u.searchParams.set('limit', String(limit))
+    if (offset - limit <= 0) u.searchParams.delete('offset')
+    else u.searchParams.set('offset', String(offset - limit))
+    previous = u.toString()
+  }
+  return { next, previous }
+}
+
+export function page<T>(url: URL, count: number, limit: number, offset: number, results: T[]): Page<T> {
+  return { count, ...pageLinks(url, count, limit, offset), results }
+}

@@ -1,0 +1,58 @@
+// Boot: config → stores → app → listen; graceful drain on SIGTERM/SIGINT.
+import { createApp } from './app'
+import { ConfigError, loadConfig, type Config } from './config'
+import { createLogger } from './log'
+import { startServices } from './services'
+
+let config: Config
+try {
+  config = loadConfig()
+} catch (error) {
+  if (error instanceof ConfigError) {
+    process.stderr.write(`${error.message}\n`)
+    process.exit(2)
+  }
+  throw error
+}
+
+const log = createLogger(config.LOG_LEVEL)
+const services = await startServices(config, log).catch((error) => {
+  log.fatal({ err: error }, 'could not start')
+  // let pino flush before exiting
+  setTimeout(() => process.exit(1), 50)
+  return undefined
+})
+if (!services) await new Promise(() => undefined)
+
+const app = createApp(services!)
+app.listen({
+  hostname: config.HOST,
+  port: config.PORT,
+  reusePort: config.REUSE_PORT,
+  maxRequestBodySize: config.MAX_BODY_BYTES + 1024,
+})
+log.info({ host: config.HOST, port: app.server?.port, pid: process.pid }, 'listening')
+
+let stopping = false
+async function shutdown(signal: string): Promise<void> {
+  if (stopping) return
+  stopping = true
+  log.info({ signal }, 'draining')
+  services!.lifecycle.draining = true
+  const deadline = setTimeout(() => {
+    log.error('drain timed out; exiting')
+    process.exit(1)
+  }, config.SHUTDOWN_TIMEOUT_MS)
+  try {
+    await app.stop(false)
+    await services!.close()
+    log.info('stopped')
+  } catch (error) {
+    log.error({ err: error }, 'error during shutdown')
+  } finally {
+    clearTimeout(deadline)
+    setTimeout(() => process.exit(0), 20)
+  }
+}
+process.on('SIGTERM', () => void shutdown('SIGTERM'))
+process.on('SIGINT', () => void shutdown('SIGINT'))

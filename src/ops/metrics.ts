@@ -1,0 +1,98 @@
+// Prometheus metrics (prom-client), one registry per app instance.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+
+export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
+  const registry = new Registry()
+  if (options.defaultMetrics) collectDefaultMetrics({ register: registry })
+
+  const metrics = {
+    registry,
+    httpRequests: new Counter({
+      name: 'http_requests_total',
+      help: 'HTTP requests by route, method and status',
+      labelNames: ['route', 'method', 'status'] as const,
+      registers: [registry],
+    }),
+    events: new Counter({
+      name: 'capture_events_total',
+      help: 'Events received by capture, by outcome (accepted, or the reason it was dropped)',
+      labelNames: ['outcome'] as const,
+      registers: [registry],
+    }),
+    requestsRejected: new Counter({
+      name: 'capture_requests_rejected_total',
+      help: 'Capture requests refused, by error code',
+      labelNames: ['code'] as const,
+      registers: [registry],
+    }),
+    recordingsDropped: new Counter({
+      name: 'recordings_dropped_total',
+      help: 'Session-recording requests (/s/) answered 200 and dropped: this service does not store recordings',
+      registers: [registry],
+    }),
+    flushedEvents: new Counter({
+      name: 'pipeline_flushed_events_total',
+      help: 'Events written to the event store',
+      registers: [registry],
+    }),
+    deadLettered: new Counter({
+      name: 'pipeline_dead_lettered_events_total',
+      help: 'Events the store rejected for good, written to the dead-letter file',
+      labelNames: ['reason'] as const,
+      registers: [registry],
+    }),
+    flushFailures: new Counter({
+      name: 'pipeline_flush_failures_total',
+      help: 'Flush attempts that failed and will be retried',
+      registers: [registry],
+    }),
+    flushDuration: new Histogram({
+      name: 'pipeline_flush_duration_seconds',
+      help: 'Time to write one batch to the event store',
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers: [registry],
+    }),
+    flushBatchSize: new Histogram({
+      name: 'pipeline_flush_batch_events',
+      help: 'Events per flushed batch',
+      buckets: [1, 10, 100, 1000, 5000, 10000, 25000, 50000, 100000],
+      registers: [registry],
+    }),
+    ringDepth: new Gauge({
+      name: 'pipeline_ring_depth_events',
+      help: 'Events accepted and held in memory, not yet flushed',
+      registers: [registry],
+    }),
+    walBytes: new Gauge({
+      name: 'pipeline_wal_unflushed_bytes',
+      help: 'Bytes of the write-ahead log not yet flushed to the event store',
+      registers: [registry],
+    }),
+    walEvents: new Gauge({
+      name: 'pipeline_backlog_records',
+      help: 'Log records (requests) accepted but not yet flushed',
+      registers: [registry],
+    }),
+    storeUp: new Gauge({
+      name: 'store_up',
+      help: '1 when the store answered its last health check',
+      labelNames: ['store'] as const,
+      registers: [registry],
+    }),
+    personUpdates: new Counter({
+      name: 'ingestion_person_updates_total',
+      help: 'Person, distinct id and group writes made by the flusher, by kind',
+      labelNames: ['kind'] as const,
+      registers: [registry],
+    }),
+    decideRequests: new Counter({
+      name: 'decide_requests_total',
+      help: '/decide and /flags answers, by whether some flags could not be computed',
+      labelNames: ['errors'] as const,
+      registers: [registry],
+    }),
+  }
+  return metrics
+}
+
+export type Metrics = ReturnType<typeof createMetrics>

@@ -1,0 +1,30 @@
+// Liveness, readiness and Prometheus metrics.
+import { Elysia } from 'elysia'
+import type { Metrics } from './metrics'
+
+export interface Readiness {
+  ready: boolean
+  checks: Record<string, string>
+}
+
+export function opsRoutes(deps: { metrics: Metrics; readiness: () => Promise<Readiness> }) {
+  return new Elysia({ name: 'ops' })
+    .get('/_health', () => ({ status: 'ok' }), { detail: { summary: 'Liveness: the process serves HTTP', tags: ['ops'] } })
+    .get(
+      '/_ready',
+      async ({ set }) => {
+        const r = await deps.readiness()
+        set.status = r.ready ? 200 : 503
+        return { status: r.ready ? 'ready' : 'not_ready', checks: r.checks }
+      },
+      { detail: { summary: 'Readiness: 503 while a store is unreachable or the server is draining', tags: ['ops'] } },
+    )
+    .get(
+      '/metrics',
+      async ({ set }) => {
+        set.headers['content-type'] = deps.metrics.registry.contentType
+        return deps.metrics.registry.metrics()
+      },
+      { detail: { summary: 'Prometheus metrics', tags: ['ops'] } },
+    )
+}

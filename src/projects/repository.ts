@@ -1,0 +1,154 @@
+// Organizations, projects, users and personal keys in Postgres.
+import type { Sql } from 'postgres'
+import { inTransaction } from '../db/postgres'
+import { generateKey, hashKey, maskKey } from './keys'
+
+export interface ProjectRow {
+  id: number
+  uuid: string
+  organizationId: string
+  name: string
+  apiTokenMask: string
+  createdAt: Date
+}
+
+export interface UserRow {
+  id: number
+  uuid: string
+  distinctId: string
+  email: string
+  firstName: string
+  isEmailVerified: boolean
+  currentProjectId: number | null
+}
+
+const BOOTSTRAP_LOCK = 0x626f6f74 // "boot"
+const DEFAULT_ORGANIZATION = 'Default organization'
+const DEFAULT_ADMIN_EMAIL = 'admin@localhost'
+
+type Tx = Sql
+
+export async function defaultOrganizationId(sql: Tx): Promise<string> {
+  const [existing] = await sql<{ id: string }[]>`select id from organizations order by created_at, id limit 1`
+  if (existing) return existing.id
+  const [created] = await sql<{ id: string }[]>`insert into organizations (name) values (${DEFAULT_ORGANIZATION}) returning id`
+  return created.id
+}
+
+export async function createProject(
+  sql: Tx,
+  input: { name: string; organizationId?: string; token?: string },
+): Promise<{ id: number; api_token: string }> {
+  const token = input.token ?? generateKey('phc')
+  const organizationId = input.organizationId ?? (await defaultOrganizationId(sql))
+  const [row] = await sql<{ id: number }[]>`
+    insert into projects (organization_id, name, api_token_hash, api_token_mask)
+    values (${organizationId}, ${input.name}, ${hashKey(token)}, ${maskKey(token)})
+    returning id`
+  // A user without a current project gets this one, so @current resolves.
+  await sql`
+    update users set current_project_id = ${row.id}
+    where current_project_id is null
+      and id in (select user_id from organization_members where organization_id = ${organizationId})`
+  return { id: row.id, api_token: token }
+}
+
+export async function findUserByEmail(sql: Tx, email: string): Promise<UserRow | null> {
+  const [u] = await sql<UserRow[]>`
+    select id, uuid, distinct_id as "distinctId", email, first_name as "firstName",
+           is_email_verified as "isEmailVerified", current_project_id as "currentProjectId"
+    from users where email = ${email}`
+  return u ?? null
+}
+
+/** The user with this email, created (as an owner of the organization) when missing. */
+export async function ensureUser(sql: Tx, input: { email?: string; organizationId?: string }): Promise<UserRow> {
+  const email = input.email ?? DEFAULT_ADMIN_EMAIL
+  const organizationId = input.organizationId ?? (await defaultOrganizationId(sql))
+  const existing = await findUserByEmail(sql, email)
+  if (existing) return existing
+  const [firstProject] = await sql<{ id: number }[]>`
+    select id from projects where organization_id = ${organizationId} order by id limit 1`
+  await sql`
+    insert into users (distinct_id, email, first_name, current_project_id)
+    values (${crypto.randomUUID()}, ${email}, ${email.split('@')[0]}, ${firstProject?.id ?? null})
+    on conflict (email) do nothing`
+  const user = (await findUserByEmail(sql, email))!
+  await sql`
+    insert into organization_members (organization_id, user_id, level)
+    values (${organizationId}, ${user.id}, 15)
+    on conflict do nothing`
+  return user
+}
+
+export async function createPersonalKey(
+  sql: Tx,
+  input: { label: string; email?: string; key?: string },
+): Promise<{ key: string }> {
+  const key = input.key ?? generateKey('phx')
+  const user = await ensureUser(sql, { email: input.email })
+  await sql`
+    insert into personal_api_keys (user_id, label, secure_value, mask_value)
+    values (${user.id}, ${input.label}, ${hashKey(key)}, ${maskKey(key)})`
+  return { key }
+}
+
+/**
+ * INIT_PROJECT_API_KEY / INIT_PERSONAL_API_KEY: make sure the default organization, a project holding the
+ * project key and the admin user holding the personal key exist. Safe to run on every boot, concurrently.
+ */
+export async function bootstrap(sql: Sql, keys: { projectKey?: string; personalKey?: string }): Promise<void> {
+  if (!keys.projectKey && !keys.personalKey) return
+  await sql.begin(async (transaction) => {
+    const tx = inTransaction(transaction)
+    await tx`select pg_advisory_xact_lock(${BOOTSTRAP_LOCK})`
+    const organizationId = await defaultOrganizationId(tx)
+    if (keys.projectKey) {
+      const [found] = await tx`select id from projects where api_token_hash = ${hashKey(keys.projectKey)}`
+      if (!found) await createProject(tx, { name: 'Default project', organizationId, token: keys.projectKey })
+    }
+    const admin = await ensureUser(tx, { organizationId })
+    if (keys.personalKey) {
+      const [found] = await tx`select id from personal_api_keys where secure_value = ${hashKey(keys.personalKey)}`
+      if (!found) {
+        await tx`
+          insert into personal_api_keys (user_id, label, secure_value, mask_value)
+          values (${admin.id}, 'bootstrap', ${hashKey(keys.personalKey)}, ${maskKey(keys.personalKey)})`
+      }
+    }
+  })
+}
+
+const PROJECT_COLUMNS = (sql: Tx) => sql`
+  p.id, p.uuid, p.organization_id as "organizationId", p.name, p.api_token_mask as "apiTokenMask",
+  p.created_at as "createdAt"`
+
+export async function projectsOfUser(sql: Tx, userId: number, limit: number, offset: number) {
+  const [{ count }] = await sql<{ count: number }[]>`
+    select count(*)::int as count from projects p
+    join organization_members m on m.organization_id = p.organization_id and m.user_id = ${userId}`
+  const rows = await sql<ProjectRow[]>`
+    select ${PROJECT_COLUMNS(sql)} from projects p
+    join organization_members m on m.organization_id = p.organization_id and m.user_id = ${userId}
+    order by p.id limit ${limit} offset ${offset}`
+  return { count, rows }
+}
+
+/** The project, if the user belongs to its organization. */
+export async function projectOfUser(sql: Tx, userId: number, projectId: number): Promise<ProjectRow | null> {
+  const [row] = await sql<ProjectRow[]>`
+    select ${PROJECT_COLUMNS(sql)} from projects p
+    join organization_members m on m.organization_id = p.organization_id and m.user_id = ${userId}
+    where p.id = ${projectId}`
+  return row ?? null
+}
+
+export async function currentProjectId(sql: Tx, userId: number): Promise<number | null> {
+  const [row] = await sql<{ id: number | null }[]>`
+    select coalesce(
+      (select u.current_project_id from users u where u.id = ${userId}),
+      (select p.id from projects p join organization_members m on m.organization_id = p.organization_id
+       where m.user_id = ${userId} order by p.id limit 1)
+    ) as id`
+  return row?.id ?? null
+}

@@ -1,0 +1,125 @@
+// Project API keys → project ids, answered from memory.
+//
+// The cache holds a snapshot of every project's key hash. A key missing from it triggers a reload, at most
+// one at a time and at most once per MISS_RELOAD_INTERVAL_MS, so a flood of bad keys costs Postgres at most
+// one query a second; recent misses are remembered in a bounded negative cache. When Postgres is down the
+// snapshot keeps answering for known keys; an unknown key then gets 503 fetch_team_fail (seed §7.1).
+import type { Sql } from 'postgres'
+import { hashKey } from './keys'
+import { errors } from '../http/errors'
+
+export interface TokenCacheOptions {
+  reloadEveryMs?: number
+  missReloadIntervalMs?: number
+  negativeTtlMs?: number
+  negativeMax?: number
+}
+
+export type TokenLookup = number | 'unknown' | 'unavailable'
+
+export class ProjectTokenCache {
+  private byHash = new Map<string, number>()
+  private readonly hashOf = new Map<string, string>()
+  private readonly negative = new Map<string, number>()
+  private lastReloadAt = 0
+  private lastReloadOk = false
+  private reloading: Promise<boolean> | null = null
+  private timer: ReturnType<typeof setInterval> | undefined
+  private readonly reloadEveryMs: number
+  private readonly missReloadIntervalMs: number
+  private readonly negativeTtlMs: number
+  private readonly negativeMax: number
+
+  constructor(
+    private readonly sql: Sql,
+    options: TokenCacheOptions = {},
+  ) {
+    this.reloadEveryMs = options.reloadEveryMs ?? 60_000
+    this.missReloadIntervalMs = options.missReloadIntervalMs ?? 1_000
+    this.negativeTtlMs = options.negativeTtlMs ?? 10_000
+    this.negativeMax = options.negativeMax ?? 10_000
+  }
+
+  async start(): Promise<void> {
+    await this.reload()
+    this.timer = setInterval(() => void this.reload(), this.reloadEveryMs)
+    this.timer.unref?.()
+  }
+
+  stop(): void {
+    clearInterval(this.timer)
+  }
+
+  /** Fast path: the project id for a token already known, without a promise. */
+  cached(token: string): number | undefined {
+    return this.byHash.get(this.hash(token))
+  }
+
+  /** The project id, 'unknown' for a key no project has, or 'unavailable' when that cannot be told. */
+  async lookup(token: string): Promise<TokenLookup> {
+    const hash = this.hash(token)
+    const hit = this.byHash.get(hash)
+    if (hit !== undefined) return hit
+    const now = Date.now()
+    const missedAt = this.negative.get(hash)
+    if (missedAt !== undefined && now - missedAt < this.negativeTtlMs && this.lastReloadOk) return 'unknown'
+    if (this.reloading) await this.reloading
+    else if (now - this.lastReloadAt >= this.missReloadIntervalMs) await this.reload()
+    const after = this.byHash.get(hash)
+    if (after !== undefined) return after
+    if (!this.lastReloadOk) return 'unavailable'
+    this.remember(hash, now)
+    return 'unknown'
+  }
+
+  /** lookup() as the capture and decide routes need it: an id, or the seed's errors. */
+  async resolve(token: string): Promise<number> {
+    const found = await this.lookup(token)
+    if (found === 'unknown') throw errors.invalidApiKey()
+    if (found === 'unavailable') throw errors.fetchTeamFail()
+    return found
+  }
+
+  /** A project created in this process is known at once. */
+  add(token: string, projectId: number): void {
+    const hash = this.hash(token)
+    this.byHash.set(hash, projectId)
+    this.negative.delete(hash)
+  }
+
+  private hash(token: string): string {
+    let h = this.hashOf.get(token)
+    if (h === undefined) {
+      h = hashKey(token)
+      if (this.hashOf.size >= this.negativeMax) this.hashOf.delete(this.hashOf.keys().next().value!)
+      this.hashOf.set(token, h)
+    }
+    return h
+  }
+
+  private remember(hash: string, now: number): void {
+    if (this.negative.size >= this.negativeMax) this.negative.delete(this.negative.keys().next().value!)
+    this.negative.set(hash, now)
+  }
+
+  private reload(): Promise<boolean> {
+    if (this.reloading) return this.reloading
+    this.lastReloadAt = Date.now()
+    this.reloading = (async () => {
+      try {
+        const rows = await this.sql<{ id: number; api_token_hash: string }[]>`select id, api_token_hash from projects`
+        this.lastReloadAt = Date.now()
+        const next = new Map<string, number>()
+        for (const r of rows) next.set(r.api_token_hash, r.id)
+        this.byHash = next
+        this.lastReloadOk = true
+      } catch {
+        this.lastReloadOk = false
+      } finally {
+        this.reloading = null
+      }
+      return this.lastReloadOk
+    })()
+    return this.reloading
+  }
+}

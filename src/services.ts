@@ -1,0 +1,115 @@
+// The composition root: opens the stores, runs migrations and bootstrap, and wires the capabilities.
+// main.ts, the CLI and the tests all build the service through here.
+import { join } from 'node:path'
+import type { Config } from './config'
+import { migratePostgres } from './db/migrate'
+import { isConnectionError, openDatabase, type Database } from './db/postgres'
+import { ClickHouseEventStore } from './events/clickhouse'
+import { EmbeddedEventStore } from './events/embedded'
+import type { EventStore } from './events/store'
+import { PersonalKeyAuth } from './http/auth'
+import { RateLimiter } from './http/rate-limit'
+import type { Logger } from './log'
+import { createMetrics, type Metrics } from './ops/metrics'
+import type { Readiness } from './ops/routes'
+import { bootstrap } from './projects/repository'
+import { ProjectTokenCache } from './projects/token-cache'
+
+export interface Lifecycle {
+  draining: boolean
+}
+
+export interface Services {
+  config: Config
+  log: Logger
+  metrics: Metrics
+  db: Database
+  events: EventStore
+  tokens: ProjectTokenCache
+  auth: PersonalKeyAuth
+  apiLimiter: RateLimiter
+  lifecycle: Lifecycle
+  readiness(): Promise<Readiness>
+  close(): Promise<void>
+}
+
+export function createEventStore(config: Config): EventStore {
+  return config.CLICKHOUSE_URL
+    ? new ClickHouseEventStore(config.CLICKHOUSE_URL, config.CLICKHOUSE_CLUSTER)
+    : new EmbeddedEventStore(join(config.DATA_DIR, 'events.sqlite'))
+}
+
+async function withTimeout<T>(promise: Promise<T>, ms: number, fallback: T): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const timeout = new Promise<T>((resolve) => {
+    timer = setTimeout(() => resolve(fallback), ms)
+  })
+  try {
+    return await Promise.race([promise, timeout])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+export async function startServices(config: Config, log: Logger, options: { metrics?: Metrics } = {}): Promise<Services> {
+  const metrics = options.metrics ?? createMetrics({ defaultMetrics: true })
+  const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, poolMax: config.PG_POOL_MAX })
+  const closers: (() => Promise<void>)[] = [() => db.close()]
+  const close = async () => {
+    for (const c of closers.reverse()) await c().catch((error) => log.warn({ err: error }, 'error while closing'))
+  }
+  try {
+    const applied = await migratePostgres(db.sql)
+    if (applied.length) log.info({ applied }, 'postgres migrations applied')
+    await bootstrap(db.sql, { projectKey: config.INIT_PROJECT_API_KEY, personalKey: config.INIT_PERSONAL_API_KEY })
+
+    const events = createEventStore(config)
+    await events.init()
+    closers.push(() => events.close())
+
+    const tokens = new ProjectTokenCache(db.sql)
+    await tokens.start()
+    closers.push(async () => tokens.stop())
+
+    const lifecycle: Lifecycle = { draining: false }
+    const readiness = async (): Promise<Readiness> => {
+      const [postgres, store] = await Promise.all([
+        withTimeout(
+          db.sql`select 1`.then(
+            () => true,
+            (e) => !isConnectionError(e),
+          ),
+          1000,
+          false,
+        ),
+        withTimeout(events.health(), 1500, false),
+      ])
+      metrics.storeUp.set({ store: 'postgres' }, postgres ? 1 : 0)
+      metrics.storeUp.set({ store: events.kind }, store ? 1 : 0)
+      const checks: Record<string, string> = {
+        postgres: postgres ? 'ok' : 'unreachable',
+        [events.kind === 'clickhouse' ? 'clickhouse' : 'event_store']: store ? 'ok' : 'unreachable',
+        server: lifecycle.draining ? 'draining' : 'ok',
+      }
+      return { ready: postgres && store && !lifecycle.draining, checks }
+    }
+
+    log.info({ postgres: db.describe, events: events.kind }, 'stores ready')
+    return {
+      config,
+      log,
+      metrics,
+      db,
+      events,
+      tokens,
+      auth: new PersonalKeyAuth(db.sql),
+      apiLimiter: new RateLimiter(config.RATE_LIMIT_API_PER_MINUTE, 60_000),
+      lifecycle,
+      readiness,
+      close,
+    }
+  } catch (error) {
+    await close()
+    throw error
+  }
+}

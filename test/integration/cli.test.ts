@@ -1,0 +1,70 @@
+// The admin CLI as a user runs it, on the embedded store (with and without a running server) and on real Postgres.
+import { describe, expect, test } from 'bun:test'
+import { freshEnv } from '../helpers/stack'
+import { runCli, spawnService } from '../helpers/spawn-service'
+
+function onlyJson(stdout: string): any {
+  const lines = stdout.trim().split('\n')
+  expect(lines).toHaveLength(1)
+  return JSON.parse(lines[0])
+}
+
+describe('cli', () => {
+  test('on the embedded store with no server running: project, personal key, migrate', async () => {
+    const env = await freshEnv({ postgres: 'embedded', clickhouse: 'embedded' })
+    const project = await runCli(['project', 'create', '--name', 'Shop'], env)
+    expect(project.code).toBe(0)
+    const created = onlyJson(project.stdout)
+    expect(created).toEqual({ id: expect.any(Number), api_token: expect.stringMatching(/^phc_[0-9A-Za-z]{40,}$/) })
+    const key = await runCli(['personal-key', 'create', '--label', 'ci'], env)
+    expect(key.code).toBe(0)
+    expect(onlyJson(key.stdout)).toEqual({ key: expect.stringMatching(/^phx_[0-9A-Za-z]{40,}$/) })
+    const migrate = await runCli(['migrate'], env)
+    expect(migrate.code).toBe(0)
+    expect(onlyJson(migrate.stdout)).toMatchObject({ postgres: 'ok', event_store: 'embedded', applied: [] })
+  })
+
+  test('on the embedded store while the server runs: it joins the server and the server sees the result at once', async () => {
+    const env = await freshEnv({ postgres: 'embedded', clickhouse: 'embedded' })
+    const server = await spawnService(env)
+    try {
+      const created = await runCli(['personal-key', 'create', '--label', 'while-running', '--email', 'ops@example.com'], env)
+      expect(created.code).toBe(0)
+      const { key } = onlyJson(created.stdout)
+      const project = await runCli(['project', 'create', '--name', 'Live'], env)
+      expect(project.code).toBe(0)
+      const r = await fetch(`${server.url}/api/projects/`, { headers: { authorization: `Bearer ${key}` } })
+      expect(r.status).toBe(200)
+      const names = ((await r.json()) as any).results.map((p: { name: string }) => p.name)
+      expect(names).toEqual(['Default project', 'Live'])
+    } finally {
+      expect(await server.stop()).toBe(0)
+    }
+  })
+
+  test('on real Postgres', async () => {
+    const env = await freshEnv({ postgres: 'real', clickhouse: 'real' })
+    const project = await runCli(['project', 'create', '--name', 'Real'], env)
+    expect(project.code).toBe(0)
+    expect(onlyJson(project.stdout).id).toBe(1)
+    const migrate = await runCli(['migrate'], env)
+    expect(onlyJson(migrate.stdout)).toMatchObject({ postgres: 'ok', event_store: 'clickhouse' })
+  })
+
+  test('bad usage prints help on stderr, nothing on stdout, and exits 64', async () => {
+    const env = await freshEnv({ postgres: 'embedded', clickhouse: 'embedded' })
+    const r = await runCli(['project', 'create'], env)
+    expect(r.code).toBe(64)
+    expect(r.stdout).toBe('')
+    expect(r.stderr).toContain('--name')
+    const unknown = await runCli(['frobnicate'], env)
+    expect(unknown.code).toBe(64)
+    expect(unknown.stderr).toContain('usage: npm run cli')
+  })
+
+  test('a bad environment names the variable', async () => {
+    const r = await runCli(['migrate'], { DATA_DIR: '/tmp/x', FLUSH_INTERVAL_MS: 'soon' })
+    expect(r.code).toBe(2)
+    expect(r.stderr).toContain('FLUSH_INTERVAL_MS: got "soon", expected an integer')
+  })
+})

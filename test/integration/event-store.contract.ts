@@ -1,0 +1,129 @@
+// One contract for every EventStore implementation (run by event-store.*.test.ts).
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import type { EventStore, StoredEvent } from '../../src/events/store'
+
+export interface StoreFactory {
+  make(): Promise<EventStore>
+  cleanup?(): Promise<void>
+}
+
+let seq = 0
+export function event(overrides: Partial<StoredEvent> = {}): StoredEvent {
+  seq++
+  return {
+    uuid: crypto.randomUUID(),
+    teamId: 1,
+    event: 'pageview',
+    distinctId: `user-${seq}`,
+    properties: JSON.stringify({ n: seq, $lib: 'web' }),
+    timestamp: Date.UTC(2024, 0, 1, 12, 0, 0) + seq * 1000,
+    createdAt: Date.UTC(2024, 0, 1, 12, 0, 5),
+    personId: null,
+    ...overrides,
+  }
+}
+
+async function all(store: EventStore, q: Parameters<EventStore['query']>[0], pageSize: number): Promise<StoredEvent[]> {
+  const out: StoredEvent[] = []
+  let cursor: { timestamp: number; uuid: string } | undefined
+  for (;;) {
+    const page = await store.query({ ...q, limit: pageSize, cursor })
+    out.push(...page)
+    if (page.length < pageSize) return out
+    const last = page[page.length - 1]
+    cursor = { timestamp: last.timestamp, uuid: last.uuid }
+  }
+}
+
+export function eventStoreContract(name: string, factory: StoreFactory): void {
+  describe(`event store contract: ${name}`, () => {
+    let store: EventStore
+    beforeAll(async () => {
+      store = await factory.make()
+    })
+    afterAll(async () => {
+      await store?.close()
+      await factory.cleanup?.()
+    })
+
+    const truncate = (ms: number) => ms - (ms % store.timestampPrecisionMs)
+
+    test('init is idempotent', async () => {
+      await store.init()
+      expect(await store.health()).toBe(true)
+    })
+
+    test('rows come back exactly as inserted, newest first', async () => {
+      const team = 101
+      const rows = [
+        event({ teamId: team, timestamp: Date.UTC(2024, 0, 2, 0, 0, 1, 250) }),
+        event({ teamId: team, timestamp: Date.UTC(2024, 0, 2, 0, 0, 3, 500), event: '$identify' }),
+        event({
+          teamId: team,
+          timestamp: Date.UTC(2024, 0, 2, 0, 0, 2),
+          distinctId: 'ünïcødé 🦔 "quoted" \\ back',
+          properties: JSON.stringify({ nested: { a: [1, 2, { b: null }] }, emoji: '🦔', s: "it's" }),
+          personId: '0190d7a4-1c2b-7000-8000-000000000001',
+        }),
+      ]
+      await store.insertBatch(rows, { batchId: 'b1', inDoubt: false })
+      const got = await store.query({ teamId: team, limit: 10 })
+      expect(got.map((r) => r.uuid)).toEqual([rows[1].uuid, rows[2].uuid, rows[0].uuid])
+      const third = got[1]
+      expect(third).toEqual({
+        ...rows[2],
+        timestamp: truncate(rows[2].timestamp),
+        createdAt: truncate(rows[2].createdAt),
+      })
+      expect(JSON.parse(third.properties)).toEqual({ nested: { a: [1, 2, { b: null }] }, emoji: '🦔', s: "it's" })
+      expect(got[0].timestamp).toBe(truncate(rows[1].timestamp))
+    })
+
+    test('filters by event, distinct id and time, and never crosses projects', async () => {
+      const base = Date.UTC(2024, 1, 1)
+      const mine = [
+        event({ teamId: 202, event: 'signup', distinctId: 'a', timestamp: base + 1000 }),
+        event({ teamId: 202, event: 'signup', distinctId: 'b', timestamp: base + 5000 }),
+        event({ teamId: 202, event: "it's \\ odd", distinctId: 'a', timestamp: base + 9000 }),
+      ]
+      const theirs = [event({ teamId: 203, event: 'signup', distinctId: 'a', timestamp: base + 2000 })]
+      await store.insertBatch([...mine, ...theirs], { batchId: 'b2', inDoubt: false })
+      expect((await store.query({ teamId: 202, event: 'signup', limit: 10 })).map((r) => r.uuid)).toEqual([mine[1].uuid, mine[0].uuid])
+      expect((await store.query({ teamId: 202, distinctId: 'a', limit: 10 })).map((r) => r.uuid)).toEqual([mine[2].uuid, mine[0].uuid])
+      expect((await store.query({ teamId: 202, event: "it's \\ odd", limit: 10 })).map((r) => r.uuid)).toEqual([mine[2].uuid])
+      expect((await store.query({ teamId: 202, event: "' OR 1=1 --", limit: 10 }))).toEqual([])
+      expect((await store.query({ teamId: 202, after: base + 2000, before: base + 9000, limit: 10 })).map((r) => r.uuid)).toEqual([mine[1].uuid])
+      expect((await store.query({ teamId: 203, limit: 10 })).map((r) => r.uuid)).toEqual([theirs[0].uuid])
+    })
+
+    test('paging with a cursor skips and repeats nothing, even when many rows share a timestamp', async () => {
+      const ts = Date.UTC(2024, 2, 1, 10, 0, 0)
+      const rows = Array.from({ length: 57 }, (_, i) => event({ teamId: 304, timestamp: ts + (i % 3) * 1000 }))
+      await store.insertBatch(rows, { batchId: 'b3', inDoubt: false })
+      const listed = await all(store, { teamId: 304, limit: 0 }, 10)
+      expect(listed).toHaveLength(57)
+      expect(new Set(listed.map((r) => r.uuid)).size).toBe(57)
+      for (let i = 1; i < listed.length; i++) {
+        const [a, b] = [listed[i - 1], listed[i]]
+        expect(a.timestamp > b.timestamp || (a.timestamp === b.timestamp && a.uuid > b.uuid)).toBe(true)
+      }
+    })
+
+    test('an in-doubt retry stores each row once, even when part of it had landed', async () => {
+      const rows = Array.from({ length: 20 }, () => event({ teamId: 405 }))
+      await store.insertBatch(rows.slice(0, 8), { batchId: 'b4', inDoubt: false })
+      await store.insertBatch(rows, { batchId: 'b4', inDoubt: true })
+      await store.insertBatch(rows, { batchId: 'b4', inDoubt: true })
+      const counts = await store.countByUuid(405, rows.map((r) => r.uuid))
+      expect(counts.size).toBe(20)
+      expect([...counts.values()].every((n) => n === 1)).toBe(true)
+    })
+
+    test('a large batch lands whole', async () => {
+      const rows = Array.from({ length: 12_000 }, (_, i) => event({ teamId: 506, timestamp: Date.UTC(2024, 3, 1) + i }))
+      await store.insertBatch(rows, { batchId: 'b5', inDoubt: false })
+      const counts = await store.countByUuid(506, rows.map((r) => r.uuid))
+      expect(counts.size).toBe(12_000)
+    })
+  })
+}
