@@ -4,6 +4,8 @@ import { swagger } from '@elysiajs/swagger'
 import { toErrorResponse } from './http/errors'
 import { opsRoutes } from './ops/routes'
 import { projectRoutes } from './projects/routes'
+import { captureRoutes } from './capture/routes'
+import { eventRoutes } from './events/routes'
 import type { Services } from './services'
 
 const VERSION = '0.1.0'
@@ -49,8 +51,24 @@ export function createApp(services: Services) {
     )
     .use(opsRoutes({ metrics, readiness: services.readiness }))
     .use(
+      captureRoutes({
+        capture: services.capture,
+        metrics,
+        maxBodyBytes: services.config.MAX_BODY_BYTES,
+        trustProxy: services.config.TRUST_PROXY,
+      }),
+    )
+    .use(
       projectRoutes({
         sql: services.db.sql,
+        auth: services.auth,
+        limiter: services.apiLimiter,
+        trustProxy: services.config.TRUST_PROXY,
+      }),
+    )
+    .use(
+      eventRoutes({
+        events: services.events,
         auth: services.auth,
         limiter: services.apiLimiter,
         trustProxy: services.config.TRUST_PROXY,

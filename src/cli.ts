@@ -7,11 +7,14 @@ import { openDatabase, type Database } from './db/postgres'
 import { createLogger } from './log'
 import { createPersonalKey, createProject } from './projects/repository'
 import { createEventStore } from './services'
+import { dlqCommand } from './pipeline/dlq-cli'
 
 const USAGE = `usage: npm run cli -- <command>
   project create --name NAME [--organization UUID]   create a project; prints {"id", "api_token"}
   personal-key create --label LABEL [--email EMAIL]   create a personal API key; prints {"key"} (shown only once)
-  migrate                                             apply Postgres and event-store migrations`
+  migrate                                             apply Postgres and event-store migrations
+  dlq list                                            dead-lettered events, by file and reason
+  dlq replay [--file NAME]                            re-insert dead-lettered events into the event store`
 
 export class UsageError extends Error {}
 
@@ -64,6 +67,14 @@ export async function runCli(argv: string[], config: Config): Promise<unknown> {
     await events.init()
     await events.close()
     return { postgres: 'ok', event_store: events.kind, applied: postgres }
+  }
+  if (group === 'dlq') {
+    if (action !== 'list' && action !== 'replay') throw new UsageError('dlq needs list or replay')
+    return dlqCommand(action, { file: values.file }, config, async () => {
+      const store = createEventStore(config)
+      await store.init()
+      return store
+    })
   }
   throw new UsageError(`unknown command "${positionals.join(' ')}"\n${USAGE}`)
 }

@@ -14,6 +14,10 @@ import { createMetrics, type Metrics } from './ops/metrics'
 import type { Readiness } from './ops/routes'
 import { bootstrap } from './projects/repository'
 import { ProjectTokenCache } from './projects/token-cache'
+import { CaptureService } from './capture/service'
+import { replayRecord } from './capture/record'
+import { Pipeline } from './pipeline/pipeline'
+import { StoreWriter } from './pipeline/store-writer'
 
 export interface Lifecycle {
   draining: boolean
@@ -28,6 +32,8 @@ export interface Services {
   tokens: ProjectTokenCache
   auth: PersonalKeyAuth
   apiLimiter: RateLimiter
+  pipeline: Pipeline
+  capture: CaptureService
   lifecycle: Lifecycle
   readiness(): Promise<Readiness>
   close(): Promise<void>
@@ -71,6 +77,27 @@ export async function startServices(config: Config, log: Logger, options: { metr
     await tokens.start()
     closers.push(async () => tokens.stop())
 
+    const auth = new PersonalKeyAuth(db.sql)
+    const pipeline = new Pipeline(
+      {
+        dataDir: config.DATA_DIR,
+        segmentBytes: config.WAL_SEGMENT_BYTES,
+        fsyncIntervalMs: config.WAL_FSYNC_INTERVAL_MS,
+        maxWalBytes: config.WAL_MAX_BYTES,
+        ringMaxEvents: config.RING_MAX_EVENTS,
+        flushIntervalMs: config.FLUSH_INTERVAL_MS,
+        flushMaxEvents: config.FLUSH_MAX_EVENTS,
+      },
+      { log, metrics, replay: (record) => replayRecord(record, config.MAX_BODY_BYTES) },
+    )
+    pipeline.addConsumer(
+      new StoreWriter({ events, checkpoint: pipeline.checkpoint, deadLetters: pipeline.deadLetters, metrics, log }),
+    )
+    pipeline.start()
+    // Drained before the event store closes (closers run in reverse).
+    closers.push(() => pipeline.drain(Math.max(100, config.SHUTDOWN_TIMEOUT_MS - 1000)).then(() => undefined))
+    const capture = new CaptureService({ tokens, auth, pipeline, metrics, maxBodyBytes: config.MAX_BODY_BYTES })
+
     const lifecycle: Lifecycle = { draining: false }
     const readiness = async (): Promise<Readiness> => {
       const [postgres, store] = await Promise.all([
@@ -86,12 +113,14 @@ export async function startServices(config: Config, log: Logger, options: { metr
       ])
       metrics.storeUp.set({ store: 'postgres' }, postgres ? 1 : 0)
       metrics.storeUp.set({ store: events.kind }, store ? 1 : 0)
+      const room = pipeline.hasRoom
       const checks: Record<string, string> = {
         postgres: postgres ? 'ok' : 'unreachable',
         [events.kind === 'clickhouse' ? 'clickhouse' : 'event_store']: store ? 'ok' : 'unreachable',
+        write_ahead_log: room ? 'ok' : 'full',
         server: lifecycle.draining ? 'draining' : 'ok',
       }
-      return { ready: postgres && store && !lifecycle.draining, checks }
+      return { ready: postgres && store && room && !lifecycle.draining, checks }
     }
 
     log.info({ postgres: db.describe, events: events.kind }, 'stores ready')
@@ -102,8 +131,10 @@ export async function startServices(config: Config, log: Logger, options: { metr
       db,
       events,
       tokens,
-      auth: new PersonalKeyAuth(db.sql),
+      auth,
       apiLimiter: new RateLimiter(config.RATE_LIMIT_API_PER_MINUTE, 60_000),
+      pipeline,
+      capture,
       lifecycle,
       readiness,
       close,

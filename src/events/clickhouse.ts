@@ -1,5 +1,5 @@
 // The ClickHouse event store (@clickhouse/client over HTTP).
-import { createClient, type ClickHouseClient } from '@clickhouse/client'
+import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client'
 import { readdirSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { dialectFor, renderMigration, stringLiteral, type Dialect } from './dialect'
@@ -29,8 +29,9 @@ const ROW_ERROR_CODES = new Set([
 
 function classify(error: unknown, what: string): StoreError {
   if (error instanceof StoreError) return error
-  const code = String((error as { code?: string | number })?.code ?? '')
   const message = (error as Error)?.message ?? String(error)
+  // 18.16 words its errors "Code: 395, e.displayText() = …", which the client does not parse into a code.
+  const code = String((error as { code?: string | number })?.code ?? /^Code: (\d+)/.exec(message)?.[1] ?? '')
   return new StoreError(`clickhouse ${what}: ${message}`, !ROW_ERROR_CODES.has(code), error)
 }
 
@@ -84,6 +85,8 @@ export class ClickHouseEventStore implements EventStore {
       request_timeout: 30_000,
       max_open_connections: 4,
       compression: { request: false, response: false },
+      // Failures are classified and logged by the pipeline; the client's own console logging would duplicate them.
+      log: { level: ClickHouseLogLevel.OFF },
     })
   }
 
@@ -173,6 +176,8 @@ export class ClickHouseEventStore implements EventStore {
       // The same token on a retry lets the server drop a block it already has (only for the same rows).
       if (d.dedupToken && pending.length === rows.length) settings.insert_deduplication_token = options.batchId
       if (this.cluster) settings.insert_distributed_sync = 1
+      // Sent explicitly: 18.16 fills omitted JSONEachRow fields with zero, not with their DEFAULT.
+      const insertedAt = d.formatDateTime(Date.now())
       await this.client.insert({
         table: this.table,
         format: 'JSONEachRow',
@@ -185,6 +190,7 @@ export class ClickHouseEventStore implements EventStore {
           timestamp: d.formatDateTime(e.timestamp),
           created_at: d.formatDateTime(e.createdAt),
           person_id: e.personId,
+          _inserted_at: insertedAt,
         })),
         clickhouse_settings: settings as never,
       })

@@ -1,0 +1,192 @@
+import { describe, expect, test } from 'bun:test'
+import type { ApiError } from '../http/errors'
+import { derivedUuid, extractPayload, normalizeEvents, resolveSentAt, type CaptureContext } from './normalize'
+import { parseTimestamp } from './timestamp'
+
+const NOW = Date.UTC(2024, 5, 1, 12, 0, 0)
+const ctx = (over: Partial<CaptureContext> = {}): CaptureContext => ({
+  receivedAt: NOW,
+  seed: new Uint8Array(16).map((_, i) => i * 17),
+  ip: '203.0.113.9',
+  sentAtQuery: null,
+  engage: false,
+  userAgent: null,
+  ...over,
+})
+const one = (e: unknown, over: Partial<CaptureContext> = {}, sentAt?: unknown) => normalizeEvents([e], ctx(over), sentAt)
+const q = (s = '') => new URLSearchParams(s)
+
+describe('extractPayload', () => {
+  test('a single event carries its own key', () => {
+    expect(extractPayload({ api_key: 'phc_a', event: 'x' }, null, q())).toMatchObject({ token: 'phc_a', items: [{ event: 'x' }] })
+    expect(extractPayload({ token: 'phc_b', event: 'x' }, null, q()).token).toBe('phc_b')
+    expect(extractPayload({ $token: 'phc_c', event: 'x' }, null, q()).token).toBe('phc_c')
+    expect(extractPayload({ event: 'x', properties: { token: 'phc_d' } }, null, q()).token).toBe('phc_d')
+  })
+
+  test('the batch envelope’s key covers its events; sent_at and project_id come with it', () => {
+    const p = extractPayload({ api_key: 'phc_a', sent_at: '2024-01-01T00:00:00Z', project_id: 7, batch: [{ event: 'x' }] }, null, q())
+    expect(p).toEqual({ token: 'phc_a', projectId: 7, items: [{ event: 'x' }], sentAt: '2024-01-01T00:00:00Z' })
+  })
+
+  test('an array (posthog-js) takes the key from its events; two different keys are refused', () => {
+    expect(extractPayload([{ event: 'a', properties: { token: 'phc_a' } }, { event: 'b' }], null, q()).token).toBe('phc_a')
+    expect(() => extractPayload([{ event: 'a', token: 'phc_a' }, { event: 'b', token: 'phc_b' }], null, q())).toThrow('inconsistent api_key')
+  })
+
+  test('form fields and the query string are the last places looked', () => {
+    expect(extractPayload({ event: 'x' }, new URLSearchParams('api_key=phc_form'), q('token=phc_q')).token).toBe('phc_form')
+    expect(extractPayload({ event: 'x' }, null, q('api_key=phc_q')).token).toBe('phc_q')
+    expect(extractPayload({ event: 'x' }, null, q()).token).toBeNull()
+  })
+
+  test('shapes that are not events are 400', () => {
+    expect(() => extractPayload('hello', null, q())).toThrow('expected an event')
+    expect(() => extractPayload({ batch: { event: 'x' } }, null, q())).toThrow('"batch" must be an array')
+  })
+})
+
+describe('normalizeEvents', () => {
+  test('keeps name, distinct id, properties; adds $ip; assigns a deterministic uuid', () => {
+    const { events } = one({ event: 'signup', distinct_id: 'u1', properties: { plan: 'pro' } })
+    expect(events).toHaveLength(1)
+    expect(events[0]).toMatchObject({ event: 'signup', distinctId: 'u1', properties: { plan: 'pro', $ip: '203.0.113.9' }, timestamp: NOW })
+    expect(events[0].uuid).toBe(one({ event: 'signup', distinct_id: 'u1' }).events[0].uuid)
+    expect(events[0].uuid).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+  })
+
+  test('uuids differ per event and per request seed', () => {
+    const a = normalizeEvents([{ event: 'a', distinct_id: 'x' }, { event: 'b', distinct_id: 'x' }], ctx(), undefined).events
+    expect(a[0].uuid).not.toBe(a[1].uuid)
+    const b = normalizeEvents([{ event: 'a', distinct_id: 'x' }], ctx({ seed: new Uint8Array(16).fill(9) }), undefined).events
+    expect(b[0].uuid).not.toBe(a[0].uuid)
+    expect(derivedUuid(NOW, new Uint8Array(16), 0).startsWith(NOW.toString(16).padStart(12, '0').slice(0, 8))).toBe(true)
+  })
+
+  test('a valid client uuid is kept (lower-cased); an invalid one is replaced', () => {
+    expect(one({ event: 'a', distinct_id: 'x', uuid: '0190D7A4-1C2B-7000-8000-00000000ABCD' }).events[0].uuid).toBe('0190d7a4-1c2b-7000-8000-00000000abcd')
+    expect(one({ event: 'a', distinct_id: 'x', uuid: 'nope' }).events[0].uuid).toMatch(/^[0-9a-f-]{36}$/)
+  })
+
+  test('distinct id from $distinct_id or properties.distinct_id; numbers and booleans become their JSON text', () => {
+    expect(one({ event: 'a', $distinct_id: 'p' }).events[0].distinctId).toBe('p')
+    expect(one({ event: 'a', properties: { distinct_id: 'in-props' } }).events[0].distinctId).toBe('in-props')
+    expect(one({ event: 'a', distinct_id: 23 }).events[0].distinctId).toBe('23')
+    expect(one({ event: 'a', distinct_id: 23.5 }).events[0].distinctId).toBe('23.5')
+    expect(one({ event: 'a', distinct_id: true }).events[0].distinctId).toBe('true')
+    expect(one({ event: 'a', distinct_id: { string: 'a', number: 3 } }).events[0].distinctId).toBe('{"number":3,"string":"a"}')
+  })
+
+  test('distinct ids are truncated to 200 characters (not bytes)', () => {
+    expect(one({ event: 'a', distinct_id: 'x'.repeat(500) }).events[0].distinctId).toHaveLength(200)
+    const emoji = '🦔'.repeat(300)
+    expect(Array.from(one({ event: 'a', distinct_id: emoji }).events[0].distinctId)).toHaveLength(200)
+  })
+
+  test('no name, no distinct id, or an empty one: dropped and counted, not refused (seed §7.3)', () => {
+    const r = normalizeEvents(
+      [
+        { distinct_id: 'x' },
+        { event: '', distinct_id: 'x' },
+        { event: 'a' },
+        { event: 'a', distinct_id: null },
+        { event: 'a', distinct_id: '' },
+        { event: 'a', distinct_id: '   ' },
+        { event: 'ok', distinct_id: 'x' },
+      ],
+      ctx(),
+      undefined,
+    )
+    expect(r.events.map((e) => e.event)).toEqual(['ok'])
+    expect(Object.fromEntries(r.dropped)).toEqual({ no_event_name: 2, no_distinct_id: 2, empty_distinct_id: 2 })
+  })
+
+  test('on /engage a nameless event is $identify', () => {
+    expect(one({ $distinct_id: 'x', $set: { a: 1 } }, { engage: true }).events[0].event).toBe('$identify')
+  })
+
+  test('$performance_event and recording snapshots are dropped', () => {
+    const r = normalizeEvents([{ event: '$performance_event', distinct_id: 'x' }, { event: '$snapshot', distinct_id: 'x' }], ctx(), undefined)
+    expect(r.events).toHaveLength(0)
+    expect(Object.fromEntries(r.dropped)).toEqual({ performance_event: 1, recording_event: 1 })
+  })
+
+  test('top-level $set/$set_once join those in properties, top level winning', () => {
+    const e = one({ event: '$identify', distinct_id: 'x', $set: { a: 1, b: 2 }, $set_once: { c: 3 }, properties: { $set: { b: 0, d: 4 } } }).events[0]
+    expect(e.properties.$set).toEqual({ a: 1, b: 2, d: 4 })
+    expect(e.properties.$set_once).toEqual({ c: 3 })
+  })
+
+  test('a client $ip is kept; $lib comes from a posthog user agent only when the event has none', () => {
+    expect(one({ event: 'a', distinct_id: 'x', properties: { $ip: '1.1.1.1' } }).events[0].properties.$ip).toBe('1.1.1.1')
+    const e = one({ event: 'a', distinct_id: 'x' }, { userAgent: 'posthog-node/4.11.7' }).events[0]
+    expect(e.properties).toMatchObject({ $lib: 'posthog-node', $lib_version: '4.11.7' })
+    expect(one({ event: 'a', distinct_id: 'x', properties: { $lib: 'web' } }, { userAgent: 'posthog-node/4' }).events[0].properties.$lib).toBe('web')
+  })
+
+  test('bad event shapes are 400', () => {
+    const err = (items: unknown[]) => {
+      try {
+        normalizeEvents(items, ctx(), undefined)
+      } catch (e) {
+        return e as ApiError
+      }
+      throw new Error('expected error')
+    }
+    expect(err([null]).detail).toContain('some events are null')
+    expect(err([5]).detail).toContain('must be dictionaries')
+    expect(err([{ event: 'a', distinct_id: 'x', properties: [1] }]).detail).toContain('Properties must be a JSON object')
+  })
+})
+
+describe('timestamps', () => {
+  const ts = (e: Record<string, unknown>, sentAt?: unknown, over: Partial<CaptureContext> = {}) =>
+    one({ event: 'a', distinct_id: 'x', ...e }, over, sentAt).events[0].timestamp
+
+  test('default to the time of receipt', () => expect(ts({})).toBe(NOW))
+
+  test('a timestamp is corrected for the client clock’s skew using sent_at', () => {
+    // client clock 10 minutes fast: event 1 minute before sending
+    const sentAt = new Date(NOW + 600_000).toISOString()
+    const at = new Date(NOW + 600_000 - 60_000).toISOString()
+    expect(ts({ timestamp: at }, sentAt)).toBe(NOW - 60_000)
+  })
+
+  test('?_= (ms) is the send time when the body has none; seconds and junk are ignored', () => {
+    const at = new Date(NOW - 5000).toISOString()
+    expect(ts({ timestamp: at }, undefined, { sentAtQuery: String(NOW + 1000) })).toBe(NOW - 6000)
+    expect(ts({ timestamp: at }, undefined, { sentAtQuery: String(Math.floor(NOW / 1000)) })).toBe(NOW - 5000)
+    expect(resolveSentAt(undefined, 'abc')).toBeNull()
+  })
+
+  test('$ignore_sent_at skips the correction', () => {
+    const at = new Date(NOW - 5000).toISOString()
+    expect(ts({ timestamp: at, properties: { $ignore_sent_at: true } }, new Date(NOW + 9999).toISOString())).toBe(NOW - 5000)
+  })
+
+  test('offset (ms before sending) wins over everything', () => {
+    expect(ts({ offset: 1500, timestamp: '2001-01-01T00:00:00Z' })).toBe(NOW - 1500)
+  })
+
+  test('timestamps more than 23 hours in the future are clamped to now', () => {
+    expect(ts({ timestamp: new Date(NOW + 24 * 3600_000).toISOString() })).toBe(NOW)
+    expect(ts({ timestamp: new Date(NOW + 22 * 3600_000).toISOString() })).toBe(NOW + 22 * 3600_000)
+  })
+
+  test('an unparseable timestamp means now', () => expect(ts({ timestamp: 'yesterday-ish' })).toBe(NOW))
+
+  test('formats: zones, +HH, no zone = UTC, date only, epoch seconds and ms, RFC 2822', () => {
+    expect(parseTimestamp('2024-06-01T12:00:00Z')).toBe(NOW)
+    expect(parseTimestamp('2024-06-01T14:00:00+02:00')).toBe(NOW)
+    expect(parseTimestamp('2024-06-01T14:00:00+02')).toBe(NOW)
+    expect(parseTimestamp('2024-06-01T07:30:00-0430')).toBe(NOW)
+    expect(parseTimestamp('2024-06-01T12:00:00')).toBe(NOW)
+    expect(parseTimestamp('2024-06-01 12:00:00.123456')).toBe(NOW + 123)
+    expect(parseTimestamp('2024-06-01')).toBe(Date.UTC(2024, 5, 1))
+    expect(parseTimestamp(NOW / 1000)).toBe(NOW)
+    expect(parseTimestamp(String(NOW))).toBe(NOW)
+    expect(parseTimestamp('Sat, 01 Jun 2024 12:00:00 GMT')).toBe(NOW)
+    expect(parseTimestamp('2024-13-01T00:00:00Z')).toBeNull()
+    expect(parseTimestamp({})).toBeNull()
+  })
+})

@@ -1,0 +1,282 @@
+// From a parsed capture payload to the events the pipeline stores. Pure and deterministic: replaying a
+// logged request with the same context yields the same events (same uuids, same timestamps).
+import { errors } from '../http/errors'
+import { parseTimestamp } from './timestamp'
+
+export interface CaptureContext {
+  /** epoch ms when the request arrived */
+  receivedAt: number
+  /** 16 random bytes drawn per request: the source of server-assigned uuids */
+  seed: Uint8Array
+  ip: string | null
+  /** the query's `_` (client send time in ms, posthog-js) */
+  sentAtQuery: string | null
+  /** the request came to /engage: nameless events are $identify */
+  engage: boolean
+  userAgent: string | null
+}
+
+export interface CapturedEvent {
+  uuid: string
+  event: string
+  distinctId: string
+  properties: Record<string, unknown>
+  /** epoch ms, after clock-skew correction */
+  timestamp: number
+}
+
+export type DropReason =
+  | 'no_event_name'
+  | 'no_distinct_id'
+  | 'empty_distinct_id'
+  | 'performance_event'
+  | 'recording_event'
+
+export interface Normalized {
+  events: CapturedEvent[]
+  dropped: Map<DropReason, number>
+}
+
+export interface ExtractedPayload {
+  token: string | null
+  /** body project_id: with a personal key, the project to capture into */
+  projectId: unknown
+  items: unknown[]
+  sentAt: unknown
+}
+
+type Json = Record<string, unknown>
+
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v)
+
+function nonEmptyString(v: unknown): string | null {
+  if (typeof v !== 'string') return null
+  const s = v.trim()
+  return s.length > 0 ? s : null
+}
+
+/** The project key an event or envelope carries (PostHog's places, in its order of preference). */
+export function tokenOf(o: Json): string | null {
+  return (
+    nonEmptyString(o.api_key) ??
+    nonEmptyString(o.token) ??
+    nonEmptyString(o.$token) ??
+    (isObject(o.properties) ? nonEmptyString(o.properties.token) : null)
+  )
+}
+
+/** Split a payload into its events and the key and send time that cover them. */
+export function extractPayload(parsed: unknown, form: URLSearchParams | null, query: URLSearchParams): ExtractedPayload {
+  let items: unknown[]
+  let token: string | null = null
+  let projectId: unknown
+  let sentAt: unknown
+  if (Array.isArray(parsed)) {
+    items = parsed
+  } else if (isObject(parsed) && parsed.batch !== undefined && parsed.batch !== null) {
+    if (!Array.isArray(parsed.batch)) throw errors.invalidPayload('Invalid payload: "batch" must be an array of events.')
+    items = parsed.batch
+    token = tokenOf(parsed)
+    projectId = parsed.project_id
+    sentAt = parsed.sent_at
+  } else if (isObject(parsed)) {
+    items = [parsed]
+    projectId = parsed.project_id
+  } else {
+    throw errors.invalidPayload(`Invalid payload: expected an event, an array of events or a batch, got ${typeOfJson(parsed)}.`)
+  }
+
+  if (token === null) {
+    const seen = new Set<string>()
+    for (const item of items) {
+      if (!isObject(item)) continue
+      const t = tokenOf(item)
+      if (t !== null) seen.add(t)
+      if (projectId === undefined && item.project_id !== undefined) projectId = item.project_id
+    }
+    if (seen.size > 1) throw errors.invalidPayload('Invalid payload: batch submitted with inconsistent api_key values.')
+    token = seen.size === 1 ? [...seen][0] : null
+  }
+  token ??=
+    nonEmptyString(form?.get('api_key')) ??
+    nonEmptyString(form?.get('token')) ??
+    nonEmptyString(query.get('token')) ??
+    nonEmptyString(query.get('api_key'))
+  return { token, projectId, items, sentAt }
+}
+
+function typeOfJson(v: unknown): string {
+  if (v === null) return 'null'
+  if (Array.isArray(v)) return 'an array'
+  return `a ${typeof v}`
+}
+
+// ---------------------------------------------------------------------------------------------------
+// distinct_id
+
+const MAX_DISTINCT_ID = 200
+
+function sortedJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(sortedJson).join(',')}]`
+  if (isObject(v)) {
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${sortedJson(v[k])}`)
+      .join(',')}}`
+  }
+  return JSON.stringify(v) ?? 'null'
+}
+
+/** A distinct id as text: strings as sent, numbers and booleans as their JSON, objects as sorted JSON. */
+function distinctIdText(v: unknown): string | null {
+  if (v === undefined || v === null) return null
+  let s: string
+  if (typeof v === 'string') s = v
+  else if (typeof v === 'number' || typeof v === 'boolean') s = JSON.stringify(v) ?? 'null'
+  else s = sortedJson(v)
+  if (s.includes('\0')) s = s.replace(/\0/g, '\ufffd')
+  if (s.length > MAX_DISTINCT_ID) s = Array.from(s).slice(0, MAX_DISTINCT_ID).join('')
+  return s
+}
+
+// ---------------------------------------------------------------------------------------------------
+// uuid
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'))
+
+/** A UUIDv7 for event `index` of a request: time from receipt, the rest from the request's seed. */
+export function derivedUuid(receivedAt: number, seed: Uint8Array, index: number): string {
+  const b = new Uint8Array(16)
+  let ms = Math.max(0, Math.floor(receivedAt))
+  for (let i = 5; i >= 0; i--) {
+    b[i] = ms % 256
+    ms = Math.floor(ms / 256)
+  }
+  b[6] = 0x70 | (seed[0] & 0x0f)
+  b[7] = seed[1]
+  b[8] = 0x80 | (seed[2] & 0x3f)
+  for (let i = 9; i < 16; i++) b[i] = seed[i - 6]
+  b[12] ^= (index >>> 24) & 0xff
+  b[13] ^= (index >>> 16) & 0xff
+  b[14] ^= (index >>> 8) & 0xff
+  b[15] ^= index & 0xff
+  const h = (i: number) => HEX[b[i]]
+  return `${h(0)}${h(1)}${h(2)}${h(3)}-${h(4)}${h(5)}-${h(6)}${h(7)}-${h(8)}${h(9)}-${h(10)}${h(11)}${h(12)}${h(13)}${h(14)}${h(15)}`
+}
+
+// ---------------------------------------------------------------------------------------------------
+// timestamps (capture-rs rules: skew correction with sent_at, offset wins, future clamped)
+
+const FUTURE_LIMIT_MS = 23 * 60 * 60 * 1000
+const MIN_MS = -62167219200000 // 0000-01-01T00:00:00Z
+const MAX_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999)
+const YEAR_2021 = Date.UTC(2021, 0, 1)
+
+/** The client's send time: the batch's sent_at, else ?_= in milliseconds (ignored before 2021). */
+export function resolveSentAt(bodySentAt: unknown, query: string | null): number | null {
+  if (bodySentAt !== undefined && bodySentAt !== null) {
+    const parsed = parseTimestamp(bodySentAt)
+    if (parsed !== null) return parsed
+  }
+  if (query && /^\d+$/.test(query)) {
+    const ms = Number(query)
+    if (ms >= YEAR_2021 && ms <= MAX_MS) return ms
+  }
+  return null
+}
+
+function eventTimestamp(e: Json, properties: Json, now: number, sentAt: number | null): number {
+  let ts = now
+  const client = e.timestamp !== undefined && e.timestamp !== null ? parseTimestamp(e.timestamp) : null
+  if (client !== null) {
+    ts = sentAt !== null && properties.$ignore_sent_at !== true ? client - (sentAt - now) : client
+  }
+  if (typeof e.offset === 'number' && Number.isFinite(e.offset)) ts = now - Math.trunc(e.offset)
+  if (ts > now + FUTURE_LIMIT_MS) ts = now
+  if (!Number.isFinite(ts) || ts < MIN_MS || ts > MAX_MS) ts = 0
+  return ts
+}
+
+// ---------------------------------------------------------------------------------------------------
+
+function bump(dropped: Map<DropReason, number>, reason: DropReason): void {
+  dropped.set(reason, (dropped.get(reason) ?? 0) + 1)
+}
+
+function eventName(v: unknown): string | null {
+  if (typeof v === 'string') return v.length > 0 ? v : null
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v)
+  return null
+}
+
+function libFromUserAgent(ua: string | null): { lib: string; version: string | null } | null {
+  if (!ua) return null
+  const m = /^(posthog[\w.-]*)\/([\w.+-]+)/i.exec(ua)
+  return m ? { lib: m[1], version: m[2] } : null
+}
+
+/**
+ * Normalise each event. Events without a name or a distinct id are dropped (counted, seed §7.3); a payload
+ * whose events are not objects, or whose properties are not an object, is refused with 400.
+ */
+export function normalizeEvents(items: unknown[], ctx: CaptureContext, bodySentAt: unknown): Normalized {
+  const dropped = new Map<DropReason, number>()
+  const events: CapturedEvent[] = []
+  const now = ctx.receivedAt
+  const sentAt = resolveSentAt(bodySentAt, ctx.sentAtQuery)
+  const uaLib = libFromUserAgent(ctx.userAgent)
+
+  for (let index = 0; index < items.length; index++) {
+    const e = items[index]
+    if (e === null) throw errors.invalidPayload('Invalid payload: some events are null.')
+    if (!isObject(e)) throw errors.invalidPayload(`Invalid payload: All events must be dictionaries not ${typeOfJson(e)}!`)
+    let properties: Json
+    if (e.properties === undefined || e.properties === null) properties = {}
+    else if (isObject(e.properties)) properties = e.properties
+    else throw errors.invalidPayload(`Invalid payload: Properties must be a JSON object, received ${typeOfJson(e.properties)}!`)
+
+    let name = eventName(e.event)
+    if (name === null && ctx.engage && (e.event === undefined || e.event === null)) name = '$identify'
+    if (name === null) {
+      bump(dropped, 'no_event_name')
+      continue
+    }
+    if (name === '$performance_event') {
+      bump(dropped, 'performance_event')
+      continue
+    }
+    if (name === '$snapshot' || name === '$snapshot_items') {
+      bump(dropped, 'recording_event')
+      continue
+    }
+
+    const rawId = e.distinct_id ?? e.$distinct_id ?? properties.distinct_id
+    const distinctId = distinctIdText(rawId)
+    if (distinctId === null) {
+      bump(dropped, 'no_distinct_id')
+      continue
+    }
+    if (distinctId.trim().length === 0) {
+      bump(dropped, 'empty_distinct_id')
+      continue
+    }
+
+    // Top-level $set / $set_once join the ones in properties (top level wins), as PostHog's ingestion does.
+    for (const key of ['$set', '$set_once'] as const) {
+      const top = e[key]
+      if (!isObject(top)) continue
+      const inner = properties[key]
+      properties[key] = isObject(inner) ? { ...inner, ...top } : { ...top }
+    }
+    if (ctx.ip !== null && properties.$ip === undefined) properties.$ip = ctx.ip
+    if (properties.$lib === undefined && uaLib) {
+      properties.$lib = uaLib.lib
+      if (properties.$lib_version === undefined && uaLib.version) properties.$lib_version = uaLib.version
+    }
+
+    const uuid = typeof e.uuid === 'string' && UUID.test(e.uuid) ? e.uuid.toLowerCase() : derivedUuid(now, ctx.seed, index)
+    events.push({ uuid, event: name, distinctId, properties, timestamp: eventTimestamp(e, properties, now, sentAt) })
+  }
+  return { events, dropped }
+}

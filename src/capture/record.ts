@@ -1,0 +1,98 @@
+// A capture request as the log keeps it: the body bytes as received (still compressed if they came so)
+// with what is needed to interpret them again identically: project, time of receipt, uuid seed, hints.
+import { decodePayload, parseJson } from '../http/decode'
+import type { LoggedRecord } from '../pipeline/ring'
+import type { WalRecord } from '../pipeline/wal'
+import { extractPayload, normalizeEvents, type CaptureContext, type Normalized } from './normalize'
+
+export interface CaptureRequest {
+  method: string
+  body: Uint8Array
+  contentType: string | null
+  contentEncoding: string | null
+  query: URLSearchParams
+  ip: string | null
+  userAgent: string | null
+  /** the request came to /engage */
+  engage: boolean
+  receivedAt: number
+  seed: Uint8Array
+}
+
+interface Header {
+  p: number
+  t: number
+  s: string
+  m: string
+  q: string
+  ct: string | null
+  ce: string | null
+  ip: string | null
+  ua: string | null
+  e: boolean
+}
+
+export function encodeRecord(projectId: number, request: CaptureRequest): Uint8Array[] {
+  const header: Header = {
+    p: projectId,
+    t: request.receivedAt,
+    s: Buffer.from(request.seed).toString('hex'),
+    m: request.method,
+    q: request.query.toString(),
+    ct: request.contentType,
+    ce: request.contentEncoding,
+    ip: request.ip,
+    ua: request.userAgent,
+    e: request.engage,
+  }
+  const json = Buffer.from(JSON.stringify(header), 'utf8')
+  const length = Buffer.allocUnsafe(4)
+  length.writeUInt32LE(json.length, 0)
+  return [length, json, request.body]
+}
+
+export function decodeRecord(payload: Uint8Array): { projectId: number; request: CaptureRequest } {
+  const buf = Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength)
+  const length = buf.readUInt32LE(0)
+  const header = JSON.parse(buf.subarray(4, 4 + length).toString('utf8')) as Header
+  return {
+    projectId: header.p,
+    request: {
+      method: header.m,
+      body: buf.subarray(4 + length),
+      contentType: header.ct,
+      contentEncoding: header.ce,
+      query: new URLSearchParams(header.q),
+      ip: header.ip,
+      userAgent: header.ua,
+      engage: header.e,
+      receivedAt: header.t,
+      seed: Buffer.from(header.s, 'hex'),
+    },
+  }
+}
+
+export function contextOf(request: CaptureRequest): CaptureContext {
+  return {
+    receivedAt: request.receivedAt,
+    seed: request.seed,
+    ip: request.ip,
+    sentAtQuery: request.query.get('_'),
+    engage: request.engage,
+    userAgent: request.userAgent,
+  }
+}
+
+/** Decode and split a request (no key check): what capture does first, and replay does again. */
+export function parseRequest(request: CaptureRequest, maxBytes: number) {
+  const decoded = decodePayload(request, maxBytes)
+  return extractPayload(parseJson(decoded.text), decoded.form, request.query)
+}
+
+/** The events of a logged request, exactly as capture produced them when it acknowledged it. */
+export function replayRecord(record: WalRecord, maxBytes: number): LoggedRecord {
+  const { projectId, request } = decodeRecord(record.payload)
+  const extracted = parseRequest(request, maxBytes)
+  const normalized: Normalized = normalizeEvents(extracted.items, contextOf(request), extracted.sentAt)
+  return { seq: record.seq, projectId, receivedAt: request.receivedAt, events: normalized.events, size: record.size }
+}

@@ -1,0 +1,65 @@
+// POST/GET/OPTIONS /capture/, /batch/, /e/, /i/v0/e/, /track/, /engage/ (and /s/ recordings, dropped).
+import { Elysia, type AnyElysia } from 'elysia'
+import { clientIp, corsHeaders, preflightHeaders, queryOf } from '../http/cors'
+import { errors } from '../http/errors'
+import type { Metrics } from '../ops/metrics'
+import type { CaptureService } from './service'
+
+export const CAPTURE_PATHS = ['/capture', '/batch', '/e', '/i/v0/e', '/track', '/engage'] as const
+
+const OK = JSON.stringify({ status: 1 })
+const EMPTY = new Uint8Array(0)
+
+export function captureRoutes(deps: { capture: CaptureService; metrics: Metrics; maxBodyBytes: number; trustProxy: boolean }) {
+  const handle = async ({ request, set, server }: { request: Request; set: { headers: Record<string, string | number> }; server: { requestIP(r: Request): { address: string } | null } | null }) => {
+    const receivedAt = Date.now()
+    Object.assign(set.headers, corsHeaders(request))
+    const declared = Number(request.headers.get('content-length') ?? 0)
+    if (declared > deps.maxBodyBytes) throw errors.tooLarge()
+    const body = request.method === 'POST' ? new Uint8Array(await request.arrayBuffer()) : EMPTY
+    const query = queryOf(request)
+    const path = new URL(request.url).pathname
+    await deps.capture.capture({
+      method: request.method,
+      body,
+      contentType: request.headers.get('content-type'),
+      contentEncoding: request.headers.get('content-encoding'),
+      query,
+      ip: clientIp(request, server?.requestIP(request)?.address, deps.trustProxy),
+      userAgent: request.headers.get('user-agent'),
+      engage: path.startsWith('/engage'),
+      receivedAt,
+      seed: crypto.getRandomValues(new Uint8Array(16)),
+    })
+    // posthog-js sends navigator.sendBeacon requests with ?beacon=1 and ignores the body.
+    if (query.get('beacon') === '1') return new Response(null, { status: 204, headers: corsHeaders(request) })
+    return new Response(OK, { headers: { ...corsHeaders(request), 'content-type': 'application/json' } })
+  }
+  const preflight = ({ request }: { request: Request }) =>
+    new Response(OK, { headers: { ...preflightHeaders(request), 'content-type': 'application/json' } })
+  const recording = ({ request }: { request: Request }) => {
+    deps.metrics.recordingsDropped.inc()
+    return new Response(OK, { headers: { ...corsHeaders(request), 'content-type': 'application/json' } })
+  }
+
+  const detail = (path: string) => ({
+    tags: ['capture'],
+    summary: `Capture events (${path}/)`,
+    description:
+      'Body: a single event, an array of events, or {api_key, batch: [...]}; JSON, gzip, lz64, base64 or form data=. Answers {"status": 1}.',
+  })
+  let app: AnyElysia = new Elysia({ name: 'capture' })
+  for (const path of CAPTURE_PATHS) {
+    app = app
+      .post(path, handle as never, { parse: 'none', detail: detail(path) })
+      .get(path, handle as never, { detail: detail(path) })
+      .options(path, preflight as never)
+  }
+  for (const path of ['/s']) {
+    app = app
+      .post(path, recording as never, { parse: 'none', detail: { tags: ['capture'], summary: 'Session recordings: answered and dropped' } })
+      .get(path, recording as never)
+      .options(path, preflight as never)
+  }
+  return app
+}

@@ -1,0 +1,98 @@
+// GET /api/projects/:project_id/events/ — events as stored, newest first, with a cursor that continues
+// the listing exactly (no event skipped or repeated, however many share a timestamp).
+import { Elysia, t } from 'elysia'
+import type { PersonalKeyAuth } from '../http/auth'
+import { errors } from '../http/errors'
+import { isoDate } from '../http/format'
+import { personalKeyGuard } from '../http/guards'
+import { publicUrl } from '../http/pagination'
+import type { RateLimiter } from '../http/rate-limit'
+import { parseTimestamp } from '../capture/timestamp'
+import type { EventStore, StoredEvent } from './store'
+
+const MAX_LIMIT = 1000
+
+function encodeCursor(e: StoredEvent): string {
+  return Buffer.from(JSON.stringify([e.timestamp, e.uuid])).toString('base64url')
+}
+
+function decodeCursor(raw: string): { timestamp: number; uuid: string } {
+  try {
+    const [timestamp, uuid] = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as [number, string]
+    if (typeof timestamp === 'number' && typeof uuid === 'string' && /^[0-9a-f-]{36}$/.test(uuid)) return { timestamp, uuid }
+  } catch {
+    // fall through
+  }
+  throw errors.validation('invalid_input', 'Invalid cursor.', 'cursor')
+}
+
+function timeParam(raw: string | undefined, name: string): number | undefined {
+  if (raw === undefined || raw === '') return undefined
+  const ms = parseTimestamp(raw)
+  if (ms === null) throw errors.validation('invalid_input', `Invalid datetime for ${name}: expected ISO 8601.`, name)
+  return ms
+}
+
+export function eventJson(e: StoredEvent) {
+  let properties: unknown
+  try {
+    properties = JSON.parse(e.properties)
+  } catch {
+    properties = {}
+  }
+  return {
+    id: e.uuid,
+    uuid: e.uuid,
+    event: e.event,
+    distinct_id: e.distinctId,
+    properties,
+    timestamp: isoDate(e.timestamp),
+    person_id: e.personId,
+  }
+}
+
+export function eventRoutes(deps: { events: EventStore; auth: PersonalKeyAuth; limiter?: RateLimiter; trustProxy: boolean }) {
+  return new Elysia({ name: 'events-api' }).use(personalKeyGuard(deps.auth, deps.limiter)).get(
+    '/api/projects/:project_id/events/',
+    async ({ principal, params, query, request }) => {
+      const project = await deps.auth.project(principal, params.project_id)
+      let limit = 100
+      if (query.limit !== undefined) {
+        if (!/^\d+$/.test(query.limit) || Number(query.limit) < 1) {
+          throw errors.validation('invalid_input', 'limit must be an integer between 1 and 1000.', 'limit')
+        }
+        limit = Math.min(MAX_LIMIT, Number(query.limit))
+      }
+      const rows = await deps.events.query({
+        teamId: project.id,
+        event: query.event || undefined,
+        distinctId: query.distinct_id || undefined,
+        after: timeParam(query.after, 'after'),
+        before: timeParam(query.before, 'before'),
+        limit: limit + 1,
+        cursor: query.cursor ? decodeCursor(query.cursor) : undefined,
+      })
+      let next: string | null = null
+      if (rows.length > limit) {
+        rows.length = limit
+        const url = publicUrl(request, deps.trustProxy)
+        url.searchParams.set('cursor', encodeCursor(rows[rows.length - 1]))
+        url.searchParams.set('limit', String(limit))
+        next = url.toString()
+      }
+      return { results: rows.map(eventJson), next }
+    },
+    {
+      params: t.Object({ project_id: t.String() }),
+      query: t.Object({
+        event: t.Optional(t.String({ description: 'only events with this name' })),
+        distinct_id: t.Optional(t.String({ description: 'only events of this distinct id' })),
+        after: t.Optional(t.String({ description: 'ISO 8601: at or after' })),
+        before: t.Optional(t.String({ description: 'ISO 8601: before' })),
+        limit: t.Optional(t.String({ description: 'page size, 1–1000 (default 100)' })),
+        cursor: t.Optional(t.String({ description: 'continue a listing (from next)' })),
+      }),
+      detail: { tags: ['events'], summary: 'Events, newest first' },
+    },
+  )
+}

@@ -1,0 +1,34 @@
+// Permissive CORS for the public endpoints, as PostHog's: the caller's origin and headers mirrored,
+// credentials allowed (posthog-js sends cookies with some requests).
+export function corsHeaders(request: Request): Record<string, string> {
+  return {
+    'access-control-allow-origin': request.headers.get('origin') || '*',
+    'access-control-allow-credentials': 'true',
+    vary: 'Origin',
+  }
+}
+
+export function preflightHeaders(request: Request): Record<string, string> {
+  return {
+    ...corsHeaders(request),
+    'access-control-allow-methods': 'GET, POST, OPTIONS',
+    'access-control-allow-headers': request.headers.get('access-control-request-headers') || 'content-type',
+    'access-control-max-age': '86400',
+  }
+}
+
+/** The client's address: the socket peer, or the first X-Forwarded-For entry behind a trusted proxy. */
+export function clientIp(request: Request, peer: string | null | undefined, trustProxy: boolean): string | null {
+  if (trustProxy) {
+    const forwarded = request.headers.get('x-forwarded-for')?.split(',')[0]?.trim()
+    if (forwarded) return forwarded.replace(/^(\d+\.\d+\.\d+\.\d+):\d+$/, '$1')
+  }
+  if (!peer) return null
+  return peer.startsWith('::ffff:') ? peer.slice(7) : peer
+}
+
+export function queryOf(request: Request): URLSearchParams {
+  const url = request.url
+  const q = url.indexOf('?')
+  return new URLSearchParams(q === -1 ? '' : url.slice(q + 1))
+}

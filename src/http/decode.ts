@@ -1,0 +1,183 @@
+// Raw request payloads to JSON text, the way PostHog's clients send them: plain JSON, gzip (by header,
+// by ?compression=gzip|gzip-js, or by its magic bytes alone), lz-string base64, base64, form `data=`
+// and GET `data=`. Every step is capped so a small body cannot expand past maxBytes.
+import { gunzipSync } from 'node:zlib'
+import { errors } from './errors'
+import { decompressLz64, Lz64Error } from './lz64'
+
+export interface RawPayload {
+  method: string
+  body: Uint8Array
+  contentType: string | null
+  contentEncoding: string | null
+  query: URLSearchParams
+}
+
+export interface DecodedPayload {
+  /** the JSON text */
+  text: string
+  /** form fields, when the payload came as application/x-www-form-urlencoded */
+  form: URLSearchParams | null
+}
+
+type Compression = 'gzip' | 'lz64' | 'base64' | 'none'
+
+export function compressionHint(value: string | null | undefined): Compression {
+  switch ((value ?? '').trim().toLowerCase()) {
+    case 'gzip':
+    case 'gzip-js':
+      return 'gzip'
+    case 'lz64':
+    case 'lz-string':
+      return 'lz64'
+    case 'base64':
+    case 'b64':
+      return 'base64'
+    default:
+      return 'none'
+  }
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false })
+const BASE64_TEXT = /^[A-Za-z0-9+/=\s]+$/
+
+function isGzip(bytes: Uint8Array): boolean {
+  return bytes.length >= 2 && bytes[0] === 0x1f && bytes[1] === 0x8b
+}
+
+function firstNonSpace(text: string): string {
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]
+    if (c !== ' ' && c !== '\n' && c !== '\r' && c !== '\t' && c !== '\ufeff') return c
+  }
+  return ''
+}
+
+function malformed(detail: string): never {
+  throw errors.validation('invalid_payload', `Malformed request data: ${detail}`)
+}
+
+function gunzip(bytes: Uint8Array, maxBytes: number): Uint8Array {
+  try {
+    // maxOutputLength stops inflating as soon as the output passes the cap: a bomb costs at most maxBytes.
+    return gunzipSync(bytes, { maxOutputLength: maxBytes })
+  } catch (error) {
+    const code = (error as { code?: string }).code
+    if (code === 'ERR_BUFFER_TOO_LARGE' || error instanceof RangeError) throw errors.tooLarge()
+    return malformed(`Failed to decompress data. ${(error as Error).message}`)
+  }
+}
+
+function text(bytes: Uint8Array): string {
+  try {
+    return utf8.decode(bytes)
+  } catch {
+    return malformed('invalid UTF-8 in request payload.')
+  }
+}
+
+function base64Bytes(value: string): Uint8Array {
+  // Form encoding turns '+' into ' '; PostHog's decoders turn it back.
+  return Buffer.from(value.replace(/\s/g, (c) => (c === ' ' ? '+' : '')), 'base64')
+}
+
+/** Text that is not yet JSON: base64 of JSON or of gzip (possibly with a stale or missing hint). */
+function unwrap(value: string, maxBytes: number, depth = 0): string {
+  const first = firstNonSpace(value)
+  if (first === '{' || first === '[' || depth > 1) return value
+  if (!BASE64_TEXT.test(value)) return value
+  const bytes = base64Bytes(value)
+  if (bytes.length === 0) return value
+  if (isGzip(bytes)) return text(gunzip(bytes, maxBytes))
+  let decoded: string
+  try {
+    decoded = utf8.decode(bytes)
+  } catch {
+    return value // not base64 of text after all; let the JSON parser explain
+  }
+  return unwrap(decoded, maxBytes, depth + 1)
+}
+
+function lz64(value: string, maxBytes: number): string {
+  try {
+    return decompressLz64(value.replace(/ /g, '+').trim(), maxBytes)
+  } catch (error) {
+    if (error instanceof Lz64Error && error.tooLarge) throw errors.tooLarge()
+    return malformed(`Failed to decompress data. ${(error as Error).message}`)
+  }
+}
+
+function isForm(contentType: string | null, body: Uint8Array): boolean {
+  // A JSON body sent with a form content type (curl -d does this) is still JSON.
+  if (body[0] === 0x7b || body[0] === 0x5b) return false
+  if (contentType && contentType.toLowerCase().startsWith('application/x-www-form-urlencoded')) return true
+  // "data=" with no content type (or text/plain) is a form too: some clients send it that way.
+  return (
+    body.length > 5 &&
+    body[0] === 0x64 && // d
+    body[1] === 0x61 && // a
+    body[2] === 0x74 && // t
+    body[3] === 0x61 && // a
+    body[4] === 0x3d // =
+  )
+}
+
+function decodeString(value: string, compression: Compression, maxBytes: number): string {
+  if (compression === 'lz64') return lz64(value, maxBytes)
+  if (compression === 'gzip') {
+    const bytes = base64Bytes(value)
+    if (isGzip(bytes)) return text(gunzip(bytes, maxBytes))
+  }
+  return unwrap(value, maxBytes)
+}
+
+/** Decode a payload to JSON text; throws 400 invalid_payload / no_data or 413 request_too_large. */
+export function decodePayload(raw: RawPayload, maxBytes: number): DecodedPayload {
+  if (raw.body.length > maxBytes) throw errors.tooLarge()
+  const queryHint = raw.query.get('compression')
+  const queryData = raw.query.get('data')
+
+  if (raw.body.length === 0) {
+    if (queryData) return { text: decodeString(queryData, compressionHint(queryHint), maxBytes), form: null }
+    throw errors.validation(
+      'no_data',
+      'No data found. Make sure to use a POST request when sending the payload in the body of the request.',
+    )
+  }
+
+  if (isForm(raw.contentType, raw.body)) {
+    const form = new URLSearchParams(text(raw.body))
+    const data = form.get('data')
+    if (!data) {
+      throw errors.validation(
+        'no_data',
+        'No data found. Make sure to use a POST request when sending the payload in the body of the request.',
+      )
+    }
+    const compression = compressionHint(queryHint ?? form.get('compression') ?? raw.contentEncoding)
+    return { text: decodeString(data, compression, maxBytes), form }
+  }
+
+  const compression = compressionHint(queryHint ?? raw.contentEncoding)
+  if (isGzip(raw.body)) return { text: text(gunzip(raw.body, maxBytes)), form: null }
+  const body = text(raw.body)
+  if (compression === 'lz64') return { text: lz64(body, maxBytes), form: null }
+  return { text: unwrap(body, maxBytes), form: null }
+}
+
+/** JSON.parse with PostHog's tolerance of NaN/Infinity (Python clients send them) and a helpful error. */
+export function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch (error) {
+    if (/\b(NaN|-?Infinity)\b/.test(text)) {
+      try {
+        return JSON.parse(text.replace(/([:[,]\s*)-?(?:NaN|Infinity)(?=\s*[,\]}])/g, '$1null'))
+      } catch {
+        // fall through to the original message
+      }
+    }
+    const message = error instanceof RangeError ? 'nested too deeply' : (error as Error).message
+    return malformed(`Invalid JSON: ${message}`)
+  }
+}

@@ -1,0 +1,79 @@
+// Where each consumer of the log has got to, on disk. Two 512-byte slots written alternately, each with a
+// version and a crc, so a write torn by a crash leaves the previous state readable.
+import { closeSync, existsSync, fdatasyncSync, fstatSync, openSync, readSync, writeFileSync, writeSync } from 'node:fs'
+
+const SLOT = 512
+
+export interface CheckpointState {
+  /** last sequence number each consumer has finished */
+  done: Record<string, number>
+  /** the store writer may have written up to here (an insert was in flight) */
+  attempting: Record<string, number>
+}
+
+export class Checkpoint {
+  private version = 0
+  private state: CheckpointState = { done: {}, attempting: {} }
+  private readonly fd: number
+
+  constructor(path: string) {
+    if (!existsSync(path)) writeFileSync(path, '')
+    this.fd = openSync(path, 'r+')
+    this.load()
+  }
+
+  private load(): void {
+    if (fstatSync(this.fd).size < SLOT) return
+    for (const slot of [0, 1]) {
+      const buf = Buffer.alloc(SLOT)
+      if (readSync(this.fd, buf, 0, SLOT, slot * SLOT) !== SLOT) continue
+      const length = buf.readUInt16LE(0)
+      const crc = buf.readUInt32LE(2)
+      if (length === 0 || length > SLOT - 6) continue
+      const body = buf.subarray(6, 6 + length)
+      if (Bun.hash.crc32(body) >>> 0 !== crc) continue
+      try {
+        const parsed = JSON.parse(body.toString('utf8')) as { v: number; s: CheckpointState }
+        if (parsed.v > this.version) {
+          this.version = parsed.v
+          this.state = { done: parsed.s.done ?? {}, attempting: parsed.s.attempting ?? {} }
+        }
+      } catch {
+        // a damaged slot: the other one holds the previous state
+      }
+    }
+  }
+
+  get(): CheckpointState {
+    return { done: { ...this.state.done }, attempting: { ...this.state.attempting } }
+  }
+
+  done(consumer: string): number {
+    return this.state.done[consumer] ?? 0
+  }
+
+  attempting(consumer: string): number {
+    return this.state.attempting[consumer] ?? 0
+  }
+
+  /** Record a change durably (fdatasync) before returning. */
+  update(change: (state: CheckpointState) => void): void {
+    const next = this.get()
+    change(next)
+    const version = this.version + 1
+    const body = Buffer.from(JSON.stringify({ v: version, s: next }), 'utf8')
+    if (body.length > SLOT - 6) throw new Error('checkpoint state too large')
+    const buf = Buffer.alloc(SLOT)
+    buf.writeUInt16LE(body.length, 0)
+    buf.writeUInt32LE(Bun.hash.crc32(body) >>> 0, 2)
+    body.copy(buf, 6)
+    writeSync(this.fd, buf, 0, SLOT, (version % 2) * SLOT)
+    fdatasyncSync(this.fd)
+    this.version = version
+    this.state = next
+  }
+
+  close(): void {
+    closeSync(this.fd)
+  }
+}

@@ -1,0 +1,196 @@
+// A consumer reads the log in order from its own cursor, in batches, and hands each batch to its handler
+// (the store writer; the persons/definitions learner). A failing batch is retried with backoff while the
+// log keeps accepting; the cursor moves, durably, only after the handler succeeds.
+import type { Logger } from '../log'
+import type { Checkpoint } from './checkpoint'
+import type { LoggedRecord, Ring } from './ring'
+import type { WalReader, WalRecord, WriteAheadLog } from './wal'
+
+export interface Batch {
+  records: LoggedRecord[]
+  firstSeq: number
+  lastSeq: number
+  events: number
+  bytes: number
+}
+
+export interface BatchHandler {
+  readonly name: string
+  /** Process a batch; throw to have it retried. `inDoubt`: a previous attempt may have taken effect. */
+  handle(batch: Batch, inDoubt: boolean): Promise<void>
+}
+
+export interface ConsumerDeps {
+  wal: WriteAheadLog
+  ring: Ring
+  checkpoint: Checkpoint
+  /** turn a record read back from the log into events (the capture replay path) */
+  replay(record: WalRecord): LoggedRecord
+  maxEvents: number
+  intervalMs: number
+  log: Logger
+  onFailure?(consumer: string, error: unknown): void
+  /** called after the cursor moved */
+  onProgress(): void
+}
+
+const MIN_BACKOFF_MS = 100
+const MAX_BACKOFF_MS = 10_000
+
+export class Consumer {
+  private cursor: number
+  private reader: WalReader
+  private pending: Batch | null = null
+  private failures = 0
+  private inDoubtThrough: number
+  private running: Promise<void> | null = null
+  private timer: ReturnType<typeof setTimeout> | undefined
+  private stopped = false
+  private lastError: string | null = null
+  /** bytes of records this consumer has finished since boot */
+  consumedBytes = 0
+
+  constructor(
+    private readonly deps: ConsumerDeps,
+    private readonly handler: BatchHandler,
+  ) {
+    // A consumer new to this log starts at its oldest record.
+    this.cursor = Math.max(deps.checkpoint.done(handler.name), deps.wal.firstSeq - 1)
+    this.inDoubtThrough = Math.max(deps.checkpoint.attempting(handler.name), this.cursor)
+    this.reader = deps.wal.reader(this.cursor + 1)
+  }
+
+  get name(): string {
+    return this.handler.name
+  }
+
+  /** Last sequence number finished. */
+  get position(): number {
+    return this.cursor
+  }
+
+  get failing(): string | null {
+    return this.failures > 0 ? this.lastError : null
+  }
+
+  start(): void {
+    this.schedule(this.deps.intervalMs)
+  }
+
+  /** Run now (e.g. enough events are waiting). */
+  kick(): void {
+    if (this.failures > 0 || this.stopped) return
+    if (!this.running) {
+      clearTimeout(this.timer)
+      this.run()
+    }
+  }
+
+  private schedule(ms: number): void {
+    if (this.stopped) return
+    clearTimeout(this.timer)
+    this.timer = setTimeout(() => this.run(), ms)
+  }
+
+  private run(): void {
+    if (this.running || this.stopped) return
+    this.running = this.step()
+      .catch((error) => this.deps.log.error({ err: error, consumer: this.name }, 'consumer step crashed'))
+      .finally(() => {
+        this.running = null
+        if (this.stopped) return
+        if (this.failures > 0) {
+          const backoff = Math.min(MAX_BACKOFF_MS, MIN_BACKOFF_MS * 2 ** (this.failures - 1))
+          this.schedule(backoff * (0.75 + Math.random() * 0.5))
+        } else if (this.deps.wal.lastSeq > this.cursor && this.waitingEvents() >= this.deps.maxEvents) {
+          this.schedule(0)
+        } else {
+          this.schedule(this.deps.intervalMs)
+        }
+      })
+  }
+
+  private waitingEvents(): number {
+    return this.deps.ring.eventCount
+  }
+
+  /** One batch: collect, hand over, advance. */
+  private async step(): Promise<void> {
+    const batch = this.pending ?? this.collect()
+    if (!batch) return
+    this.pending = batch
+    const inDoubt = this.failures > 0 || batch.firstSeq <= this.inDoubtThrough
+    try {
+      await this.handler.handle(batch, inDoubt)
+    } catch (error) {
+      this.failures++
+      this.lastError = (error as Error)?.message ?? String(error)
+      this.deps.onFailure?.(this.name, error)
+      if (this.failures === 1 || this.failures % 20 === 0) {
+        this.deps.log.warn({ err: error, consumer: this.name, attempts: this.failures, firstSeq: batch.firstSeq, lastSeq: batch.lastSeq }, 'batch failed; will retry')
+      }
+      return
+    }
+    if (this.failures > 0) this.deps.log.info({ consumer: this.name, attempts: this.failures + 1 }, 'batch succeeded after retries')
+    this.failures = 0
+    this.lastError = null
+    this.pending = null
+    this.deps.checkpoint.update((s) => {
+      s.done[this.name] = batch.lastSeq
+    })
+    this.cursor = batch.lastSeq
+    this.consumedBytes += batch.bytes
+    this.deps.onProgress()
+  }
+
+  /** The next records after the cursor, from the ring where it has them and from the log otherwise. */
+  private collect(): Batch | null {
+    const last = this.deps.wal.lastSeq
+    if (last <= this.cursor) return null
+    const records: LoggedRecord[] = []
+    let events = 0
+    let bytes = 0
+    let seq = this.cursor + 1
+    while (seq <= last && (records.length === 0 || events < this.deps.maxEvents)) {
+      let record = this.deps.ring.get(seq)
+      if (record) {
+        this.reader.seek(seq + 1)
+      } else {
+        this.reader.seek(seq)
+        const raw = this.reader.next()
+        if (!raw) break
+        record = this.deps.replay(raw)
+      }
+      records.push(record)
+      events += record.events.length
+      bytes += record.size
+      seq++
+    }
+    if (records.length === 0) return null
+    return { records, firstSeq: records[0].seq, lastSeq: records[records.length - 1].seq, events, bytes }
+  }
+
+  /** Finish the batch in flight and stop. */
+  async stop(): Promise<void> {
+    this.stopped = true
+    clearTimeout(this.timer)
+    await this.running
+    this.reader.close()
+  }
+
+  /** Work until caught up with the log (or the deadline passes); used when draining. */
+  async catchUp(deadline: number): Promise<boolean> {
+    while (!this.stopped && this.cursor < this.deps.wal.lastSeq && Date.now() < deadline) {
+      if (this.running) await this.running
+      else {
+        clearTimeout(this.timer)
+        this.running = this.step().finally(() => {
+          this.running = null
+        })
+        await this.running
+        if (this.failures > 0) await Bun.sleep(Math.min(1000, MIN_BACKOFF_MS * 2 ** this.failures))
+      }
+    }
+    return this.cursor >= this.deps.wal.lastSeq
+  }
+}

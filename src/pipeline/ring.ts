@@ -1,0 +1,65 @@
+// Decoded records held in memory between capture and the consumers, keyed by log sequence number.
+// It holds one contiguous run of sequence numbers; when full, records are left out (they stay in the log)
+// until the consumers have emptied it, and the consumers read the gap back from the log.
+import type { CapturedEvent } from '../capture/normalize'
+
+export interface LoggedRecord {
+  seq: number
+  projectId: number
+  receivedAt: number
+  events: CapturedEvent[]
+  /** bytes in the log */
+  size: number
+}
+
+export class Ring {
+  private entries: (LoggedRecord | undefined)[] = []
+  private head = 0
+  private events = 0
+
+  constructor(private readonly maxEvents: number) {}
+
+  get eventCount(): number {
+    return this.events
+  }
+
+  get length(): number {
+    return this.entries.length - this.head
+  }
+
+  private get firstSeq(): number {
+    return this.entries[this.head]!.seq
+  }
+
+  /** Keep the record if it extends the run and fits; false means consumers must read it from the log. */
+  push(record: LoggedRecord): boolean {
+    const n = this.length
+    if (n > 0) {
+      const last = this.entries[this.entries.length - 1]!
+      if (record.seq !== last.seq + 1) return false
+      if (this.events + record.events.length > this.maxEvents) return false
+    }
+    this.entries.push(record)
+    this.events += record.events.length
+    return true
+  }
+
+  get(seq: number): LoggedRecord | undefined {
+    if (this.length === 0) return undefined
+    const i = this.head + (seq - this.firstSeq)
+    return i >= this.head && i < this.entries.length ? this.entries[i] : undefined
+  }
+
+  /** Forget records every consumer has finished. */
+  evictThrough(seq: number): void {
+    while (this.head < this.entries.length && this.entries[this.head]!.seq <= seq) {
+      this.events -= this.entries[this.head]!.events.length
+      this.entries[this.head] = undefined
+      this.head++
+    }
+    if (this.head > 1024 && this.head * 2 > this.entries.length) {
+      this.entries = this.entries.slice(this.head)
+      this.head = 0
+    }
+  }
+}

@@ -1,0 +1,133 @@
+import { afterEach, describe, expect, test } from 'bun:test'
+import { mkdtempSync, openSync, readdirSync, rmSync, statSync, writeSync, closeSync, truncateSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { WriteAheadLog, type WalRecord } from './wal'
+
+const dirs: string[] = []
+const logs: WriteAheadLog[] = []
+afterEach(async () => {
+  for (const l of logs.splice(0)) await l.close()
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true })
+})
+
+function dir(): string {
+  const d = mkdtempSync(join(tmpdir(), 'phog-wal-'))
+  dirs.push(d)
+  return d
+}
+
+function open(d: string, over: Partial<Parameters<typeof WriteAheadLog.open>[0]> = {}): WriteAheadLog {
+  const wal = WriteAheadLog.open({ dir: d, segmentBytes: 4096, fsyncIntervalMs: 50, spares: 1, ...over })
+  logs.push(wal)
+  return wal
+}
+
+const payload = (i: number, size = 100) => new TextEncoder().encode(`record-${i}-`.padEnd(size, '.'))
+const text = (r: WalRecord) => new TextDecoder().decode(r.payload)
+
+function readAll(wal: WriteAheadLog, from = 1): WalRecord[] {
+  const reader = wal.reader(from)
+  const out: WalRecord[] = []
+  for (let r = reader.next(); r; r = reader.next()) out.push(r)
+  reader.close()
+  return out
+}
+
+async function closeAndForget(wal: WriteAheadLog): Promise<void> {
+  await wal.close()
+  logs.splice(logs.indexOf(wal), 1)
+}
+
+describe('write-ahead log', () => {
+  test('records come back in order with consecutive sequence numbers, across segments', () => {
+    const wal = open(dir())
+    for (let i = 1; i <= 100; i++) expect(wal.append([payload(i)]).seq).toBe(i)
+    const records = readAll(wal)
+    expect(records.map((r) => r.seq)).toEqual(Array.from({ length: 100 }, (_, i) => i + 1))
+    expect(text(records[41])).toStartWith('record-42-')
+    expect(readAll(wal, 95).map((r) => r.seq)).toEqual([95, 96, 97, 98, 99, 100])
+  })
+
+  test('a record made of several parts reads back as one payload', () => {
+    const wal = open(dir())
+    wal.append([new Uint8Array([1, 2]), new Uint8Array([]), new Uint8Array([3])])
+    expect([...readAll(wal)[0].payload]).toEqual([1, 2, 3])
+  })
+
+  test('reopening recovers every record and appends continue after the last', async () => {
+    const d = dir()
+    const wal = open(d)
+    for (let i = 1; i <= 60; i++) wal.append([payload(i)])
+    await closeAndForget(wal)
+    const again = open(d)
+    expect(again.lastSeq).toBe(60)
+    expect(again.append([payload(61)]).seq).toBe(61)
+    expect(readAll(again).length).toBe(61)
+  })
+
+  test('a torn last record is cut off on recovery and overwritten by the next append', async () => {
+    const d = dir()
+    const wal = open(d, { segmentBytes: 1 << 20 })
+    for (let i = 1; i <= 5; i++) wal.append([payload(i)])
+    await closeAndForget(wal)
+    const segment = join(d, readdirSync(d).find((f) => /^\d{16}\.seg$/.test(f))!)
+    truncateSync(segment, statSync(segment).size - 30) // record 5 loses its tail
+    const again = open(d, { segmentBytes: 1 << 20 })
+    expect(again.lastSeq).toBe(4)
+    expect(again.append([payload(99)]).seq).toBe(5)
+    expect(text(readAll(again)[4])).toStartWith('record-99-')
+  })
+
+  test('a corrupted record ends recovery there', async () => {
+    const d = dir()
+    const wal = open(d, { segmentBytes: 1 << 20 })
+    for (let i = 1; i <= 5; i++) wal.append([payload(i)])
+    await closeAndForget(wal)
+    const segment = join(d, readdirSync(d).find((f) => /^\d{16}\.seg$/.test(f))!)
+    const fd = openSync(segment, 'r+')
+    writeSync(fd, Buffer.from('XX'), 0, 2, 116 * 2 + 50) // inside record 3's payload
+    closeSync(fd)
+    expect(open(d, { segmentBytes: 1 << 20 }).lastSeq).toBe(2)
+  })
+
+  test('released segments are recycled, and their stale bytes are never read as records', async () => {
+    const d = dir()
+    const wal = open(d, { segmentBytes: 1024 })
+    for (let i = 1; i <= 40; i++) wal.append([payload(i)])
+    wal.release(30)
+    await Bun.sleep(50)
+    const names = readdirSync(d)
+    expect(names.some((n) => n.startsWith('spare-'))).toBe(true)
+    for (let i = 41; i <= 80; i++) wal.append([payload(i)]) // written into recycled files
+    await closeAndForget(wal)
+    const again = open(d, { segmentBytes: 1024 })
+    expect(again.lastSeq).toBe(80)
+    const records = readAll(again, 31)
+    expect(records.map((r) => r.seq)).toEqual(Array.from({ length: 50 }, (_, i) => i + 31))
+    expect(text(records[records.length - 1])).toStartWith('record-80-')
+  })
+
+  test('with fsync on every acknowledgement, appends resolve after a shared fdatasync', async () => {
+    const wal = open(dir(), { fsyncIntervalMs: 0, segmentBytes: 1 << 20 })
+    const appended = Array.from({ length: 50 }, (_, i) => wal.append([payload(i)]))
+    expect(appended.every((a) => a.durable instanceof Promise)).toBe(true)
+    await Promise.all(appended.map((a) => a.durable))
+    expect(open(dir(), { fsyncIntervalMs: 50 }).append([payload(1)]).durable).toBeNull()
+  })
+
+  test('bytesAfter counts exactly the records after a position', () => {
+    const wal = open(dir(), { segmentBytes: 1024 })
+    for (let i = 1; i <= 30; i++) wal.append([payload(i)])
+    expect(wal.bytesAfter(0)).toBe(30 * 116)
+    expect(wal.bytesAfter(20)).toBe(10 * 116)
+    expect(wal.bytesAfter(30)).toBe(0)
+  })
+
+  test('an empty log can start at a later sequence number', () => {
+    const wal = open(dir())
+    wal.startAt(1000)
+    expect(wal.append([payload(1)]).seq).toBe(1000)
+    expect(readAll(wal, 1000).length).toBe(1)
+  })
+})
