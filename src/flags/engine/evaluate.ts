@@ -1,0 +1,300 @@
+// Evaluation of compiled flags: PostHog's FeatureFlagMatcher.get_match (FM), as a pure function.
+import type { CompiledCondition, CompiledFlag, Rollout } from './compile'
+import { flagHash, holdoutHash } from './hash'
+import { matchAbsent, matchPresent } from './operators'
+import { pyStr } from './pyvalue'
+import type { EvalInput, FlagOutcome, FlagResult, MatchReason } from './types'
+
+class NeedsStoredData extends Error {}
+class EvaluationError extends Error {}
+
+const EMPTY: Readonly<Record<string, unknown>> = Object.freeze({})
+
+const REASON_SCORE: Record<MatchReason, number> = {
+  super_condition_value: 4,
+  holdout_condition_value: 3.5,
+  condition_match: 3,
+  no_group_type: 2,
+  out_of_rollout_bound: 1,
+  no_condition_match: 0,
+}
+
+type Entity =
+  | { kind: 'none' }
+  | {
+      kind: 'person' | 'group'
+      /** group type name (groups only) */
+      name: string
+      identifier: string
+      overrides: Readonly<Record<string, unknown>>
+      stored: Readonly<Record<string, unknown>> | null | undefined
+    }
+
+function groupTypeName(flag: CompiledFlag, names: ReadonlyMap<number, string>): string | undefined {
+  let idx = flag.aggregationGroupTypeIndex
+  if (typeof idx === 'boolean') idx = idx ? 1 : 0 // Python: True == 1 as a dict key
+  return typeof idx === 'number' ? names.get(idx) : undefined
+}
+
+function requestGroupKey(groups: Record<string, string>, name: string): string | null {
+  if (!groups || !Object.hasOwn(groups, name)) return null
+  const v: unknown = groups[name]
+  if (v === null || v === undefined) return null
+  return typeof v === 'string' ? v : pyStr(v)
+}
+
+function resolveEntity(flag: CompiledFlag, input: EvalInput): Entity {
+  if (flag.aggregationGroupTypeIndex === null) {
+    const overrides = input.hashKeyOverrides
+    const identifier =
+      flag.ensureExperienceContinuity && overrides && Object.hasOwn(overrides, flag.key) ? overrides[flag.key]! : input.distinctId
+    return { kind: 'person', name: '', identifier, overrides: input.personOverrides ?? EMPTY, stored: input.storedPerson }
+  }
+  const name = groupTypeName(flag, input.groupTypeNames)
+  if (name === undefined) return { kind: 'none' }
+  const key = requestGroupKey(input.groups, name)
+  if (key === null) return { kind: 'none' }
+  const go = input.groupOverrides
+  const overrides = go && Object.hasOwn(go, name) && go[name] ? go[name]! : EMPTY
+  const stored = input.storedGroups === undefined ? undefined : input.storedGroups.has(name) ? input.storedGroups.get(name) : undefined
+  return { kind: 'group', name, identifier: key, overrides, stored }
+}
+
+/** The properties of one condition: true when they all match. */
+function propertiesMatch(
+  cond: CompiledCondition,
+  entity: Exclude<Entity, { kind: 'none' }>,
+  now: Date,
+  allowPureIsNot: boolean,
+): boolean {
+  const props = cond.props!
+  const overrides = entity.overrides
+  // can_compute_locally: no cohort, every key in the overrides
+  let local = !cond.hasCohort
+  if (local) {
+    for (const key of cond.keys) {
+      if (!Object.hasOwn(overrides, key)) {
+        local = false
+        break
+      }
+    }
+  }
+  if (local) {
+    for (const p of props) if (!matchPresent(p, overrides[p.key], now)) return false
+    return true
+  }
+  const stored = entity.stored
+  if (stored === undefined) throw new NeedsStoredData()
+  if (stored === null) return allowPureIsNot && cond.pureIsNot
+  // The server builds one query from every property (overrides short-circuit per property), so all
+  // of them are looked at even after one fails.
+  let all = true
+  for (const p of props) {
+    let ok: boolean
+    if (p.isCohort) ok = false
+    else if (Object.hasOwn(overrides, p.key)) ok = matchPresent(p, overrides[p.key], now)
+    else if (Object.hasOwn(stored, p.key)) {
+      const v = stored[p.key]
+      ok = v === null || v === undefined ? matchAbsent(p, true) : matchPresent(p, v, now)
+    } else ok = matchAbsent(p, false)
+    if (!ok) all = false
+  }
+  return all
+}
+
+function rolloutFails(rollout: Rollout, hash: () => number): boolean {
+  if (rollout === null) return false
+  if (rollout === 'error') throw new EvaluationError('rollout_percentage is not a number')
+  return hash() > rollout / 100
+}
+
+type ConditionReason = 'condition_match' | 'no_condition_match' | 'out_of_rollout_bound'
+
+/** FM is_condition_match. */
+function conditionMatch(
+  cond: CompiledCondition,
+  entity: Exclude<Entity, { kind: 'none' }>,
+  now: Date,
+  hash: () => number,
+): ConditionReason {
+  if (cond.propsError) throw new EvaluationError('malformed condition properties')
+  if (cond.props !== null) {
+    if (!propertiesMatch(cond, entity, now, true)) return 'no_condition_match'
+    if (cond.rollout === null) return 'condition_match'
+  }
+  return rolloutFails(cond.rollout, hash) ? 'out_of_rollout_bound' : 'condition_match'
+}
+
+function payloadFor(flag: CompiledFlag, variant: string | null): unknown {
+  const payloads = flag.payloads
+  if (payloads === 'error') throw new EvaluationError('payloads is not an object')
+  const k = variant ? variant : 'true'
+  return Object.hasOwn(payloads, k) ? payloads[k] : undefined
+}
+
+function lookupVariant(flag: CompiledFlag, identifier: string): string | null {
+  const table = flag.variantTable
+  if (table === 'error') throw new EvaluationError('malformed variants')
+  if (table.length === 0) return null
+  const h = flagHash(flag.key, identifier, 'variant')
+  for (const slot of table) if (h >= slot.min && h < slot.max) return slot.key
+  return null
+}
+
+function result(flag: CompiledFlag, enabled: boolean, variant: string | null, reason: MatchReason, conditionIndex: number | null, payload: unknown): FlagResult {
+  return { key: flag.key, enabled, variant, reason, conditionIndex, payload }
+}
+
+const LONE_SURROGATE_RE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
+
+/** Python's str.encode("utf-8") raises on lone surrogates (JS would hash U+FFFD instead). */
+function isWellFormed(s: string): boolean {
+  return !LONE_SURROGATE_RE.test(s)
+}
+
+function getMatch(flag: CompiledFlag, input: EvalInput): FlagResult {
+  if (flag.broken) throw new EvaluationError('broken flag')
+  const entity = resolveEntity(flag, input)
+  if (entity.kind === 'none') return result(flag, false, null, 'no_group_type', null, undefined)
+  const identifier = entity.identifier
+  let rolloutHash = -1
+  const hash = (): number => {
+    if (rolloutHash < 0) {
+      if (!isWellFormed(flag.key) || !isWellFormed(identifier)) throw new EvaluationError('identifier is not valid UTF-16')
+      rolloutHash = flagHash(flag.key, identifier, '')
+    }
+    return rolloutHash
+  }
+  const now = input.now
+
+  // Super conditions (early access): only the first super group counts.
+  const sup = flag.superCondition
+  if (sup.kind === 'error') throw new EvaluationError('malformed super_groups')
+  if (sup.kind === 'properties') {
+    if (sup.isSetKey !== null) {
+      const key = sup.isSetKey
+      let isSet: boolean
+      if (Object.hasOwn(entity.overrides, key)) isSet = true
+      else if (entity.stored === undefined) throw new NeedsStoredData()
+      else isSet = entity.stored !== null && Object.hasOwn(entity.stored, key)
+      if (isSet) {
+        if (sup.cond.propsError) throw new EvaluationError('malformed super condition')
+        const value = propertiesMatch(sup.cond, entity, now, false)
+        return result(flag, value, null, 'super_condition_value', 0, value ? payloadFor(flag, null) : undefined)
+      }
+    }
+  } else if (sup.kind === 'rollout') {
+    const r = conditionMatch(sup.cond, entity, now, hash)
+    const matched = r === 'condition_match'
+    return result(flag, matched, null, matched ? 'super_condition_value' : r, 0, matched ? payloadFor(flag, null) : undefined)
+  }
+
+  // Holdout: the first holdout group, rollout only, hashed on `holdout-<identifier>`.
+  const holdout = flag.holdout
+  if (holdout.kind === 'error') throw new EvaluationError('malformed holdout_groups')
+  if (holdout.kind === 'rollout') {
+    const out = rolloutFails(holdout.rollout, () => {
+      if (!isWellFormed(identifier)) throw new EvaluationError('identifier is not valid UTF-16')
+      return holdoutHash(identifier)
+    })
+    if (!out) {
+      const v = holdout.variant
+      const variant = v ? (typeof v === 'string' ? v : pyStr(v)) : lookupVariant(flag, identifier)
+      return result(flag, true, variant, 'holdout_condition_value', 0, payloadFor(flag, variant))
+    }
+  }
+
+  let bestReason: MatchReason = 'no_condition_match'
+  let bestIndex = 0
+  for (const cond of flag.conditions) {
+    const reason = conditionMatch(cond, entity, now, hash)
+    if (reason === 'condition_match') {
+      const keys = flag.variantKeys
+      if (keys === 'error') throw new EvaluationError('malformed variants')
+      const override = cond.variant
+      let variant: string | null
+      if (override !== null && override !== undefined && keys.includes(override)) {
+        variant = typeof override === 'string' ? override : pyStr(override)
+      } else variant = lookupVariant(flag, identifier)
+      return result(flag, true, variant, 'condition_match', cond.index, payloadFor(flag, variant))
+    }
+    if (REASON_SCORE[bestReason] <= REASON_SCORE[reason]) {
+      bestReason = reason
+      bestIndex = cond.index
+    }
+  }
+  return result(flag, false, null, bestReason, bestIndex, undefined)
+}
+
+/** Evaluate one flag (active or not: the caller decides which flags to ask about). Never throws. */
+export function evaluateFlag(flag: CompiledFlag, input: EvalInput): FlagOutcome {
+  try {
+    return { ok: true, result: getMatch(flag, input) }
+  } catch (e) {
+    // EvaluationError, PythonException (what the server raises), or anything unexpected
+    return { ok: false, key: flag.key, error: e instanceof NeedsStoredData ? 'needs_stored_data' : 'evaluation_error' }
+  }
+}
+
+/** Evaluate every active, non-deleted flag, in order; inactive and deleted flags get no outcome. */
+export function evaluateFlags(flags: readonly CompiledFlag[], input: EvalInput): FlagOutcome[] {
+  const out: FlagOutcome[] = []
+  for (const flag of flags) {
+    if (!flag.active || flag.deleted) continue
+    out.push(evaluateFlag(flag, input))
+  }
+  return out
+}
+
+function conditionNeedsStored(cond: CompiledCondition, overrides: Readonly<Record<string, unknown>>): boolean {
+  if (cond.props === null || cond.propsError) return false
+  if (cond.hasCohort) return true
+  for (const key of cond.keys) if (!Object.hasOwn(overrides, key)) return true
+  return false
+}
+
+/**
+ * Which stored rows a request must load: a condition needs stored data when one of its property keys
+ * is missing from the overrides, or when it uses a cohort. Inactive, deleted and broken flags, and
+ * group flags whose group is not in the request, need nothing.
+ */
+export function storedDataNeeded(
+  flags: readonly CompiledFlag[],
+  input: Pick<EvalInput, 'personOverrides' | 'groupOverrides' | 'groups' | 'groupTypeNames'>,
+): { person: boolean; groupTypes: Set<string> } {
+  let person = false
+  const groupTypes = new Set<string>()
+  for (const flag of flags) {
+    if (!flag.active || flag.deleted || flag.broken) continue
+    let name: string | null = null
+    let overrides: Readonly<Record<string, unknown>>
+    if (flag.aggregationGroupTypeIndex === null) {
+      if (person) continue
+      overrides = input.personOverrides ?? EMPTY
+    } else {
+      const n = groupTypeName(flag, input.groupTypeNames)
+      if (n === undefined || requestGroupKey(input.groups, n) === null || groupTypes.has(n)) continue
+      name = n
+      const go = input.groupOverrides
+      overrides = go && Object.hasOwn(go, n) && go[n] ? go[n]! : EMPTY
+    }
+    let needs = false
+    const sup = flag.superCondition
+    if (sup.kind === 'rollout') continue // decides the flag before any condition is looked at
+    if (sup.kind === 'properties' && sup.isSetKey !== null) {
+      needs = !Object.hasOwn(overrides, sup.isSetKey) || conditionNeedsStored(sup.cond, overrides)
+    }
+    if (!needs) {
+      for (const cond of flag.conditions) {
+        if (conditionNeedsStored(cond, overrides)) {
+          needs = true
+          break
+        }
+      }
+    }
+    if (!needs) continue
+    if (name === null) person = true
+    else groupTypes.add(name)
+  }
+  return { person, groupTypes }
+}

@@ -1,0 +1,17 @@
+// The pure feature-flag evaluation engine: PostHog `/decide` semantics, no I/O.
+export type {
+  ConditionGroup,
+  EvalInput,
+  FlagDefinition,
+  FlagFilters,
+  FlagOutcome,
+  FlagResult,
+  MatchReason,
+  PropertyFilter,
+  Variant,
+} from './types'
+export type { CompiledFlag } from './compile'
+export { compileFlag } from './compile'
+export { evaluateFlag, evaluateFlags, storedDataNeeded } from './evaluate'
+export { flagHash } from './hash'
+export { parseRelativeDate } from './dates'
