@@ -11,7 +11,8 @@ WORKDIR /app
 ENV NODE_ENV=production \
     PORT=8000 \
     HOST=0.0.0.0 \
-    DATA_DIR=/data
+    DATA_DIR=/data \
+    BUN_JSC_forceRAMSize=536870912
 COPY --from=deps /app/node_modules ./node_modules
 COPY package.json tsconfig.json ./
 COPY src ./src

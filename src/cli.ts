@@ -6,7 +6,7 @@ import { migratePostgres } from './db/migrate'
 import { openDatabase, type Database } from './db/postgres'
 import { createLogger } from './log'
 import { createPersonalKey, createProject } from './projects/repository'
-import { createEventStore } from './services'
+import { createEventStore } from './events/factory'
 import { dlqCommand } from './pipeline/dlq-cli'
 
 const USAGE = `usage: npm run cli -- <command>

@@ -9,7 +9,7 @@ describe('config', () => {
     expect(c.DATA_DIR).toBe('./data')
     expect(c.MAX_BODY_BYTES).toBe(20 * 1024 * 1024)
     expect(c.FLUSH_INTERVAL_MS).toBe(1000)
-    expect(c.FLUSH_MAX_EVENTS).toBe(50_000)
+    expect(c.FLUSH_MAX_EVENTS).toBe(20_000)
     expect(c.LOG_LEVEL).toBe('info')
     expect(c.DATABASE_URL).toBeUndefined()
     expect(c.CLICKHOUSE_URL).toBeUndefined()

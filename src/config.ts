@@ -21,7 +21,7 @@ export const ConfigSchema = Type.Object({
   INIT_PERSONAL_API_KEY: OptionalString('personal API key of the admin user created at boot', '^phx_[A-Za-z0-9_-]{8,}$'),
   MAX_BODY_BYTES: Int({ default: 20 * MiB, minimum: 1024, description: 'request body cap in bytes (decompressed bodies too)' }),
   FLUSH_INTERVAL_MS: Int({ default: 1000, minimum: 5, description: 'flush the event buffer at least this often' }),
-  FLUSH_MAX_EVENTS: Int({ default: 50_000, minimum: 1, description: 'flush as soon as this many events are buffered; also the largest insert' }),
+  FLUSH_MAX_EVENTS: Int({ default: 20_000, minimum: 1, description: 'flush as soon as this many events are buffered; also the largest insert' }),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
     { default: 'info', description: 'one of fatal, error, warn, info, debug, trace, silent' },
@@ -41,6 +41,12 @@ export const ConfigSchema = Type.Object({
   RATE_LIMIT_API_PER_MINUTE: Int({ default: 2400, minimum: 0, description: 'private API requests per personal key per minute; 0 = unlimited' }),
   RATE_LIMIT_DECIDE_PER_SECOND: Int({ default: 0, minimum: 0, description: '/decide and /flags requests per project token per second; 0 = unlimited' }),
   REUSE_PORT: Bool(false, 'set SO_REUSEPORT so several processes can share PORT'),
+  FLUSH_WORKER_NICE: Int({
+    default: 10,
+    minimum: 0,
+    maximum: 19,
+    description: 'scheduling niceness of the flush worker thread: under saturation, accepting requests comes first',
+  }),
 })
 
 export type Config = Static<typeof ConfigSchema>

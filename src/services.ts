@@ -1,11 +1,10 @@
 // The composition root: opens the stores, runs migrations and bootstrap, and wires the capabilities.
 // main.ts, the CLI and the tests all build the service through here.
-import { join } from 'node:path'
 import type { Config } from './config'
 import { migratePostgres } from './db/migrate'
 import { isConnectionError, openDatabase, type Database } from './db/postgres'
-import { ClickHouseEventStore } from './events/clickhouse'
-import { EmbeddedEventStore } from './events/embedded'
+import { createEventStore } from './events/factory'
+import { ResilientStore } from './events/resilient-store'
 import type { EventStore } from './events/store'
 import { PersonalKeyAuth } from './http/auth'
 import { RateLimiter } from './http/rate-limit'
@@ -15,9 +14,7 @@ import type { Readiness } from './ops/routes'
 import { bootstrap } from './projects/repository'
 import { ProjectTokenCache } from './projects/token-cache'
 import { CaptureService } from './capture/service'
-import { replayRecord } from './capture/record'
-import { Pipeline } from './pipeline/pipeline'
-import { StoreWriter } from './pipeline/store-writer'
+import { CaptureLog } from './pipeline/capture-log'
 
 export interface Lifecycle {
   draining: boolean
@@ -32,18 +29,16 @@ export interface Services {
   tokens: ProjectTokenCache
   auth: PersonalKeyAuth
   apiLimiter: RateLimiter
-  pipeline: Pipeline
+  captureLog: CaptureLog
   capture: CaptureService
   lifecycle: Lifecycle
   readiness(): Promise<Readiness>
   close(): Promise<void>
 }
 
-export function createEventStore(config: Config): EventStore {
-  return config.CLICKHOUSE_URL
-    ? new ClickHouseEventStore(config.CLICKHOUSE_URL, config.CLICKHOUSE_CLUSTER)
-    : new EmbeddedEventStore(join(config.DATA_DIR, 'events.sqlite'))
-}
+export { createEventStore }
+
+const FLUSH_WORKER = new URL('./flush-worker.ts', import.meta.url)
 
 async function withTimeout<T>(promise: Promise<T>, ms: number, fallback: T): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined
@@ -69,7 +64,8 @@ export async function startServices(config: Config, log: Logger, options: { metr
     if (applied.length) log.info({ applied }, 'postgres migrations applied')
     await bootstrap(db.sql, { projectKey: config.INIT_PROJECT_API_KEY, personalKey: config.INIT_PERSONAL_API_KEY })
 
-    const events = createEventStore(config)
+    // The service starts even when the event store is down: capture keeps logging, /_ready says not ready.
+    const events = new ResilientStore(createEventStore(config))
     await events.init()
     closers.push(() => events.close())
 
@@ -78,25 +74,20 @@ export async function startServices(config: Config, log: Logger, options: { metr
     closers.push(async () => tokens.stop())
 
     const auth = new PersonalKeyAuth(db.sql)
-    const pipeline = new Pipeline(
+    const captureLog = new CaptureLog(
       {
         dataDir: config.DATA_DIR,
         segmentBytes: config.WAL_SEGMENT_BYTES,
         fsyncIntervalMs: config.WAL_FSYNC_INTERVAL_MS,
         maxWalBytes: config.WAL_MAX_BYTES,
-        ringMaxEvents: config.RING_MAX_EVENTS,
-        flushIntervalMs: config.FLUSH_INTERVAL_MS,
-        flushMaxEvents: config.FLUSH_MAX_EVENTS,
+        worker: { url: FLUSH_WORKER, data: { config } },
       },
-      { log, metrics, replay: (record) => replayRecord(record, config.MAX_BODY_BYTES) },
+      { log, metrics },
     )
-    pipeline.addConsumer(
-      new StoreWriter({ events, checkpoint: pipeline.checkpoint, deadLetters: pipeline.deadLetters, metrics, log }),
-    )
-    pipeline.start()
-    // Drained before the event store closes (closers run in reverse).
-    closers.push(() => pipeline.drain(Math.max(100, config.SHUTDOWN_TIMEOUT_MS - 1000)).then(() => undefined))
-    const capture = new CaptureService({ tokens, auth, pipeline, metrics, maxBodyBytes: config.MAX_BODY_BYTES })
+    // Closers run in reverse: the log drains (the worker catches up) before the stores close.
+    closers.push(() => captureLog.drain(Math.max(100, config.SHUTDOWN_TIMEOUT_MS - 1000)).then(() => undefined))
+    await captureLog.start()
+    const capture = new CaptureService({ tokens, auth, log: captureLog, maxBodyBytes: config.MAX_BODY_BYTES })
 
     const lifecycle: Lifecycle = { draining: false }
     const readiness = async (): Promise<Readiness> => {
@@ -113,7 +104,7 @@ export async function startServices(config: Config, log: Logger, options: { metr
       ])
       metrics.storeUp.set({ store: 'postgres' }, postgres ? 1 : 0)
       metrics.storeUp.set({ store: events.kind }, store ? 1 : 0)
-      const room = pipeline.hasRoom
+      const room = captureLog.hasRoom
       const checks: Record<string, string> = {
         postgres: postgres ? 'ok' : 'unreachable',
         [events.kind === 'clickhouse' ? 'clickhouse' : 'event_store']: store ? 'ok' : 'unreachable',
@@ -133,7 +124,7 @@ export async function startServices(config: Config, log: Logger, options: { metr
       tokens,
       auth,
       apiLimiter: new RateLimiter(config.RATE_LIMIT_API_PER_MINUTE, 60_000),
-      pipeline,
+      captureLog,
       capture,
       lifecycle,
       readiness,

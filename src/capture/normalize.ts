@@ -200,6 +200,19 @@ function eventTimestamp(e: Json, properties: Json, now: number, sentAt: number |
 
 // ---------------------------------------------------------------------------------------------------
 
+/** What makes a payload malformed (400) rather than an event to drop: checked on the request path. */
+function assertEventShape(e: unknown): asserts e is Json {
+  if (e === null) throw errors.invalidPayload('Invalid payload: some events are null.')
+  if (!isObject(e)) throw errors.invalidPayload(`Invalid payload: All events must be dictionaries not ${typeOfJson(e)}!`)
+  if (e.properties !== undefined && e.properties !== null && !isObject(e.properties)) {
+    throw errors.invalidPayload(`Invalid payload: Properties must be a JSON object, received ${typeOfJson(e.properties)}!`)
+  }
+}
+
+export function assertEventShapes(items: unknown[]): void {
+  for (let i = 0; i < items.length; i++) assertEventShape(items[i])
+}
+
 function bump(dropped: Map<DropReason, number>, reason: DropReason): void {
   dropped.set(reason, (dropped.get(reason) ?? 0) + 1)
 }
@@ -229,12 +242,8 @@ export function normalizeEvents(items: unknown[], ctx: CaptureContext, bodySentA
 
   for (let index = 0; index < items.length; index++) {
     const e = items[index]
-    if (e === null) throw errors.invalidPayload('Invalid payload: some events are null.')
-    if (!isObject(e)) throw errors.invalidPayload(`Invalid payload: All events must be dictionaries not ${typeOfJson(e)}!`)
-    let properties: Json
-    if (e.properties === undefined || e.properties === null) properties = {}
-    else if (isObject(e.properties)) properties = e.properties
-    else throw errors.invalidPayload(`Invalid payload: Properties must be a JSON object, received ${typeOfJson(e.properties)}!`)
+    assertEventShape(e)
+    const properties: Json = isObject(e.properties) ? e.properties : {}
 
     let name = eventName(e.event)
     if (name === null && ctx.engage && (e.event === undefined || e.event === null)) name = '$identify'

@@ -94,5 +94,12 @@ export function replayRecord(record: WalRecord, maxBytes: number): LoggedRecord 
   const { projectId, request } = decodeRecord(record.payload)
   const extracted = parseRequest(request, maxBytes)
   const normalized: Normalized = normalizeEvents(extracted.items, contextOf(request), extracted.sentAt)
-  return { seq: record.seq, projectId, receivedAt: request.receivedAt, events: normalized.events, size: record.size }
+  return {
+    seq: record.seq,
+    projectId,
+    receivedAt: request.receivedAt,
+    events: normalized.events,
+    dropped: normalized.dropped,
+    size: record.size,
+  }
 }

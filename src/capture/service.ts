@@ -1,23 +1,16 @@
 // Capture: decode, find the project, normalise, log. Never sees the HTTP context.
 import { errors } from '../http/errors'
 import type { PersonalKeyAuth } from '../http/auth'
-import type { Metrics } from '../ops/metrics'
-import type { Pipeline } from '../pipeline/pipeline'
+import type { CaptureLog } from '../pipeline/capture-log'
 import type { ProjectTokenCache } from '../projects/token-cache'
-import { normalizeEvents } from './normalize'
-import { contextOf, encodeRecord, parseRequest, type CaptureRequest } from './record'
+import { assertEventShapes } from './normalize'
+import { encodeRecord, parseRequest, type CaptureRequest } from './record'
 
 export interface CaptureDeps {
   tokens: ProjectTokenCache
   auth: PersonalKeyAuth
-  pipeline: Pipeline
-  metrics: Metrics
+  log: CaptureLog
   maxBodyBytes: number
-}
-
-export interface CaptureResult {
-  accepted: number
-  dropped: number
 }
 
 export class CaptureService {
@@ -39,20 +32,17 @@ export class CaptureService {
     return this.deps.tokens.cached(token) ?? (await this.deps.tokens.resolve(token))
   }
 
-  async capture(request: CaptureRequest): Promise<CaptureResult> {
-    const { metrics } = this.deps
+  /**
+   * Check the request (decoding, key, shape) and log it. Normalisation, and the drops of seed §7.3, happen
+   * in the flush worker from the logged request, exactly as they would on a replay: nothing in the answer
+   * depends on them (seed §6.2).
+   */
+  async capture(request: CaptureRequest): Promise<void> {
     const extracted = parseRequest(request, this.deps.maxBodyBytes)
     const projectId = await this.projectFor(extracted.token, extracted.projectId)
-    const { events, dropped } = normalizeEvents(extracted.items, contextOf(request), extracted.sentAt)
-    let droppedCount = 0
-    for (const [reason, n] of dropped) {
-      metrics.events.inc({ outcome: `dropped_${reason}` }, n)
-      droppedCount += n
-    }
-    if (events.length === 0) return { accepted: 0, dropped: droppedCount }
-    const durable = this.deps.pipeline.accept(encodeRecord(projectId, request), projectId, request.receivedAt, events)
+    assertEventShapes(extracted.items)
+    if (extracted.items.length === 0) return
+    const durable = this.deps.log.accept(encodeRecord(projectId, request), extracted.items.length)
     if (durable) await durable
-    metrics.events.inc({ outcome: 'accepted' }, events.length)
-    return { accepted: events.length, dropped: droppedCount }
   }
 }

@@ -80,7 +80,10 @@ export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPo
   let db: PGlite | undefined
   let server: Server | undefined
   try {
-    db = await PGlite.create(join(root, 'pg'))
+    db = await PGlite.create(join(root, 'pg'), {
+      // The metadata database is small: PGlite's default 128 MB of shared buffers would be most of our memory.
+      startParams: [...PGlite.defaultStartParams, '-c', 'shared_buffers=16MB'],
+    })
     const queue = new ExclusiveQueryQueue(db)
     const handlers = new Set<PGLiteSocketHandler>()
     server = createServer((socket: Socket) => {

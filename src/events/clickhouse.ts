@@ -162,15 +162,15 @@ export class ClickHouseEventStore implements EventStore {
     }
   }
 
-  async insertBatch(rows: StoredEvent[], options: InsertOptions): Promise<void> {
-    if (rows.length === 0) return
+  async insertBatch(rows: StoredEvent[], options: InsertOptions): Promise<number> {
+    if (rows.length === 0) return 0
     const d = this.dialect
     let pending = rows
     try {
       if (options.inDoubt) {
         const landed = await this.existingUuids(rows)
         pending = rows.filter((r) => !landed.has(r.uuid))
-        if (pending.length === 0) return
+        if (pending.length === 0) return 0
       }
       const settings: Record<string, string | number> = {}
       // The same token on a retry lets the server drop a block it already has (only for the same rows).
@@ -194,6 +194,7 @@ export class ClickHouseEventStore implements EventStore {
         })),
         clickhouse_settings: settings as never,
       })
+      return pending.length
     } catch (error) {
       throw classify(error, 'insert')
     }

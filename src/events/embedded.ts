@@ -54,6 +54,8 @@ export class EmbeddedEventStore implements EventStore {
     db.run('PRAGMA journal_mode = WAL')
     db.run('PRAGMA synchronous = FULL')
     db.run('PRAGMA busy_timeout = 5000')
+    // Index pages of a large table should stay cached: inserts into the time index are otherwise disk-bound.
+    db.run('PRAGMA cache_size = -32768')
     db.run('CREATE TABLE IF NOT EXISTS schema_migrations (version TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)')
     const done = new Set((db.query('SELECT version FROM schema_migrations').all() as { version: string }[]).map((r) => r.version))
     for (const file of readdirSync(MIGRATIONS_DIR).filter((f) => f.endsWith('.sql')).sort()) {
@@ -77,22 +79,26 @@ export class EmbeddedEventStore implements EventStore {
   }
 
   // INSERT OR IGNORE on (team_id, uuid) makes every insert idempotent, so inDoubt needs no extra work.
-  async insertBatch(rows: StoredEvent[], _options: InsertOptions): Promise<void> {
+  async insertBatch(rows: StoredEvent[], _options: InsertOptions): Promise<number> {
     const db = this.handle
     const insert = this.insert!
     const writeChunk = db.transaction((chunk: StoredEvent[]) => {
+      let written = 0
       for (const e of chunk) {
-        insert.run(e.uuid, e.teamId, e.event, e.distinctId, e.properties, e.timestamp, e.createdAt, e.personId)
+        written += insert.run(e.uuid, e.teamId, e.event, e.distinctId, e.properties, e.timestamp, e.createdAt, e.personId).changes
       }
+      return written
     })
+    let written = 0
     for (let i = 0; i < rows.length; i += CHUNK) {
       try {
-        writeChunk(rows.slice(i, i + CHUNK))
+        written += writeChunk(rows.slice(i, i + CHUNK)) as number
       } catch (error) {
         throw classify(error)
       }
       if (i + CHUNK < rows.length) await new Promise((r) => setImmediate(r))
     }
+    return written
   }
 
   async query(q: EventQuery): Promise<StoredEvent[]> {
@@ -109,7 +115,7 @@ export class EmbeddedEventStore implements EventStore {
     params.push(q.limit)
     try {
       const rows = this.handle
-        .query(`SELECT * FROM events WHERE ${where.join(' AND ')} ORDER BY timestamp DESC, uuid DESC LIMIT ?`)
+        .query(`SELECT uuid, team_id, event, distinct_id, properties, timestamp, created_at, person_id FROM events WHERE ${where.join(' AND ')} ORDER BY timestamp DESC, uuid DESC LIMIT ?`)
         .all(...params) as Row[]
       return rows.map(fromRow)
     } catch (error) {

@@ -40,7 +40,8 @@ export interface EventStore {
   /** timestamps are stored to this precision (ms) */
   readonly timestampPrecisionMs: number
   init(): Promise<void>
-  insertBatch(rows: StoredEvent[], options: InsertOptions): Promise<void>
+  /** Write the rows; returns how many were written (rows already stored are skipped when in doubt). */
+  insertBatch(rows: StoredEvent[], options: InsertOptions): Promise<number>
   /** newest first: timestamp desc, then uuid desc */
   query(q: EventQuery): Promise<StoredEvent[]>
   /** how many stored rows carry each uuid (for tests and replay checks) */

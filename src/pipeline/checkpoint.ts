@@ -11,6 +11,31 @@ export interface CheckpointState {
   attempting: Record<string, number>
 }
 
+function readSlots(fd: number): { version: number; state: CheckpointState } {
+  let version = 0
+  let state: CheckpointState = { done: {}, attempting: {} }
+  if (fstatSync(fd).size < SLOT) return { version, state }
+  for (const slot of [0, 1]) {
+    const buf = Buffer.alloc(SLOT)
+    if (readSync(fd, buf, 0, SLOT, slot * SLOT) !== SLOT) continue
+    const length = buf.readUInt16LE(0)
+    const crc = buf.readUInt32LE(2)
+    if (length === 0 || length > SLOT - 6) continue
+    const body = buf.subarray(6, 6 + length)
+    if (Bun.hash.crc32(body) >>> 0 !== crc) continue
+    try {
+      const parsed = JSON.parse(body.toString('utf8')) as { v: number; s: CheckpointState }
+      if (parsed.v > version) {
+        version = parsed.v
+        state = { done: parsed.s.done ?? {}, attempting: parsed.s.attempting ?? {} }
+      }
+    } catch {
+      // a damaged slot: the other one holds the previous state
+    }
+  }
+  return { version, state }
+}
+
 export class Checkpoint {
   private version = 0
   private state: CheckpointState = { done: {}, attempting: {} }
@@ -23,24 +48,19 @@ export class Checkpoint {
   }
 
   private load(): void {
-    if (fstatSync(this.fd).size < SLOT) return
-    for (const slot of [0, 1]) {
-      const buf = Buffer.alloc(SLOT)
-      if (readSync(this.fd, buf, 0, SLOT, slot * SLOT) !== SLOT) continue
-      const length = buf.readUInt16LE(0)
-      const crc = buf.readUInt32LE(2)
-      if (length === 0 || length > SLOT - 6) continue
-      const body = buf.subarray(6, 6 + length)
-      if (Bun.hash.crc32(body) >>> 0 !== crc) continue
-      try {
-        const parsed = JSON.parse(body.toString('utf8')) as { v: number; s: CheckpointState }
-        if (parsed.v > this.version) {
-          this.version = parsed.v
-          this.state = { done: parsed.s.done ?? {}, attempting: parsed.s.attempting ?? {} }
-        }
-      } catch {
-        // a damaged slot: the other one holds the previous state
-      }
+    const { version, state } = readSlots(this.fd)
+    this.version = version
+    this.state = state
+  }
+
+  /** The state on disk, read without taking the file (the capture thread reads what the worker writes). */
+  static read(path: string): CheckpointState {
+    if (!existsSync(path)) return { done: {}, attempting: {} }
+    const fd = openSync(path, 'r')
+    try {
+      return readSlots(fd).state
+    } finally {
+      closeSync(fd)
     }
   }
 

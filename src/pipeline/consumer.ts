@@ -4,13 +4,16 @@
 import type { Logger } from '../log'
 import type { Checkpoint } from './checkpoint'
 import type { LoggedRecord, Ring } from './ring'
-import type { WalReader, WalRecord, WriteAheadLog } from './wal'
+import { WalReader, type WalRecord, type WalSource } from './wal-reader'
 
 export interface Batch {
   records: LoggedRecord[]
   firstSeq: number
   lastSeq: number
+  /** events after normalisation */
   events: number
+  /** events the requests carried, dropped ones included */
+  items: number
   bytes: number
 }
 
@@ -21,7 +24,7 @@ export interface BatchHandler {
 }
 
 export interface ConsumerDeps {
-  wal: WriteAheadLog
+  wal: WalSource
   ring: Ring
   checkpoint: Checkpoint
   /** turn a record read back from the log into events (the capture replay path) */
@@ -47,8 +50,11 @@ export class Consumer {
   private timer: ReturnType<typeof setTimeout> | undefined
   private stopped = false
   private lastError: string | null = null
-  /** bytes of records this consumer has finished since boot */
+  private lastBatchFull = false
+  /** bytes of records this consumer has finished since it started */
   consumedBytes = 0
+  /** events (before normalisation drops) this consumer has finished since it started */
+  consumedItems = 0
 
   constructor(
     private readonly deps: ConsumerDeps,
@@ -57,7 +63,7 @@ export class Consumer {
     // A consumer new to this log starts at its oldest record.
     this.cursor = Math.max(deps.checkpoint.done(handler.name), deps.wal.firstSeq - 1)
     this.inDoubtThrough = Math.max(deps.checkpoint.attempting(handler.name), this.cursor)
-    this.reader = deps.wal.reader(this.cursor + 1)
+    this.reader = new WalReader(deps.wal, this.cursor + 1)
   }
 
   get name(): string {
@@ -102,16 +108,12 @@ export class Consumer {
         if (this.failures > 0) {
           const backoff = Math.min(MAX_BACKOFF_MS, MIN_BACKOFF_MS * 2 ** (this.failures - 1))
           this.schedule(backoff * (0.75 + Math.random() * 0.5))
-        } else if (this.deps.wal.lastSeq > this.cursor && this.waitingEvents() >= this.deps.maxEvents) {
-          this.schedule(0)
+        } else if (this.deps.wal.lastSeq > this.cursor && this.lastBatchFull) {
+          this.schedule(0) // a full batch: more is waiting (e.g. replay after a restart)
         } else {
           this.schedule(this.deps.intervalMs)
         }
       })
-  }
-
-  private waitingEvents(): number {
-    return this.deps.ring.eventCount
   }
 
   /** One batch: collect, hand over, advance. */
@@ -140,6 +142,8 @@ export class Consumer {
     })
     this.cursor = batch.lastSeq
     this.consumedBytes += batch.bytes
+    this.consumedItems += batch.items
+    this.lastBatchFull = batch.events >= this.deps.maxEvents
     this.deps.onProgress()
   }
 
@@ -149,6 +153,7 @@ export class Consumer {
     if (last <= this.cursor) return null
     const records: LoggedRecord[] = []
     let events = 0
+    let items = 0
     let bytes = 0
     let seq = this.cursor + 1
     while (seq <= last && (records.length === 0 || events < this.deps.maxEvents)) {
@@ -160,14 +165,17 @@ export class Consumer {
         const raw = this.reader.next()
         if (!raw) break
         record = this.deps.replay(raw)
+        this.deps.ring.push(record) // for the other consumers
       }
       records.push(record)
       events += record.events.length
+      items += record.events.length
+      for (const n of record.dropped.values()) items += n
       bytes += record.size
       seq++
     }
     if (records.length === 0) return null
-    return { records, firstSeq: records[0].seq, lastSeq: records[records.length - 1].seq, events, bytes }
+    return { records, firstSeq: records[0].seq, lastSeq: records[records.length - 1].seq, events, items, bytes }
   }
 
   /** Finish the batch in flight and stop. */

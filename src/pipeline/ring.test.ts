@@ -6,6 +6,7 @@ const rec = (seq: number, n = 1): LoggedRecord => ({
   projectId: 1,
   receivedAt: 0,
   size: 10,
+  dropped: new Map(),
   events: Array.from({ length: n }, () => ({ uuid: '', event: 'e', distinctId: 'd', properties: {}, timestamp: 0 })),
 })
 

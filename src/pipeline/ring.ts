@@ -1,13 +1,15 @@
-// Decoded records held in memory between capture and the consumers, keyed by log sequence number.
-// It holds one contiguous run of sequence numbers; when full, records are left out (they stay in the log)
-// until the consumers have emptied it, and the consumers read the gap back from the log.
-import type { CapturedEvent } from '../capture/normalize'
+// Decoded records held in the flush worker's memory, keyed by log sequence number, so that what one
+// consumer decoded from the log the others reuse. It holds one contiguous run of sequence numbers and is
+// bounded; a record left out stays in the log and is decoded again by whoever needs it.
+import type { CapturedEvent, DropReason } from '../capture/normalize'
 
 export interface LoggedRecord {
   seq: number
   projectId: number
   receivedAt: number
   events: CapturedEvent[]
+  /** events the request carried that normalisation dropped, by reason (seed §7.3) */
+  dropped: Map<DropReason, number>
   /** bytes in the log */
   size: number
 }

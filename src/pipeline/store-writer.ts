@@ -3,10 +3,10 @@
 import type { CapturedEvent } from '../capture/normalize'
 import { StoreError, type EventStore, type StoredEvent } from '../events/store'
 import type { Logger } from '../log'
-import type { Metrics } from '../ops/metrics'
 import type { Checkpoint } from './checkpoint'
 import type { Batch, BatchHandler } from './consumer'
 import type { DeadLetters } from './dead-letters'
+import type { PipelineMetrics } from './metrics-relay'
 
 export const STORE_WRITER = 'store'
 
@@ -26,7 +26,7 @@ export class StoreWriter implements BatchHandler {
       events: EventStore
       checkpoint: Checkpoint
       deadLetters: DeadLetters
-      metrics: Metrics
+      metrics: PipelineMetrics
       log: Logger
     },
   ) {}
@@ -61,33 +61,40 @@ export class StoreWriter implements BatchHandler {
       })
     }
     const started = performance.now()
-    await this.insert(rows, `${batch.firstSeq}-${batch.lastSeq}`, inDoubt)
-    this.deps.metrics.flushDuration.observe((performance.now() - started) / 1000)
-    this.deps.metrics.flushBatchSize.observe(rows.length)
-    this.deps.metrics.flushedEvents.inc(rows.length)
+    const written = await this.insert(rows, `${batch.firstSeq}-${batch.lastSeq}`, inDoubt)
+    const { metrics } = this.deps
+    metrics.observe('flushDuration', (performance.now() - started) / 1000)
+    metrics.observe('flushBatchSize', rows.length)
+    metrics.inc('flushedEvents', undefined, written)
+    // Outcomes are counted here, once per event, however often a record was decoded.
+    metrics.inc('events', { outcome: 'accepted' }, rows.length + unserializable.length)
+    const dropped = new Map<string, number>()
+    for (const record of batch.records) for (const [reason, n] of record.dropped) dropped.set(reason, (dropped.get(reason) ?? 0) + n)
+    for (const [reason, n] of dropped) metrics.inc('events', { outcome: `dropped_${reason}` }, n)
   }
 
   /** Insert; a permanent rejection is narrowed down to the rows that cause it. */
-  private async insert(rows: StoredEvent[], batchId: string, inDoubt: boolean): Promise<void> {
-    if (rows.length === 0) return
+  private async insert(rows: StoredEvent[], batchId: string, inDoubt: boolean): Promise<number> {
+    if (rows.length === 0) return 0
     try {
-      await this.deps.events.insertBatch(rows, { batchId, inDoubt })
+      return await this.deps.events.insertBatch(rows, { batchId, inDoubt })
     } catch (error) {
       if (!(error instanceof StoreError) || error.transient) throw error
       if (rows.length === 1) {
         this.deadLetter(rows, 'rejected_by_store', error.message)
-        return
+        return 0
       }
       const half = Math.ceil(rows.length / 2)
       // Halves may be partly stored already (ClickHouse inserts per partition): reconcile them.
-      await this.insert(rows.slice(0, half), `${batchId}/a`, true)
-      await this.insert(rows.slice(half), `${batchId}/b`, true)
+      return (
+        (await this.insert(rows.slice(0, half), `${batchId}/a`, true)) + (await this.insert(rows.slice(half), `${batchId}/b`, true))
+      )
     }
   }
 
   private deadLetter(rows: StoredEvent[], reason: string, message: string): void {
     this.deps.deadLetters.write(rows, reason, message)
-    this.deps.metrics.deadLettered.inc({ reason }, rows.length)
+    this.deps.metrics.inc('deadLettered', { reason }, rows.length)
     this.deps.log.error({ reason, events: rows.length, error: message }, 'events dead-lettered')
   }
 }

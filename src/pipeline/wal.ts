@@ -15,18 +15,18 @@ import {
   mkdirSync,
   openSync,
   readdirSync,
-  readSync,
   renameSync,
   unlinkSync,
   writevSync,
 } from 'node:fs'
 import { open as openAsync } from 'node:fs/promises'
 import { join } from 'node:path'
+import { FRAME, readFrame, readRecordAt, WalReader, type Segment, type WalSource } from './wal-reader'
 
-const FRAME = 16
+export { WalReader, type Segment, type WalRecord, type WalSource } from './wal-reader'
+
 const SEGMENT = /^(\d{16})\.seg$/
 const SPARE = /^spare-\d+\.seg$/
-const MAX_RECORD = 1024 * 1024 * 1024
 
 export interface WalOptions {
   dir: string
@@ -35,13 +35,8 @@ export interface WalOptions {
   fsyncIntervalMs: number
   /** recycled or preallocated segments kept ready */
   spares?: number
-}
-
-export interface WalRecord {
-  seq: number
-  payload: Uint8Array
-  /** bytes on disk, frame included */
-  size: number
+  /** the segment list changed (a new segment, or segments released) */
+  onSegmentsChanged?: () => void
 }
 
 export interface Appended {
@@ -61,13 +56,6 @@ export class WalWriteError extends Error {
   }
 }
 
-interface Segment {
-  firstSeq: number
-  path: string
-  /** bytes of valid records */
-  size: number
-  lastSeq: number
-}
 
 const segmentName = (seq: number) => `${String(seq).padStart(16, '0')}.seg`
 
@@ -88,41 +76,7 @@ function crcOfParts(parts: Uint8Array[]): (seed: number) => number {
   }
 }
 
-interface Frame {
-  seq: number
-  length: number
-  crc: number
-  seqBytes: Buffer
-}
-
-/** The frame at `offset` of an open segment, or null where valid data ends. */
-function readFrame(fd: number, offset: number, limit: number): Frame | null {
-  if (offset + FRAME > limit) return null
-  const frame = Buffer.allocUnsafe(FRAME)
-  if (readSync(fd, frame, 0, FRAME, offset) !== FRAME) return null
-  const length = frame.readUInt32LE(0)
-  const seq = frame.readUInt32LE(8) + frame.readUInt32LE(12) * 0x1_0000_0000
-  if (seq === 0 || length > MAX_RECORD || offset + FRAME + length > limit) return null
-  return { seq, length, crc: frame.readUInt32LE(4), seqBytes: frame.subarray(8, 16) }
-}
-
-/** The payload of a frame, or null if it fails its crc. */
-function readPayload(fd: number, offset: number, frame: Frame): Uint8Array | null {
-  const payload = Buffer.allocUnsafe(frame.length)
-  if (frame.length > 0 && readSync(fd, payload, 0, frame.length, offset + FRAME) !== frame.length) return null
-  const crc = Bun.hash.crc32(payload, Bun.hash.crc32(frame.seqBytes)) >>> 0
-  return crc === frame.crc ? payload : null
-}
-
-/** The record at `offset` if it is valid and carries `expectSeq`. */
-function readRecordAt(fd: number, offset: number, limit: number, expectSeq: number): WalRecord | null {
-  const frame = readFrame(fd, offset, limit)
-  if (!frame || frame.seq !== expectSeq) return null
-  const payload = readPayload(fd, offset, frame)
-  return payload ? { seq: frame.seq, payload, size: FRAME + frame.length } : null
-}
-
-export class WriteAheadLog {
+export class WriteAheadLog implements WalSource {
   private segments: Segment[] = []
   private spares: string[] = []
   private fd = -1
@@ -244,6 +198,7 @@ export class WriteAheadLog {
     this.segments[0] = { firstSeq: seq, path, size: 0, lastSeq: seq - 1 }
     this.fd = openSync(path, 'r+')
     this.nextSeq = seq
+    this.options.onSegmentsChanged?.()
   }
 
   private get active(): Segment {
@@ -259,20 +214,25 @@ export class WriteAheadLog {
   }
 
   private roll(): void {
+    const old = this.fd
     if (this.dirty) {
-      fdatasyncSync(this.fd)
+      // Off the event loop: a full segment can take a while to reach the disk. (With fsync on every
+      // acknowledgement there is nothing left to sync here.)
       this.dirty = false
+      fdatasync(old, () => closeSync(old))
+    } else {
+      closeSync(old)
     }
-    closeSync(this.fd)
     const segment = this.newSegment(this.nextSeq)
     this.segments.push(segment)
     this.fd = openSync(segment.path, 'r+')
     this.prepareSpare()
+    this.options.onSegmentsChanged?.()
   }
 
   /** Preallocate a spare segment in the background (zeros written through the thread pool). */
   private prepareSpare(): void {
-    const want = this.options.spares ?? 1
+    const want = this.options.spares ?? 2
     if (this.preparing || this.spares.length >= want || this.closed) return
     const path = join(this.options.dir, `spare-${++this.spareCounter}.seg`)
     this.preparing = (async () => {
@@ -297,6 +257,7 @@ export class WriteAheadLog {
       } finally {
         this.preparing = null
       }
+      this.prepareSpare() // until enough are ready
     })()
   }
 
@@ -373,20 +334,25 @@ export class WriteAheadLog {
     return new WalReader(this, fromSeq)
   }
 
-  /** @internal for WalReader: the segment holding seq, and how far it is valid */
-  locate(seq: number): { segment: Segment; index: number } | null {
+  locate(seq: number): Segment | null {
     for (let i = this.segments.length - 1; i >= 0; i--) {
       const s = this.segments[i]
-      if (s.firstSeq <= seq) return seq <= s.lastSeq ? { segment: s, index: i } : null
+      if (s.firstSeq <= seq) return seq <= s.lastSeq ? s : null
     }
     return null
   }
 
+  /** The segments as they stand (for readers in another thread). */
+  snapshot(): Segment[] {
+    return this.segments.map((s) => ({ ...s }))
+  }
+
   /** Every consumer has passed `throughSeq`: recycle the segments wholly before it. */
   release(throughSeq: number): void {
+    const before = this.segments.length
     while (this.segments.length > 1 && this.segments[0].lastSeq <= throughSeq) {
       const done = this.segments.shift()!
-      if (this.spares.length < (this.options.spares ?? 1) + 1) {
+      if (this.spares.length < (this.options.spares ?? 2) + 1) {
         const spare = join(this.options.dir, `spare-${++this.spareCounter}.seg`)
         renameSync(done.path, spare)
         this.spares.push(spare)
@@ -394,6 +360,13 @@ export class WriteAheadLog {
         unlinkSync(done.path)
       }
     }
+    if (this.segments.length !== before) this.options.onSegmentsChanged?.()
+  }
+
+  /** The active segment's first sequence number and written size (published to the flush worker). */
+  get activeExtent(): { firstSeq: number; size: number } {
+    const a = this.active
+    return { firstSeq: a.firstSeq, size: a.size }
   }
 
   async close(): Promise<void> {
@@ -412,70 +385,3 @@ export class WriteAheadLog {
   }
 }
 
-export class WalReader {
-  private segment: Segment | null = null
-  private fd = -1
-  private offset = 0
-  private seq: number
-
-  constructor(
-    private readonly wal: WriteAheadLog,
-    fromSeq: number,
-  ) {
-    this.seq = fromSeq
-  }
-
-  /** The sequence number next() returns next. */
-  get position(): number {
-    return this.seq
-  }
-
-  /** The next record, or null when the reader has caught up with the writer. */
-  next(): WalRecord | null {
-    if (this.seq > this.wal.lastSeq) return null
-    if (!this.segment || this.seq > this.segment.lastSeq || this.seq < this.segment.firstSeq) {
-      if (!this.open()) return null
-    }
-    const segment = this.segment!
-    for (;;) {
-      const frame = readFrame(this.fd, this.offset, segment.size)
-      if (!frame) return null
-      if (frame.seq < this.seq) {
-        // skipped (the caller had it from the ring): step over without reading the payload
-        this.offset += FRAME + frame.length
-        continue
-      }
-      if (frame.seq > this.seq) {
-        this.close()
-        return null
-      }
-      const payload = readPayload(this.fd, this.offset, frame)
-      if (!payload) return null
-      this.offset += FRAME + frame.length
-      this.seq++
-      return { seq: frame.seq, payload, size: FRAME + frame.length }
-    }
-  }
-
-  /** Position the reader at `seq`; moving forward costs nothing until next() is called. */
-  seek(seq: number): void {
-    if (seq < this.seq) this.close()
-    this.seq = seq
-  }
-
-  private open(): boolean {
-    this.close()
-    const found = this.wal.locate(this.seq)
-    if (!found) return false
-    this.segment = found.segment
-    this.fd = openSync(found.segment.path, 'r')
-    this.offset = 0
-    return true
-  }
-
-  close(): void {
-    if (this.fd >= 0) closeSync(this.fd)
-    this.fd = -1
-    this.segment = null
-  }
-}

@@ -111,7 +111,12 @@ for (const choice of [
       expect(await r.json()).toEqual({ status: 1 })
       expect((await waitForEvents(stack, 'distinct_id=drop-user', 1)).map((e) => e.event)).toEqual(['kept'])
       expect((await json(stack.api('/api/projects/1/events/?event=dropped-no-id'))).results).toEqual([])
-      const metrics = await (await stack.app.handle(new Request(`${BASE}/metrics`))).text()
+      // counted by the flush worker and relayed to the registry a moment later
+      let metrics = ''
+      for (let i = 0; i < 50 && !metrics.includes('dropped_empty_distinct_id'); i++) {
+        metrics = await (await stack.app.handle(new Request(`${BASE}/metrics`))).text()
+        await Bun.sleep(50)
+      }
       expect(metrics).toContain('capture_events_total{outcome="dropped_no_event_name"} 2')
       expect(metrics).toContain('capture_events_total{outcome="dropped_no_distinct_id"} 1')
       expect(metrics).toContain('capture_events_total{outcome="dropped_empty_distinct_id"} 1')

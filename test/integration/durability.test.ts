@@ -2,9 +2,13 @@
 // between insert and checkpoint, and rows the store rejects for good.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
+import { replayRecord } from '../../src/capture/record'
 import { ClickHouseEventStore } from '../../src/events/clickhouse'
+import { Checkpoint } from '../../src/pipeline/checkpoint'
+import { WalReader, WriteAheadLog } from '../../src/pipeline/wal'
 import { EmbeddedEventStore } from '../../src/events/embedded'
 import type { EventStore } from '../../src/events/store'
+import type { ResilientStore } from '../../src/events/resilient-store'
 import { startClickHouse, type ClickHouseServer } from '../helpers/clickhouse-server'
 import { sharedClickHouse } from '../helpers/shared-servers'
 import { freshEnv, json, PROJECT_KEY, startStack, BASE, type Stack } from '../helpers/stack'
@@ -86,13 +90,13 @@ describe('durability', () => {
       const ready = await stack.app.handle(new Request(`${BASE}/_ready`))
       expect(ready.status).toBe(503)
       expect(((await ready.json()) as any).checks.clickhouse).toBe('unreachable')
-      expect(stack.services.pipeline.stats().backlogRecords).toBeGreaterThan(0)
+      expect(stack.services.captureLog.stats().backlogRecords).toBeGreaterThan(0)
       await ch.start()
       const store = stack.services.events
       expect(await eventually(async () => (await countAll(store, acked)).size === acked.length, 30_000)).toBe(true)
       const counts = await countAll(store, acked)
       expect([...counts.values()].every((n) => n === 1)).toBe(true)
-      expect(await eventually(async () => stack.services.pipeline.stats().backlogRecords === 0, 5000)).toBe(true)
+      expect(await eventually(async () => stack.services.captureLog.stats().backlogRecords === 0, 5000)).toBe(true)
       expect((await stack.app.handle(new Request(`${BASE}/_ready`))).status).toBe(200)
     })
   })
@@ -131,38 +135,52 @@ describe('durability', () => {
   }
 
   test('a batch whose insert landed before a crash (cursor not moved) is reconciled on restart, not duplicated', async () => {
-    const ch = await sharedClickHouse()
-    const env = { CLICKHOUSE_URL: `${ch.url}/indoubt_${crypto.randomUUID().slice(0, 8)}`, FLUSH_INTERVAL_MS: '30000' }
-    const stack = await startStack({ postgres: 'embedded', clickhouse: 'embedded' }, env)
+    const env = await freshEnv({ postgres: 'embedded', clickhouse: 'real' })
+    const first = await spawnService({ ...env, FLUSH_INTERVAL_MS: '600000', FLUSH_MAX_EVENTS: '1000000' })
     const uuids = Array.from({ length: 300 }, () => crypto.randomUUID())
-    const r = await stack.app.handle(new Request(`${BASE}/batch/`, { method: 'POST', body: batchBody(uuids) }))
+    const r = await fetch(`${first.url}/batch/`, { method: 'POST', body: batchBody(uuids) })
     expect(r.status).toBe(200)
-    // What the store writer does before a crash: mark the batch as attempted, insert it; the cursor never moves.
-    const { pipeline, events } = stack.services
-    pipeline.checkpoint.update((s) => void (s.attempting.store = pipeline.wal.lastSeq))
-    const record = pipeline.ring.get(pipeline.wal.lastSeq)!
-    await events.insertBatch(
-      record.events.map((e) => ({ uuid: e.uuid, teamId: 1, event: e.event, distinctId: e.distinctId, properties: JSON.stringify(e.properties), timestamp: e.timestamp, createdAt: record.receivedAt, personId: null })),
-      { batchId: 'crashed', inDoubt: false },
-    )
-    await pipeline.close() // "crash": nothing flushed by the pipeline itself
-    await stack.services.close()
+    await first.kill() // nothing was flushed yet
 
-    const again = await startStack({ postgres: 'embedded', clickhouse: 'embedded' }, { ...env, DATA_DIR: stack.dataDir, FLUSH_INTERVAL_MS: '20' })
+    // Offline, what the store writer does right before such a crash: mark the batch attempted, insert it.
+    const walDir = join(env.DATA_DIR, 'wal')
+    const wal = WriteAheadLog.open({ dir: walDir, segmentBytes: 64 * 1024 * 1024, fsyncIntervalMs: 50 })
+    const reader = new WalReader(wal, 1)
+    const raw = reader.next()!
+    reader.close()
+    const record = replayRecord(raw, 20 * 1024 * 1024)
+    await wal.close()
+    const checkpoint = new Checkpoint(join(walDir, 'checkpoint'))
+    checkpoint.update((s) => void (s.attempting.store = raw.seq))
+    checkpoint.close()
+    const store = new ClickHouseEventStore(env.CLICKHOUSE_URL)
+    await store.init()
+    await store.insertBatch(
+      record.events.map((e) => ({ uuid: e.uuid, teamId: 1, event: e.event, distinctId: e.distinctId, properties: JSON.stringify(e.properties), timestamp: e.timestamp, createdAt: record.receivedAt, personId: null })),
+      { batchId: 'before-the-crash', inDoubt: false },
+    )
+    expect((await store.countByUuid(1, uuids)).size).toBe(300)
+
+    const second = await spawnService({ ...env, FLUSH_INTERVAL_MS: '20' })
     try {
-      expect(await eventually(async () => again.services.pipeline.stats().backlogRecords === 0, 10_000)).toBe(true)
-      const counts = await again.services.events.countByUuid(1, uuids)
+      const drained = await eventually(async () => {
+        const text = await (await fetch(`${second.url}/metrics`)).text()
+        return /^pipeline_backlog_records 0$/m.test(text) && /^pipeline_flushed_events_total 0$/m.test(text)
+      }, 10_000)
+      expect(drained).toBe(true) // the in-doubt batch was reconciled: nothing left to insert
+      const counts = await store.countByUuid(1, uuids)
       expect(counts.size).toBe(300)
       expect([...counts.values()].every((n) => n === 1)).toBe(true)
     } finally {
-      await again.close()
+      await store.close()
+      await second.stop()
     }
   })
 
   test('rows the store rejects for good go to the dead-letter file; `cli dlq replay` brings them back', async () => {
     const stack = await startStack({ postgres: 'embedded', clickhouse: 'embedded' }, { FLUSH_INTERVAL_MS: '20' })
     try {
-      const store = stack.services.events as EmbeddedEventStore
+      const store = (stack.services.events as ResilientStore).inner as EmbeddedEventStore
       store.handle.run(`CREATE TRIGGER reject_poison BEFORE INSERT ON events WHEN NEW.event = 'poison'
                         BEGIN SELECT RAISE(ABORT, 'poison refused'); END`)
       const good = Array.from({ length: 40 }, () => crypto.randomUUID())
@@ -176,7 +194,7 @@ describe('durability', () => {
         ],
       })
       expect((await stack.app.handle(new Request(`${BASE}/batch/`, { method: 'POST', body }))).status).toBe(200)
-      expect(await eventually(async () => stack.services.pipeline.stats().backlogRecords === 0, 10_000)).toBe(true)
+      expect(await eventually(async () => stack.services.captureLog.stats().backlogRecords === 0, 10_000)).toBe(true)
       expect((await store.countByUuid(1, good)).size).toBe(40)
       expect((await store.countByUuid(1, [poison])).size).toBe(0)
 
@@ -213,10 +231,11 @@ describe('durability', () => {
         batch: uuids.map((uuid, i) => ({ event: i === 15 ? 'poison' : 'fine', uuid, properties: { distinct_id: 'd' } })),
       })
       expect((await stack.app.handle(new Request(`${BASE}/batch/`, { method: 'POST', body }))).status).toBe(200)
-      expect(await eventually(async () => stack.services.pipeline.stats().backlogRecords === 0, 15_000)).toBe(true)
+      expect(await eventually(async () => stack.services.captureLog.stats().backlogRecords === 0, 15_000)).toBe(true)
       const counts = await stack.services.events.countByUuid(1, uuids)
       expect(counts.size).toBe(31)
       expect([...counts.values()].every((n) => n === 1)).toBe(true)
+      await Bun.sleep(300) // metrics are relayed from the flush worker
       const metrics = await (await stack.app.handle(new Request(`${BASE}/metrics`))).text()
       expect(metrics).toContain('pipeline_flush_failures_total 0')
       const [row] = await stack.services.events.query({ teamId: 1, limit: 1 })

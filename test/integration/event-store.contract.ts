@@ -111,9 +111,9 @@ export function eventStoreContract(name: string, factory: StoreFactory): void {
 
     test('an in-doubt retry stores each row once, even when part of it had landed', async () => {
       const rows = Array.from({ length: 20 }, () => event({ teamId: 405 }))
-      await store.insertBatch(rows.slice(0, 8), { batchId: 'b4', inDoubt: false })
-      await store.insertBatch(rows, { batchId: 'b4', inDoubt: true })
-      await store.insertBatch(rows, { batchId: 'b4', inDoubt: true })
+      expect(await store.insertBatch(rows.slice(0, 8), { batchId: 'b4', inDoubt: false })).toBe(8)
+      expect(await store.insertBatch(rows, { batchId: 'b4', inDoubt: true })).toBe(12)
+      expect(await store.insertBatch(rows, { batchId: 'b4', inDoubt: true })).toBe(0)
       const counts = await store.countByUuid(405, rows.map((r) => r.uuid))
       expect(counts.size).toBe(20)
       expect([...counts.values()].every((n) => n === 1)).toBe(true)

@@ -1,0 +1,107 @@
+// Ingest: /batch/ with 100-event batches (~20 KB) from wrk over 32 connections, against a bare Bun.serve
+// that only parses the JSON, in the same run. Also: peak RSS, how deep the ring got, and whether the
+// flusher kept up (time to drain what was acknowledged, and every acknowledged event stored).
+import { rmSync } from 'node:fs'
+import { startClickHouse } from '../test/helpers/clickhouse-server'
+import { startPostgres } from '../test/helpers/postgres-server'
+import { metric, rssMb, sampler, startBaseline, startService, table, tempDir, wrk, type WrkResult } from './lib'
+
+const KEY = 'phc_bench_project_key_0001'
+
+export function batchBody(events = 100): string {
+  const now = Date.now()
+  return JSON.stringify({
+    api_key: KEY,
+    batch: Array.from({ length: events }, (_, i) => ({
+      event: i % 10 === 0 ? 'signed up' : '$pageview',
+      timestamp: new Date(now - i * 1000).toISOString(),
+      properties: {
+        distinct_id: `user-${i}`,
+        $current_url: `https://shop.example/products/${i}?ref=bench`,
+        $browser: 'Chrome',
+        $os: 'Mac OS X',
+        $lib: 'posthog-node',
+        $lib_version: '4.11.7',
+        plan: 'pro',
+      },
+    })),
+  })
+}
+
+interface Row extends Record<string, string | number> {}
+
+async function runService(label: string, env: Record<string, string>, baseline: WrkResult, seconds: number, processes: number): Promise<Row> {
+  const service = await startService({ INIT_PROJECT_API_KEY: KEY, ...env }, processes)
+  let peakRss = 0
+  let peakBacklog = 0
+  const stopSampling = sampler(250, async () => {
+    peakRss = Math.max(peakRss, service.pids.reduce((n, pid) => n + rssMb(pid), 0))
+    peakBacklog = Math.max(peakBacklog, await metric(service.url, 'pipeline_ring_depth_events').catch(() => 0))
+  })
+  const body = batchBody()
+  const result = await wrk(`${service.url}/batch/`, [body], { seconds, connections: 32 })
+  const drainStart = Date.now()
+  // every process flushes what it acknowledged; wait for the backlog gauges of the process we can see
+  while (Date.now() - drainStart < 120_000 && (await metric(service.url, 'pipeline_backlog_records')) > 0) await Bun.sleep(100)
+  const drained = (Date.now() - drainStart) / 1000
+  await stopSampling()
+  await Bun.sleep(600) // the flush worker relays its counters every 200 ms
+  const flushed = processes === 1 ? await metric(service.url, 'pipeline_flushed_events_total') : Number.NaN
+  await service.stop()
+  const acked = (result.requests - result.non2xx) * 100
+  return {
+    target: label,
+    'req/s': Math.round(result.rps),
+    'events/s': Math.round(result.rps * 100),
+    'p50 ms': result.p50,
+    'p99 ms': result.p99,
+    'vs bare req/s': `${(result.rps / baseline.rps).toFixed(2)}x`,
+    'vs bare p99': `${(result.p99 / baseline.p99).toFixed(2)}x`,
+    'non-2xx': result.non2xx + result.errors,
+    'peak RSS MB': Math.round(peakRss),
+    'peak backlog events': peakBacklog,
+    'drain s': drained,
+    // what the flush worker sustained while competing with capture for the CPU, then alone while draining
+    'flushed ev/s': processes === 1 ? Math.round(flushed / (result.seconds + drained)) : 'n/a',
+    'stored/acked': processes === 1 ? `${flushed}/${acked}` : 'n/a',
+  }
+}
+
+export async function ingestBench(seconds: number, options: { clickhouse?: boolean; processes?: number } = {}): Promise<string> {
+  const processes = options.processes ?? 1
+  const base = await startBaseline('parse')
+  const baseline = await wrk(`${base.url}/`, [batchBody()], { seconds, connections: 32 })
+  await base.stop()
+  const rows: Row[] = [
+    {
+      target: 'bare Bun.serve (JSON.parse + 200)',
+      'req/s': Math.round(baseline.rps),
+      'events/s': Math.round(baseline.rps * 100),
+      'p50 ms': baseline.p50,
+      'p99 ms': baseline.p99,
+      'vs bare req/s': '1.00x',
+      'vs bare p99': '1.00x',
+      'non-2xx': baseline.non2xx + baseline.errors,
+      'peak RSS MB': 0,
+      'peak backlog events': 0,
+      'drain s': 0,
+      'flushed ev/s': '',
+      'stored/acked': '',
+    },
+  ]
+  const dir = tempDir('phog-bench-ingest-')
+  rows.push(await runService(`phog → embedded stores (PGlite + SQLite)${processes > 1 ? ` (${processes} processes)` : ''}`, { DATA_DIR: dir }, baseline, seconds, processes))
+  rmSync(dir, { recursive: true, force: true })
+  if (options.clickhouse !== false) {
+    const [ch, pg] = await Promise.all([startClickHouse(), startPostgres()])
+    const dir2 = tempDir('phog-bench-ingest-')
+    try {
+      const env = { DATA_DIR: dir2, CLICKHOUSE_URL: `${ch.url}/bench`, DATABASE_URL: await pg.createDatabase() }
+      rows.push(await runService(`phog → Postgres 15 + ClickHouse ${ch.version}`, env, baseline, seconds, processes))
+    } finally {
+      await Promise.all([ch.destroy(), pg.destroy()])
+      rmSync(dir2, { recursive: true, force: true })
+    }
+  }
+  return `### ingest: POST /batch/, 100 events (${batchBody().length} bytes) per request, wrk 1 thread × 32 connections × ${seconds}s\n\n${table(rows)}\n`
+}

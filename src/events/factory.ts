@@ -1,0 +1,12 @@
+// Which event store the configuration asks for.
+import { join } from 'node:path'
+import type { Config } from '../config'
+import { ClickHouseEventStore } from './clickhouse'
+import { EmbeddedEventStore } from './embedded'
+import type { EventStore } from './store'
+
+export function createEventStore(config: Config): EventStore {
+  return config.CLICKHOUSE_URL
+    ? new ClickHouseEventStore(config.CLICKHOUSE_URL, config.CLICKHOUSE_CLUSTER)
+    : new EmbeddedEventStore(join(config.DATA_DIR, 'events.sqlite'))
+}

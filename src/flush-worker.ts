@@ -1,0 +1,94 @@
+// The flush worker thread: reads the write-ahead log the capture thread writes and lands its events in the
+// stores. Its own composition root: it opens its own store connections.
+import { readlinkSync } from 'node:fs'
+import { setPriority } from 'node:os'
+import { replayRecord } from './capture/record'
+import type { Config } from './config'
+import { createLogger } from './log'
+import type { FromWorker, ToWorker, WorkerInit } from './pipeline/capture-log'
+import { Flusher } from './pipeline/flusher'
+import { MetricsRecorder } from './pipeline/metrics-relay'
+import { SharedCounters } from './pipeline/shared-counters'
+import { StoreWriter } from './pipeline/store-writer'
+import { WalView } from './pipeline/wal-view'
+import { ResilientStore } from './events/resilient-store'
+import { createEventStore } from './events/factory'
+
+declare const self: Worker
+
+const send = (message: FromWorker) => self.postMessage(message)
+
+/**
+ * Lower this thread's priority (Linux accepts a thread id where setpriority takes a pid): when the machine is
+ * saturated the capture thread, which answers clients, gets the CPU, and the log absorbs the difference.
+ */
+function renice(nice: number): void {
+  if (nice <= 0) return
+  try {
+    setPriority(Number(readlinkSync('/proc/thread-self').split('/').pop()), nice)
+  } catch {
+    // not Linux, or not permitted: run at normal priority
+  }
+}
+
+let view: WalView | undefined
+let flusher: Flusher | undefined
+let shutdown: (() => Promise<void>) | undefined
+
+async function start(init: WorkerInit): Promise<void> {
+  const config = init.data.config as Config
+  const log = createLogger(config.LOG_LEVEL).child({ thread: 'flush' })
+  renice(config.FLUSH_WORKER_NICE)
+  const counters = new SharedCounters(init.counters)
+  view = new WalView(counters)
+  view.update(init.segments)
+  const events = new ResilientStore(createEventStore(config))
+  await events.init()
+  const metrics = new MetricsRecorder()
+  const relay = setInterval(() => {
+    const deltas = metrics.take()
+    if (deltas) send({ type: 'metrics', deltas })
+  }, 200)
+  flusher = new Flusher(
+    {
+      walDir: init.walDir,
+      dlqDir: init.dlqDir,
+      flushIntervalMs: config.FLUSH_INTERVAL_MS,
+      flushMaxEvents: config.FLUSH_MAX_EVENTS,
+      ringMaxEvents: config.RING_MAX_EVENTS,
+      pollMs: 5,
+    },
+    {
+      view,
+      counters,
+      log,
+      metrics,
+      replay: (record) => replayRecord(record, config.MAX_BODY_BYTES),
+      onProgress: (progress) => send({ type: 'progress', progress }),
+    },
+  )
+  flusher.addConsumer(new StoreWriter({ events, checkpoint: flusher.checkpoint, deadLetters: flusher.deadLetters, metrics, log }))
+  flusher.start()
+  shutdown = async () => {
+    clearInterval(relay)
+    const deltas = metrics.take()
+    if (deltas) send({ type: 'metrics', deltas })
+    await events.close()
+  }
+  send({ type: 'ready', progress: flusher.progress() })
+}
+
+self.onmessage = async (event: MessageEvent<ToWorker>) => {
+  const m = event.data
+  try {
+    if (m.type === 'init') await start(m)
+    else if (m.type === 'segments') view?.update(m.segments)
+    else if (m.type === 'drain') {
+      const caughtUp = flusher ? await flusher.drain(m.deadline) : false
+      await shutdown?.()
+      send({ type: 'drained', caughtUp })
+    }
+  } catch (error) {
+    send({ type: 'fatal', message: (error as Error)?.stack ?? String(error) })
+  }
+}

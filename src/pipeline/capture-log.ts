@@ -1,0 +1,253 @@
+// The capture thread's side of the pipeline: accepted requests go to the write-ahead log (and nothing else
+// happens on the request path); a flush worker thread reads the log, writes the stores and reports back.
+// Capture answers 200 only after accept() returned: the record is in the log (and, with
+// WAL_FSYNC_INTERVAL_MS=0, on stable storage).
+import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { ApiError, errors } from '../http/errors'
+import type { Logger } from '../log'
+import type { Metrics } from '../ops/metrics'
+import { Checkpoint } from './checkpoint'
+import type { Progress } from './flusher'
+import { applyDeltas, type MetricDeltas } from './metrics-relay'
+import { SharedCounters } from './shared-counters'
+import { WalWriteError, WriteAheadLog } from './wal'
+import type { Segment } from './wal-reader'
+
+export interface CaptureLogOptions {
+  dataDir: string
+  segmentBytes: number
+  fsyncIntervalMs: number
+  maxWalBytes: number
+  /** the flush worker's entry module and what it needs to start */
+  worker: { url: URL; data: Record<string, unknown> }
+}
+
+/** What the worker is told at start. */
+export interface WorkerInit {
+  type: 'init'
+  counters: SharedArrayBuffer
+  segments: Segment[]
+  walDir: string
+  dlqDir: string
+  data: Record<string, unknown>
+}
+
+export type ToWorker = WorkerInit | { type: 'segments'; segments: Segment[] } | { type: 'drain'; deadline: number }
+
+export type FromWorker =
+  | { type: 'ready'; progress: Progress }
+  | { type: 'progress'; progress: Progress }
+  | { type: 'metrics'; deltas: MetricDeltas }
+  | { type: 'drained'; caughtUp: boolean }
+  | { type: 'fatal'; message: string }
+
+export interface CaptureLogStats {
+  lastSeq: number
+  backlogRecords: number
+  backlogBytes: number
+  waitingEvents: number
+  consumers: Record<string, { position: number; failing: string | null }>
+}
+
+const RESTART_DELAY_MS = 1000
+
+export class CaptureLog {
+  readonly wal: WriteAheadLog
+  readonly counters = new SharedCounters()
+  private readonly walDir: string
+  private worker: Worker | null = null
+  private progress: Progress | null = null
+  /** bytes in the log after the slowest consumer, when the worker last (re)started */
+  private backlogBase = 0
+  private appendedSinceBase = 0
+  private accepting = true
+  private closed = false
+  private draining: ((caughtUp: boolean) => void) | null = null
+  private ready: Promise<void> | null = null
+
+  constructor(
+    private readonly options: CaptureLogOptions,
+    private readonly deps: { log: Logger; metrics: Metrics },
+  ) {
+    this.walDir = join(options.dataDir, 'wal')
+    mkdirSync(this.walDir, { recursive: true })
+    this.wal = WriteAheadLog.open({
+      dir: this.walDir,
+      segmentBytes: options.segmentBytes,
+      fsyncIntervalMs: options.fsyncIntervalMs,
+      onSegmentsChanged: () => this.post({ type: 'segments', segments: this.wal.snapshot() }),
+    })
+    // The log may have been emptied while the checkpoint kept its place (e.g. its files were moved away).
+    const done = Object.values(Checkpoint.read(join(this.walDir, 'checkpoint')).done)
+    if (done.length > 0) this.wal.startAt(Math.min(...done) + 1)
+    this.publish(0)
+  }
+
+  private publish(items: number): void {
+    const extent = this.wal.activeExtent
+    this.counters.published(this.wal.lastSeq, extent.firstSeq, extent.size, items)
+  }
+
+  private post(message: ToWorker): void {
+    this.worker?.postMessage(message)
+  }
+
+  /** Start the flush worker and wait until it has opened its stores. */
+  start(): Promise<void> {
+    this.ready = new Promise<void>((resolve, reject) => this.spawn(resolve, reject))
+    return this.ready
+  }
+
+  private spawn(resolve?: () => void, reject?: (e: Error) => void): void {
+    const worker = new Worker(this.options.worker.url.href)
+    this.worker = worker
+    worker.onmessage = (event: MessageEvent<FromWorker>) => {
+      const m = event.data
+      if (m.type === 'ready') {
+        this.counters.setAccepted(0)
+        this.rebase(m.progress)
+        resolve?.()
+      } else if (m.type === 'progress') this.onProgress(m.progress)
+      else if (m.type === 'metrics') applyDeltas(this.deps.metrics, m.deltas)
+      else if (m.type === 'drained') this.draining?.(m.caughtUp)
+      else if (m.type === 'fatal') {
+        this.deps.log.error({ error: m.message }, 'flush worker failed')
+        reject?.(new Error(m.message))
+      }
+    }
+    worker.onerror = (event) => {
+      this.deps.log.error({ error: (event as ErrorEvent).message }, 'flush worker crashed')
+    }
+    worker.addEventListener('close', () => {
+      if (this.worker !== worker) return
+      this.worker = null
+      if (this.closed || this.draining) return
+      // Everything it had not finished is still in the log: a new worker resumes from the checkpoint.
+      this.deps.log.warn('flush worker exited; restarting it')
+      setTimeout(() => {
+        if (!this.closed) this.spawn()
+      }, RESTART_DELAY_MS)
+    })
+    const init: WorkerInit = {
+      type: 'init',
+      counters: this.counters.buffer,
+      segments: this.wal.snapshot(),
+      walDir: this.walDir,
+      dlqDir: join(this.options.dataDir, 'dlq'),
+      data: this.options.worker.data,
+    }
+    worker.postMessage(init)
+  }
+
+  private minPosition(progress: Progress): number {
+    const positions = Object.values(progress.positions)
+    return positions.length ? Math.min(...positions) : this.wal.lastSeq
+  }
+
+  private rebase(progress: Progress): void {
+    this.progress = progress
+    this.backlogBase = this.wal.bytesAfter(this.minPosition(progress))
+    this.appendedSinceBase = 0
+    this.updateGauges()
+  }
+
+  private onProgress(progress: Progress): void {
+    this.progress = progress
+    this.wal.release(this.minPosition(progress))
+    this.updateGauges()
+  }
+
+  private consumed(field: 'consumedBytes' | 'consumedItems'): number {
+    const values = this.progress ? Object.values(this.progress[field]) : []
+    return values.length ? Math.min(...values) : 0
+  }
+
+  /** Bytes of records accepted but not yet finished by every consumer. */
+  backlogBytes(): number {
+    return Math.max(0, this.backlogBase + this.appendedSinceBase - this.consumed('consumedBytes'))
+  }
+
+  private updateGauges(): void {
+    const m = this.deps.metrics
+    m.walBytes.set(this.backlogBytes())
+    m.walEvents.set(this.progress ? this.wal.lastSeq - this.minPosition(this.progress) : 0)
+    m.ringDepth.set(Math.max(0, this.counters.acceptedItems - this.consumed('consumedItems')))
+  }
+
+  /** Whether capture can take more (the log is under its cap). */
+  get hasRoom(): boolean {
+    return this.backlogBytes() < this.options.maxWalBytes
+  }
+
+  /**
+   * Log an accepted request of `items` events. Throws 503 when the log is over its cap or the disk refuses
+   * the write; in both cases nothing was acknowledged and the client retries.
+   */
+  accept(parts: Uint8Array[], items: number): Promise<void> | null {
+    if (!this.accepting) throw errors.unavailable('shutting_down', 'The server is shutting down. Please retry.')
+    let size = 16
+    for (const p of parts) size += p.length
+    if (this.backlogBytes() + size > this.options.maxWalBytes) {
+      throw errors.unavailable('capture_backlog_full', 'Too many events are waiting to be written. Please retry shortly.')
+    }
+    let appended
+    try {
+      appended = this.wal.append(parts)
+    } catch (error) {
+      if (error instanceof WalWriteError) {
+        this.deps.log.error({ err: error, code: error.code }, 'write-ahead log refused a record')
+        throw errors.unavailable('log_write_failed', 'Unable to store event(s). Please try again.')
+      }
+      throw error
+    }
+    this.appendedSinceBase += appended.size
+    this.publish(items)
+    return appended.durable
+      ? appended.durable.catch((error) => {
+          throw error instanceof ApiError ? error : errors.unavailable('log_write_failed', 'Unable to store event(s). Please try again.')
+        })
+      : null
+  }
+
+  stats(): CaptureLogStats {
+    const consumers: CaptureLogStats['consumers'] = {}
+    if (this.progress) {
+      for (const [name, position] of Object.entries(this.progress.positions)) {
+        consumers[name] = { position, failing: this.progress.failing[name] ?? null }
+      }
+    }
+    return {
+      lastSeq: this.wal.lastSeq,
+      backlogRecords: this.progress ? this.wal.lastSeq - this.minPosition(this.progress) : this.wal.lastSeq,
+      backlogBytes: this.backlogBytes(),
+      waitingEvents: Math.max(0, this.counters.acceptedItems - this.consumed('consumedItems')),
+      consumers,
+    }
+  }
+
+  /** Stop accepting, let the worker catch up (until the deadline), and close. */
+  async drain(timeoutMs: number): Promise<boolean> {
+    if (this.closed) return false
+    this.accepting = false
+    let caughtUp = false
+    if (this.worker) {
+      const done = new Promise<boolean>((resolve) => (this.draining = resolve))
+      this.post({ type: 'drain', deadline: Date.now() + timeoutMs })
+      caughtUp = await Promise.race([done, Bun.sleep(timeoutMs + 2000).then(() => false)])
+    }
+    await this.close()
+    if (!caughtUp) this.deps.log.warn(this.stats(), 'drain incomplete; the rest stays in the log for the next start')
+    return caughtUp
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    this.accepting = false
+    const worker = this.worker
+    this.worker = null
+    worker?.terminate()
+    await this.wal.close()
+  }
+}

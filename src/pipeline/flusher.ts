@@ -1,0 +1,140 @@
+// The flush worker's side of the pipeline: consumers reading the log the capture thread writes, each from
+// its own durable cursor, and what the capture thread needs to hear back (progress, metrics).
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import type { Logger } from '../log'
+import { Checkpoint } from './checkpoint'
+import { Consumer, type BatchHandler } from './consumer'
+import { DeadLetters } from './dead-letters'
+import type { PipelineMetrics } from './metrics-relay'
+import { Ring, type LoggedRecord } from './ring'
+import type { SharedCounters } from './shared-counters'
+import type { WalRecord } from './wal-reader'
+import type { WalView } from './wal-view'
+
+export interface FlusherOptions {
+  walDir: string
+  dlqDir: string
+  flushIntervalMs: number
+  flushMaxEvents: number
+  ringMaxEvents: number
+  /** how often the shared counters are checked for a full batch waiting */
+  pollMs: number
+}
+
+export interface Progress {
+  positions: Record<string, number>
+  consumedBytes: Record<string, number>
+  consumedItems: Record<string, number>
+  failing: Record<string, string | null>
+  ringEvents: number
+}
+
+export class Flusher {
+  readonly checkpoint: Checkpoint
+  readonly ring: Ring
+  readonly deadLetters: DeadLetters
+  private readonly consumers: Consumer[] = []
+  private poller: ReturnType<typeof setInterval> | undefined
+
+  constructor(
+    private readonly options: FlusherOptions,
+    private readonly deps: {
+      view: WalView
+      counters: SharedCounters
+      log: Logger
+      metrics: PipelineMetrics
+      replay(record: WalRecord): LoggedRecord
+      onProgress(progress: Progress): void
+    },
+  ) {
+    this.checkpoint = new Checkpoint(join(options.walDir, 'checkpoint'))
+    this.ring = new Ring(options.ringMaxEvents)
+    this.deadLetters = new DeadLetters(options.dlqDir)
+  }
+
+  addConsumer(handler: BatchHandler): Consumer {
+    const consumer = new Consumer(
+      {
+        wal: this.deps.view,
+        ring: this.ring,
+        checkpoint: this.checkpoint,
+        replay: (record) => this.replay(record),
+        maxEvents: this.options.flushMaxEvents,
+        intervalMs: this.options.flushIntervalMs,
+        log: this.deps.log,
+        onFailure: () => this.deps.metrics.inc('flushFailures'),
+        onProgress: () => this.progressed(),
+      },
+      handler,
+    )
+    this.consumers.push(consumer)
+    return consumer
+  }
+
+  start(): void {
+    const pending = this.deps.view.lastSeq - this.minPosition()
+    if (pending > 0) this.deps.log.info({ records: pending }, 'replaying the write-ahead log')
+    for (const c of this.consumers) c.start()
+    this.poller = setInterval(() => this.poll(), this.options.pollMs)
+  }
+
+  /** Start a batch early when enough events are waiting, instead of at the next interval. */
+  private poll(): void {
+    this.deps.counters.sync()
+    const accepted = this.deps.counters.acceptedItems
+    for (const c of this.consumers) {
+      if (accepted - c.consumedItems >= this.options.flushMaxEvents && this.deps.view.lastSeq > c.position) c.kick()
+    }
+  }
+
+  private minPosition(): number {
+    let min = this.deps.view.lastSeq
+    for (const c of this.consumers) min = Math.min(min, c.position)
+    return min
+  }
+
+  /** A logged request that cannot be interpreted again is kept aside, not lost. */
+  private replay(record: WalRecord): LoggedRecord {
+    try {
+      return this.deps.replay(record)
+    } catch (error) {
+      mkdirSync(this.deadLetters.dir, { recursive: true })
+      writeFileSync(join(this.deadLetters.dir, `raw-${record.seq}.bin`), record.payload)
+      this.deps.metrics.inc('deadLettered', { reason: 'replay_failed' })
+      this.deps.log.error({ err: error, seq: record.seq }, 'logged request could not be replayed; kept in the dead-letter directory')
+      return { seq: record.seq, projectId: 0, receivedAt: 0, events: [], dropped: new Map(), size: record.size }
+    }
+  }
+
+  progress(): Progress {
+    const p: Progress = { positions: {}, consumedBytes: {}, consumedItems: {}, failing: {}, ringEvents: this.ring.eventCount }
+    for (const c of this.consumers) {
+      p.positions[c.name] = c.position
+      p.consumedBytes[c.name] = c.consumedBytes
+      p.consumedItems[c.name] = c.consumedItems
+      p.failing[c.name] = c.failing
+    }
+    return p
+  }
+
+  private progressed(): void {
+    this.ring.evictThrough(this.minPosition())
+    this.deps.onProgress(this.progress())
+  }
+
+  /** Catch up with the log (until the deadline), then stop. */
+  async drain(deadline: number): Promise<boolean> {
+    clearInterval(this.poller)
+    let caughtUp = true
+    for (const c of this.consumers) caughtUp = (await c.catchUp(deadline)) && caughtUp
+    await this.close()
+    return caughtUp
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.poller)
+    for (const c of this.consumers) await c.stop()
+    this.checkpoint.close()
+  }
+}
