@@ -6,12 +6,20 @@ import { opsRoutes } from './ops/routes'
 import { projectRoutes } from './projects/routes'
 import { captureRoutes } from './capture/routes'
 import { eventRoutes } from './events/routes'
+import { definitionRoutes } from './definitions/routes'
+import { personRoutes } from './people/routes'
 import type { Services } from './services'
 
 const VERSION = '0.1.0'
 
 export function createApp(services: Services) {
   const { metrics, log } = services
+  const privateApi = {
+    sql: services.db.sql,
+    auth: services.auth,
+    limiter: services.apiLimiter,
+    trustProxy: services.config.TRUST_PROXY,
+  }
   return new Elysia({ name: 'phog' })
     .onRequest(({ request, set }) => {
       set.headers['x-request-id'] = request.headers.get('x-request-id') || crypto.randomUUID()
@@ -74,6 +82,8 @@ export function createApp(services: Services) {
         trustProxy: services.config.TRUST_PROXY,
       }),
     )
+    .use(definitionRoutes(privateApi))
+    .use(personRoutes(privateApi))
 }
 
 export type App = ReturnType<typeof createApp>

@@ -12,6 +12,9 @@ import { SharedCounters } from './pipeline/shared-counters'
 import { StoreWriter } from './pipeline/store-writer'
 import { WalView } from './pipeline/wal-view'
 import { ResilientStore } from './events/resilient-store'
+import { openDatabase } from './db/postgres'
+import { DefinitionTracker } from './definitions/tracker'
+import { Learner } from './people/learner'
 import { createEventStore } from './events/factory'
 
 declare const self: Worker
@@ -67,13 +70,20 @@ async function start(init: WorkerInit): Promise<void> {
       onProgress: (progress) => send({ type: 'progress', progress }),
     },
   )
-  flusher.addConsumer(new StoreWriter({ events, checkpoint: flusher.checkpoint, deadLetters: flusher.deadLetters, metrics, log }))
+  const storeWriter = flusher.addConsumer(
+    new StoreWriter({ events, checkpoint: flusher.checkpoint, deadLetters: flusher.deadLetters, metrics, log }),
+  )
+  // Its own connection (on the embedded store: through the capture thread's PGlite socket).
+  const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, poolMax: 2, joinRunningServer: true })
+  // Persons, groups and definitions are learned from what has landed in the event store.
+  flusher.addConsumer(new Learner({ sql: db.sql, tracker: new DefinitionTracker(), metrics, log }), { after: storeWriter })
   flusher.start()
   shutdown = async () => {
     clearInterval(relay)
     const deltas = metrics.take()
     if (deltas) send({ type: 'metrics', deltas })
     await events.close()
+    await db.close()
   }
   send({ type: 'ready', progress: flusher.progress() })
 }

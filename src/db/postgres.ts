@@ -4,6 +4,11 @@ import { embeddedOwner, startEmbeddedPostgres, type EmbeddedPostgres } from './e
 
 export type { Sql }
 
+/** Rows and property bags as a JSON parameter (bulk statements read them with jsonb_to_recordset). */
+export function asJson(value: unknown): postgres.JSONValue {
+  return value as postgres.JSONValue
+}
+
 /** Repository functions take a Sql; inside sql.begin() they get the transaction, which queries alike. */
 export function inTransaction(tx: TransactionSql): Sql {
   return tx as unknown as Sql

@@ -35,6 +35,8 @@ export interface ConsumerDeps {
   onFailure?(consumer: string, error: unknown): void
   /** called after the cursor moved */
   onProgress(): void
+  /** take records only up to here (e.g. what another consumer has finished) */
+  upTo?(): number
 }
 
 const MIN_BACKOFF_MS = 100
@@ -149,7 +151,7 @@ export class Consumer {
 
   /** The next records after the cursor, from the ring where it has them and from the log otherwise. */
   private collect(): Batch | null {
-    const last = this.deps.wal.lastSeq
+    const last = Math.min(this.deps.wal.lastSeq, this.deps.upTo?.() ?? Number.POSITIVE_INFINITY)
     if (last <= this.cursor) return null
     const records: LoggedRecord[] = []
     let events = 0
@@ -188,7 +190,8 @@ export class Consumer {
 
   /** Work until caught up with the log (or the deadline passes); used when draining. */
   async catchUp(deadline: number): Promise<boolean> {
-    while (!this.stopped && this.cursor < this.deps.wal.lastSeq && Date.now() < deadline) {
+    const target = () => Math.min(this.deps.wal.lastSeq, this.deps.upTo?.() ?? Number.POSITIVE_INFINITY)
+    while (!this.stopped && this.cursor < target() && Date.now() < deadline) {
       if (this.running) await this.running
       else {
         clearTimeout(this.timer)

@@ -53,7 +53,9 @@ export class Flusher {
     this.deadLetters = new DeadLetters(options.dlqDir)
   }
 
-  addConsumer(handler: BatchHandler): Consumer {
+  /** Add a consumer; with `after`, it only takes records that consumer has finished. */
+  addConsumer(handler: BatchHandler, options: { after?: Consumer } = {}): Consumer {
+    const after = options.after
     const consumer = new Consumer(
       {
         wal: this.deps.view,
@@ -65,6 +67,7 @@ export class Flusher {
         log: this.deps.log,
         onFailure: () => this.deps.metrics.inc('flushFailures'),
         onProgress: () => this.progressed(),
+        upTo: after ? () => after.position : undefined,
       },
       handler,
     )

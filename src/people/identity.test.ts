@@ -1,0 +1,131 @@
+import { describe, expect, test } from 'bun:test'
+import { applyPropertyUpdates, IdentityModel, isIllegalDistinctId, personUuid, type Person, type PersonEvent } from './identity'
+
+const ev = (event: string, distinctId: string, properties: Record<string, unknown> = {}, timestamp = 1000): PersonEvent => ({
+  event,
+  distinctId,
+  properties,
+  timestamp,
+})
+
+function stored(id: number, distinctIds: string[], properties: Record<string, unknown> = {}, isIdentified = false, createdAt = 500): Person {
+  return { id, uuid: `uuid-${id}`, properties, isIdentified, createdAt, distinctIds: new Set(distinctIds), changed: false }
+}
+
+describe('person uuids', () => {
+  test('are PostHog’s UUIDv5 of "team:distinct_id"', () => {
+    const a = personUuid(1, 'user-1')
+    expect(a).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+    expect(personUuid(1, 'user-1')).toBe(a)
+    expect(personUuid(2, 'user-1')).not.toBe(a)
+  })
+})
+
+describe('illegal distinct ids', () => {
+  test('PostHog’s lists, case-insensitive and exact, quoted forms included', () => {
+    for (const id of ['anonymous', 'Anonymous', 'GUEST', 'distinct_id', 'email', 'undefined', 'true', 'FALSE', '"anonymous"', "'guest'", '[object Object]', 'NaN', 'None', 'null', '0', '', '   ']) {
+      expect({ id, illegal: isIllegalDistinctId(id) }).toEqual({ id, illegal: true })
+    }
+    for (const id of ['NULL', 'nan', 'user-1', '00', 'anon']) expect({ id, illegal: isIllegalDistinctId(id) }).toEqual({ id, illegal: false })
+  })
+})
+
+describe('$identify', () => {
+  test('links the anonymous id to the identified one in one identified person', () => {
+    const model = new IdentityModel(1, [])
+    model.apply(ev('$pageview', 'anon-1'))
+    model.apply(ev('$identify', 'user-1', { $anon_distinct_id: 'anon-1', $set: { email: 'a@b.c' } }))
+    const person = model.personOf('user-1')!
+    expect(person).toBe(model.personOf('anon-1')!)
+    expect([...person.distinctIds].sort()).toEqual(['anon-1', 'user-1'])
+    expect(person.isIdentified).toBe(true)
+    expect(person.properties).toEqual({ email: 'a@b.c' })
+    expect(person.uuid).toBe(personUuid(1, 'anon-1')) // the first person keeps its uuid
+  })
+
+  test('neither id known: one new person for both, named after the identified id', () => {
+    const model = new IdentityModel(7, [])
+    model.apply(ev('$identify', 'user-1', { $anon_distinct_id: 'anon-1' }))
+    expect(model.personOf('anon-1')!.uuid).toBe(personUuid(7, 'user-1'))
+    expect(model.touched()).toHaveLength(1)
+  })
+
+  test('two persons merge: the identified person’s properties win, then the event’s $set and $set_once apply', () => {
+    const anon = stored(1, ['anon-1'], { plan: 'free', seen: 'anon', first_touch: 'ad' }, false, 100)
+    const user = stored(2, ['user-1'], { plan: 'pro', email: 'a@b.c' }, false, 300)
+    const model = new IdentityModel(1, [anon, user])
+    model.apply(ev('$identify', 'user-1', { $anon_distinct_id: 'anon-1', $set: { name: 'A' }, $set_once: { first_touch: 'organic', new_once: 1 } }))
+    const person = model.personOf('anon-1')!
+    expect(person).toBe(user)
+    expect(person.properties).toEqual({ plan: 'pro', seen: 'anon', first_touch: 'ad', email: 'a@b.c', name: 'A', new_once: 1 })
+    expect(person.createdAt).toBe(100)
+    expect(anon.mergedInto).toBe(user)
+    const touched = model.touched()
+    expect(touched).toContain(anon)
+    expect(touched).toContain(user)
+    expect(model.assignments().map(([id]) => id)).toEqual(['anon-1'])
+  })
+
+  test('an already identified person is not merged into another', () => {
+    const other = stored(1, ['user-a'], {}, true)
+    const into = stored(2, ['user-b'])
+    const model = new IdentityModel(1, [other, into])
+    model.apply(ev('$identify', 'user-b', { $anon_distinct_id: 'user-a' }))
+    expect(model.personOf('user-a')).toBe(other)
+    expect(other.mergedInto).toBeUndefined()
+    expect(into.isIdentified).toBe(true)
+  })
+
+  test('$merge_dangerously merges even an identified person', () => {
+    const other = stored(1, ['user-a'], { x: 1 }, true)
+    const into = stored(2, ['user-b'])
+    const model = new IdentityModel(1, [other, into])
+    model.apply(ev('$merge_dangerously', 'user-b', { alias: 'user-a' }))
+    expect(model.personOf('user-a')).toBe(into)
+    expect(into.properties).toEqual({ x: 1 })
+  })
+
+  test('illegal ids never merge, but the event still updates its person', () => {
+    const model = new IdentityModel(1, [])
+    model.apply(ev('$identify', 'user-1', { $anon_distinct_id: 'anonymous', $set: { email: 'x' } }))
+    expect(model.personOf('anonymous')).toBeUndefined()
+    expect(model.personOf('user-1')!.properties).toEqual({ email: 'x' })
+    model.apply(ev('$create_alias', 'null', { alias: 'user-1' }))
+    expect(model.personOf('user-1')!.distinctIds.has('null')).toBe(false)
+  })
+})
+
+describe('$create_alias', () => {
+  test('adds the alias to the person of distinct_id', () => {
+    const user = stored(5, ['user-1'])
+    const model = new IdentityModel(1, [user])
+    model.apply(ev('$create_alias', 'user-1', { alias: 'user@example.com' }))
+    expect(model.personOf('user@example.com')).toBe(user)
+    expect(model.assignments().map(([id]) => id)).toEqual(['user@example.com'])
+  })
+})
+
+describe('properties', () => {
+  test('$set overwrites, $set_once fills only missing keys, $unset removes (array or object)', () => {
+    const p: Record<string, unknown> = { a: 1, b: 2, c: 3 }
+    expect(applyPropertyUpdates(p, { $set: { a: 10 }, $set_once: { a: 99, d: 4 }, $unset: ['b'] })).toBe(true)
+    expect(p).toEqual({ a: 10, c: 3, d: 4 })
+    expect(applyPropertyUpdates(p, { $unset: { c: null } })).toBe(true)
+    expect(p).toEqual({ a: 10, d: 4 })
+    expect(applyPropertyUpdates(p, { $set: { a: 10 }, $set_once: { d: 0 } })).toBe(false)
+  })
+
+  test('$groupidentify, $exception and personless events never touch persons', () => {
+    const model = new IdentityModel(1, [])
+    expect(model.apply(ev('$groupidentify', 'setup', { $set: { a: 1 } }))).toBe(false)
+    expect(model.apply(ev('$exception', 'u'))).toBe(false)
+    expect(model.apply(ev('$pageview', 'u', { $process_person_profile: false, $set: { a: 1 } }))).toBe(false)
+    expect(model.touched()).toEqual([])
+  })
+
+  test('any event creates its person, unidentified', () => {
+    const model = new IdentityModel(1, [])
+    model.apply(ev('$pageview', 'visitor'))
+    expect(model.personOf('visitor')).toMatchObject({ isIdentified: false, properties: {} })
+  })
+})

@@ -1,0 +1,111 @@
+// The consumer that turns landed events into what flags and admins need: event definitions, persons and
+// their distinct ids, group types and groups. Per batch and project: one transaction, a handful of bulk
+// statements, the project's persons serialised across processes by an advisory lock. Replaying a batch
+// (after a crash before the cursor moved) converges to the same state.
+import type { Sql } from 'postgres'
+import { inTransaction } from '../db/postgres'
+import { recordSightings } from '../definitions/repository'
+import type { DefinitionTracker } from '../definitions/tracker'
+import type { Logger } from '../log'
+import type { Batch, BatchHandler } from '../pipeline/consumer'
+import type { PipelineMetrics } from '../pipeline/metrics-relay'
+import { allocateGroupTypes, groupTypesOf, groupUpdates } from './groups'
+import { IdentityModel, type PersonEvent } from './identity'
+import { addGroupTypes, loadGroupTypes, loadPersons, upsertGroups, writePersons } from './repository'
+
+export const LEARNER = 'learn'
+const PERSONS_LOCK = 0x70657273 // "pers"
+const KNOWN_MAX = 200_000
+const IDENTITY_EVENTS = new Set(['$identify', '$create_alias', '$merge_dangerously'])
+
+function touchesPerson(e: PersonEvent): boolean {
+  const p = e.properties
+  return IDENTITY_EVENTS.has(e.event) || p.$set !== undefined || p.$set_once !== undefined || p.$unset !== undefined
+}
+
+export class Learner implements BatchHandler {
+  readonly name = LEARNER
+  /** distinct ids known to have a person: their plain events need no work */
+  private readonly known = new Map<string, true>()
+
+  constructor(
+    private readonly deps: { sql: Sql; tracker: DefinitionTracker; metrics: PipelineMetrics; log: Logger },
+  ) {}
+
+  async handle(batch: Batch): Promise<void> {
+    const sightings = []
+    const byTeam = new Map<number, PersonEvent[]>()
+    for (const record of batch.records) {
+      let events = byTeam.get(record.projectId)
+      if (!events) byTeam.set(record.projectId, (events = []))
+      for (const e of record.events) {
+        sightings.push({ teamId: record.projectId, name: e.event, seenAt: record.receivedAt })
+        events.push(e)
+      }
+    }
+    const due = this.deps.tracker.due(sightings)
+    await recordSightings(this.deps.sql, due)
+    this.deps.tracker.remember(due)
+    if (due.length) this.deps.metrics.inc('personUpdates', { kind: 'definitions' }, due.length)
+    for (const [teamId, events] of byTeam) await this.learnProject(teamId, events)
+  }
+
+  private isKnown(teamId: number, distinctId: string): boolean {
+    return this.known.has(`${teamId}\u0000${distinctId}`)
+  }
+
+  private remember(teamId: number, distinctIds: Iterable<string>): void {
+    for (const id of distinctIds) {
+      this.known.set(`${teamId}\u0000${id}`, true)
+      if (this.known.size > KNOWN_MAX) this.known.delete(this.known.keys().next().value!)
+    }
+  }
+
+  private async learnProject(teamId: number, events: PersonEvent[]): Promise<void> {
+    const personEvents = events.filter(
+      (e) =>
+        e.event !== '$groupidentify' &&
+        e.properties.$process_person_profile !== false &&
+        (touchesPerson(e) || !this.isKnown(teamId, e.distinctId)),
+    )
+    const typesSeen = events.flatMap(groupTypesOf)
+    const groupSets = groupUpdates(events)
+    if (personEvents.length === 0 && typesSeen.length === 0) return
+    const { metrics } = this.deps
+    let learned: string[] = []
+    await this.deps.sql.begin(async (transaction) => {
+      const tx = inTransaction(transaction)
+      await tx`select pg_advisory_xact_lock(${PERSONS_LOCK}, ${teamId})`
+      if (typesSeen.length > 0) {
+        const types = await loadGroupTypes(tx, teamId)
+        const added = allocateGroupTypes(types, typesSeen)
+        await addGroupTypes(tx, teamId, added)
+        for (const [type, index] of added) types.set(type, index)
+        const groups = groupSets
+          .filter((g) => types.has(g.type))
+          .map((g) => ({ index: types.get(g.type)!, key: g.key, properties: g.properties }))
+        await upsertGroups(tx, teamId, groups)
+        if (added.length) metrics.inc('personUpdates', { kind: 'group_types' }, added.length)
+        if (groups.length) metrics.inc('personUpdates', { kind: 'groups' }, groups.length)
+      }
+      if (personEvents.length > 0) {
+        const ids = new Set<string>()
+        for (const e of personEvents) {
+          ids.add(e.distinctId)
+          const p = e.properties
+          if (typeof p.$anon_distinct_id === 'string') ids.add(p.$anon_distinct_id)
+          if (typeof p.alias === 'string' || typeof p.alias === 'number') ids.add(String(p.alias))
+        }
+        const model = new IdentityModel(teamId, await loadPersons(tx, teamId, [...ids]))
+        for (const e of personEvents) model.apply(e)
+        const written = await writePersons(tx, teamId, model.touched(), model.assignments())
+        if (written.created) metrics.inc('personUpdates', { kind: 'persons_created' }, written.created)
+        if (written.updated) metrics.inc('personUpdates', { kind: 'persons_updated' }, written.updated)
+        if (written.merged) metrics.inc('personUpdates', { kind: 'persons_merged' }, written.merged)
+        if (written.distinctIds) metrics.inc('personUpdates', { kind: 'distinct_ids' }, written.distinctIds)
+        learned = [...ids].filter((id) => model.personOf(id) !== undefined)
+      }
+    })
+    this.remember(teamId, learned)
+  }
+}

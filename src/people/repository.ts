@@ -1,0 +1,160 @@
+// Persons, distinct ids, group types and groups in Postgres: what the learner reads and writes, and what
+// the persons API lists. Bulk statements only: one per kind per batch, whatever the number of events.
+import type { Sql } from 'postgres'
+import { asJson } from '../db/postgres'
+import type { Person } from './identity'
+
+interface PersonRow {
+  id: number
+  uuid: string
+  properties: Record<string, unknown>
+  is_identified: boolean
+  created_at: Date
+  distinct_id: string
+}
+
+/** The persons of these distinct ids, each with all of its distinct ids (merges move them all). */
+export async function loadPersons(tx: Sql, teamId: number, distinctIds: string[]): Promise<Person[]> {
+  if (distinctIds.length === 0) return []
+  const rows = await tx<PersonRow[]>`
+    select p.id, p.uuid, p.properties, p.is_identified, p.created_at, all_ids.distinct_id
+      from person_distinct_ids wanted
+      join persons p on p.id = wanted.person_id
+      join person_distinct_ids all_ids on all_ids.person_id = p.id
+     where wanted.team_id = ${teamId}
+       and wanted.distinct_id in (select jsonb_array_elements_text(${tx.json(distinctIds)}))`
+  const byId = new Map<number, Person>()
+  for (const r of rows) {
+    let person = byId.get(r.id)
+    if (!person) {
+      person = {
+        id: r.id,
+        uuid: r.uuid,
+        properties: r.properties,
+        isIdentified: r.is_identified,
+        createdAt: r.created_at.getTime(),
+        distinctIds: new Set(),
+        changed: false,
+      }
+      byId.set(r.id, person)
+    }
+    person.distinctIds.add(r.distinct_id)
+  }
+  return [...byId.values()]
+}
+
+/** Write what a batch did to persons: new persons, changed ones, re-pointed distinct ids, merged-away ones. */
+export async function writePersons(
+  tx: Sql,
+  teamId: number,
+  touched: Person[],
+  assignments: [string, Person][],
+): Promise<{ created: number; updated: number; merged: number; distinctIds: number }> {
+  const created = touched.filter((p) => p.id === undefined && !p.mergedInto)
+  const updated = touched.filter((p) => p.id !== undefined && p.changed && !p.mergedInto)
+  const merged = touched.filter((p) => p.id !== undefined && p.mergedInto)
+  if (created.length > 0) {
+    const rows = created.map((p) => ({
+      uuid: p.uuid,
+      properties: p.properties,
+      identified: p.isIdentified,
+      created_at: new Date(p.createdAt).toISOString(),
+    }))
+    // "do update" so that the id comes back even if the row exists (a replayed batch)
+    const inserted = await tx<{ id: number; uuid: string }[]>`
+      insert into persons (uuid, team_id, properties, is_identified, created_at)
+      select v.uuid, ${teamId}, v.properties, v.identified, v.created_at
+        from jsonb_to_recordset(${tx.json(asJson(rows))}) as v(uuid uuid, properties jsonb, identified bool, created_at timestamptz)
+      on conflict (uuid) do update set properties = excluded.properties, is_identified = excluded.is_identified
+      returning id, uuid`
+    const idByUuid = new Map(inserted.map((r) => [r.uuid, r.id]))
+    for (const p of created) p.id = idByUuid.get(p.uuid)
+  }
+  if (updated.length > 0) {
+    const rows = updated.map((p) => ({
+      id: p.id,
+      properties: p.properties,
+      identified: p.isIdentified,
+      created_at: new Date(p.createdAt).toISOString(),
+    }))
+    await tx`
+      update persons p
+         set properties = v.properties, is_identified = v.identified,
+             created_at = least(p.created_at, v.created_at), version = p.version + 1
+        from jsonb_to_recordset(${tx.json(asJson(rows))}) as v(id bigint, properties jsonb, identified bool, created_at timestamptz)
+       where p.id = v.id`
+  }
+  const live = assignments.filter(([, p]) => !p.mergedInto && p.id !== undefined)
+  if (live.length > 0) {
+    const rows = live.map(([distinctId, p]) => ({ distinct_id: distinctId, person_id: p.id }))
+    await tx`
+      insert into person_distinct_ids (team_id, distinct_id, person_id)
+      select ${teamId}, v.distinct_id, v.person_id
+        from jsonb_to_recordset(${tx.json(asJson(rows))}) as v(distinct_id text, person_id bigint)
+      on conflict (team_id, distinct_id) do update set person_id = excluded.person_id
+       where person_distinct_ids.person_id <> excluded.person_id`
+  }
+  if (merged.length > 0) {
+    await tx`
+      delete from persons
+       where team_id = ${teamId} and id in (select jsonb_array_elements_text(${tx.json(merged.map((p) => p.id!))})::bigint)`
+  }
+  return { created: created.length, updated: updated.length, merged: merged.length, distinctIds: live.length }
+}
+
+export async function loadGroupTypes(tx: Sql, teamId: number): Promise<Map<string, number>> {
+  const rows = await tx<{ group_type: string; group_type_index: number }[]>`
+    select group_type, group_type_index from group_type_mappings where team_id = ${teamId}`
+  return new Map(rows.map((r) => [r.group_type, r.group_type_index]))
+}
+
+export async function addGroupTypes(tx: Sql, teamId: number, added: [string, number][]): Promise<void> {
+  if (added.length === 0) return
+  const rows = added.map(([type, index]) => ({ type, index }))
+  await tx`
+    insert into group_type_mappings (team_id, group_type, group_type_index)
+    select ${teamId}, v.type, v.index from jsonb_to_recordset(${tx.json(asJson(rows))}) as v(type text, index int)
+    on conflict do nothing`
+}
+
+export async function upsertGroups(tx: Sql, teamId: number, groups: { index: number; key: string; properties: Record<string, unknown> }[]): Promise<void> {
+  if (groups.length === 0) return
+  await tx`
+    insert into groups (team_id, group_type_index, group_key, group_properties)
+    select ${teamId}, v.index, v.key, v.properties
+      from jsonb_to_recordset(${tx.json(asJson(groups))}) as v(index int, key text, properties jsonb)
+    on conflict (team_id, group_type_index, group_key)
+      do update set group_properties = groups.group_properties || excluded.group_properties, version = groups.version + 1`
+}
+
+// ---------------------------------------------------------------------------------------------------
+// the persons API
+
+export interface PersonListing {
+  id: number
+  uuid: string
+  properties: Record<string, unknown>
+  is_identified: boolean
+  created_at: Date
+  distinct_ids: string[]
+}
+
+export async function listPersons(
+  sql: Sql,
+  teamId: number,
+  filter: { distinctId?: string; limit: number; offset: number },
+): Promise<{ count: number; rows: PersonListing[] }> {
+  const byId = filter.distinctId !== undefined
+  const where = byId
+    ? sql`p.id in (select person_id from person_distinct_ids where team_id = ${teamId} and distinct_id = ${filter.distinctId!})`
+    : sql`p.team_id = ${teamId}`
+  const [{ count }] = await sql<{ count: number }[]>`select count(*)::int as count from persons p where ${where}`
+  const rows = await sql<PersonListing[]>`
+    select p.id, p.uuid, p.properties, p.is_identified, p.created_at,
+           array(select distinct_id from person_distinct_ids d where d.person_id = p.id order by distinct_id) as distinct_ids
+      from persons p
+     where ${where}
+     order by p.created_at desc, p.id desc
+     limit ${filter.limit} offset ${filter.offset}`
+  return { count, rows }
+}

@@ -1,0 +1,159 @@
+// What ingestion learns: persons and distinct ids (identify, alias, merges), groups and group types, event
+// definitions — through capture into real Postgres (and the embedded one), and replay idempotency.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import type { CapturedEvent } from '../../src/capture/normalize'
+import { DefinitionTracker } from '../../src/definitions/tracker'
+import { silentLogger } from '../../src/log'
+import { Learner } from '../../src/people/learner'
+import type { Batch } from '../../src/pipeline/consumer'
+import { MetricsRecorder } from '../../src/pipeline/metrics-relay'
+import { BASE, json, PROJECT_KEY, startStack, type Stack, type StoreChoice } from '../helpers/stack'
+
+async function send(stack: Stack, batch: Record<string, unknown>[]) {
+  const r = await stack.app.handle(new Request(`${BASE}/batch/`, { method: 'POST', body: JSON.stringify({ api_key: PROJECT_KEY, batch }) }))
+  expect(r.status).toBe(200)
+}
+
+/** Wait until the flush worker has learned everything captured so far. */
+async function learned(stack: Stack, ms = 15_000): Promise<void> {
+  const deadline = Date.now() + ms
+  while (Date.now() < deadline) {
+    const stats = stack.services.captureLog.stats()
+    if (stats.consumers.learn?.position === stats.lastSeq && stats.consumers.store?.position === stats.lastSeq) return
+    await Bun.sleep(25)
+  }
+  throw new Error(`not learned in time: ${JSON.stringify(stack.services.captureLog.stats())}`)
+}
+
+async function person(stack: Stack, distinctId: string) {
+  const r = await json(stack.api(`/api/projects/1/persons/?distinct_id=${encodeURIComponent(distinctId)}`))
+  return r.results[0]
+}
+
+const ev = (event: string, distinctId: string, properties: Record<string, unknown> = {}) => ({ event, properties: { distinct_id: distinctId, ...properties } })
+
+for (const postgres of ['real', 'embedded'] as StoreChoice[]) {
+  describe(`learning from events (${postgres} Postgres)`, () => {
+    let stack: Stack
+    beforeAll(async () => {
+      stack = await startStack({ postgres, clickhouse: 'embedded' }, { FLUSH_INTERVAL_MS: 20 })
+    })
+    afterAll(() => stack?.close())
+
+    test('$identify links the anonymous id; $set and $set_once apply; the persons API shows it', async () => {
+      await send(stack, [
+        ev('$pageview', 'anon-1', { $set_once: { first_seen_on: 'landing' } }),
+        ev('$identify', 'user-1', { $anon_distinct_id: 'anon-1', $set: { email: 'a@b.c' }, $set_once: { first_seen_on: 'ignored', signup: 'web' } }),
+      ])
+      await learned(stack)
+      const p = await person(stack, 'anon-1')
+      expect(p).toMatchObject({ distinct_ids: ['anon-1', 'user-1'], is_identified: true, properties: { first_seen_on: 'landing', email: 'a@b.c', signup: 'web' } })
+      expect((await person(stack, 'user-1')).uuid).toBe(p.uuid)
+    })
+
+    test('two existing persons merge: the identified person’s properties win', async () => {
+      await send(stack, [ev('$pageview', 'anon-2', { $set: { plan: 'free', utm: 'ad' } }), ev('signup', 'user-2', { $set: { plan: 'pro' } })])
+      await learned(stack)
+      expect((await person(stack, 'anon-2')).uuid).not.toBe((await person(stack, 'user-2')).uuid)
+      await send(stack, [ev('$identify', 'user-2', { $anon_distinct_id: 'anon-2' })])
+      await learned(stack)
+      const merged = await person(stack, 'anon-2')
+      expect(merged).toMatchObject({ distinct_ids: ['anon-2', 'user-2'], properties: { plan: 'pro', utm: 'ad' } })
+      const all = await json(stack.api('/api/projects/1/persons/?limit=1000'))
+      expect(all.results.filter((x: { distinct_ids: string[] }) => x.distinct_ids.includes('anon-2'))).toHaveLength(1)
+    })
+
+    test('$create_alias adds the alias; an identified person is not merged again; illegal ids never merge', async () => {
+      await send(stack, [
+        ev('$create_alias', 'user-3', { alias: 'user3@example.com' }),
+        ev('$identify', 'user-4', { $anon_distinct_id: 'anon-4' }),
+        ev('$pageview', 'user-5'),
+        ev('$identify', 'user-5', { $anon_distinct_id: 'user-4' }), // both have persons and user-4's is identified: refused
+        ev('$identify', 'user-8', { $anon_distinct_id: 'anon-4' }), // user-8 has no person: it joins anon-4's
+        ev('$identify', 'user-6', { $anon_distinct_id: 'anonymous', $set: { ok: true } }),
+        ev('$identify', 'user-7', { $anon_distinct_id: 'undefined' }),
+      ])
+      await learned(stack)
+      expect((await person(stack, 'user3@example.com')).distinct_ids).toEqual(['user-3', 'user3@example.com'])
+      expect((await person(stack, 'user-4')).distinct_ids).toEqual(['anon-4', 'user-4', 'user-8'])
+      expect((await person(stack, 'user-5')).distinct_ids).toEqual(['user-5'])
+      expect(await person(stack, 'anonymous')).toBeUndefined()
+      expect(await person(stack, 'undefined')).toBeUndefined()
+      expect((await person(stack, 'user-6')).properties).toEqual({ ok: true })
+    })
+
+    test('group types get the lowest free index, at most five; $group_set upserts the group', async () => {
+      await send(stack, [
+        { event: '$groupidentify', properties: { distinct_id: 'setup', $group_type: 'company', $group_key: 'acme', $group_set: { plan: 'free', seats: 5 } } },
+        ev('clicked', 'user-1', { $groups: { company: 'acme', project: 'web', team: 't', org: 'o', unit: 'u', overflow: 'x' } }),
+        { event: '$groupidentify', properties: { distinct_id: 'setup', $group_type: 'company', $group_key: 'acme', $group_set: { plan: 'pro' } } },
+      ])
+      await learned(stack)
+      const sql = stack.services.db.sql
+      const types = await sql`select group_type, group_type_index from group_type_mappings where team_id = 1 order by group_type_index`
+      expect(types.map((t) => [t.group_type, t.group_type_index])).toEqual([
+        ['company', 0],
+        ['project', 1],
+        ['team', 2],
+        ['org', 3],
+        ['unit', 4],
+      ])
+      const [group] = await sql`select group_properties from groups where team_id = 1 and group_type_index = 0 and group_key = 'acme'`
+      expect(group.group_properties).toEqual({ plan: 'pro', seats: 5 })
+      expect(await person(stack, 'setup')).toBeUndefined() // $groupidentify is not about a person
+    })
+
+    test('every ingested event name gets a definition', async () => {
+      await send(stack, [ev('Added to cart', 'user-1'), ev('Added to cart', 'user-2'), ev('$pageview', 'user-1')])
+      await learned(stack)
+      const names = (await json(stack.api('/api/projects/1/event_definitions/?limit=1000'))).results.map((d: { name: string }) => d.name)
+      expect(names).toContain('Added to cart')
+      expect(names).toContain('$identify')
+      expect(names.filter((n: string) => n === 'Added to cart')).toHaveLength(1)
+    })
+
+    test('a batch replayed (as after a crash before the cursor moved) leaves the same state', async () => {
+      const learner = new Learner({ sql: stack.services.db.sql, tracker: new DefinitionTracker(), metrics: new MetricsRecorder(), log: silentLogger })
+      const e = (event: string, distinctId: string, properties: Record<string, unknown>): CapturedEvent => ({ uuid: crypto.randomUUID(), event, distinctId, properties, timestamp: Date.now() })
+      const batch: Batch = {
+        records: [
+          {
+            seq: 1,
+            projectId: 1,
+            receivedAt: Date.now(),
+            size: 1,
+            dropped: new Map(),
+            events: [
+              e('$pageview', 'replay-anon', { $set_once: { a: 1 } }),
+              e('$identify', 'replay-user', { $anon_distinct_id: 'replay-anon', $set: { b: 2 } }),
+              e('$groupidentify', 'setup', { $group_type: 'company', $group_key: 'replayco', $group_set: { c: 3 } }),
+              e('replayed event', 'replay-user', {}),
+            ],
+          },
+        ],
+        firstSeq: 1,
+        lastSeq: 1,
+        events: 4,
+        items: 4,
+        bytes: 1,
+      }
+      const snapshot = async () => {
+        const sql = stack.services.db.sql
+        return {
+          persons: await sql`select p.uuid, p.properties, p.is_identified, array_agg(d.distinct_id order by d.distinct_id) as ids
+                               from persons p join person_distinct_ids d on d.person_id = p.id
+                              where d.distinct_id like 'replay-%' group by p.uuid, p.properties, p.is_identified`,
+          groups: await sql`select group_key, group_properties from groups where group_key = 'replayco'`,
+          definitions: await sql`select name, created_at from event_definitions where name = 'replayed event'`,
+        }
+      }
+      await learner.handle(batch)
+      const first = await snapshot()
+      await new Learner({ sql: stack.services.db.sql, tracker: new DefinitionTracker(), metrics: new MetricsRecorder(), log: silentLogger }).handle(batch)
+      expect(await snapshot()).toEqual(first)
+      expect(first.persons).toHaveLength(1)
+      expect(first.persons[0]).toMatchObject({ properties: { a: 1, b: 2 }, is_identified: true, ids: ['replay-anon', 'replay-user'] })
+      expect(first.definitions).toHaveLength(1)
+    })
+  })
+}
