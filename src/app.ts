@@ -1,13 +1,16 @@
 // Builds the HTTP app from the capability plugins. main.ts serves it; tests call app.handle() in-process.
 import { Elysia } from 'elysia'
 import { swagger } from '@elysiajs/swagger'
-import { toErrorResponse } from './http/errors'
+import { ApiError, toErrorResponse } from './http/errors'
 import { opsRoutes } from './ops/routes'
 import { projectRoutes } from './projects/routes'
 import { captureRoutes } from './capture/routes'
 import { eventRoutes } from './events/routes'
 import { definitionRoutes } from './definitions/routes'
 import { personRoutes } from './people/routes'
+import { flagRoutes } from './flags/routes'
+import { decideRoutes } from './flags/decide/routes'
+import { remoteConfigRoutes } from './remote-config/routes'
 import type { Services } from './services'
 
 const VERSION = '0.1.0'
@@ -26,7 +29,8 @@ export function createApp(services: Services) {
     })
     .onError({ as: 'global' }, ({ code, error, set, request, path }) => {
       const { status, body, headers } = toErrorResponse(code, error)
-      if (status >= 500) {
+      // Deliberate 5xx answers (503 backpressure, store down) are counted in metrics; only surprises are logged.
+      if (status >= 500 && !(error instanceof ApiError)) {
         log.error({ err: error, path, method: request.method, requestId: set.headers['x-request-id'] }, 'request failed')
       }
       set.status = status
@@ -82,8 +86,19 @@ export function createApp(services: Services) {
         trustProxy: services.config.TRUST_PROXY,
       }),
     )
+    .use(remoteConfigRoutes({ tokens: services.tokens }))
     .use(definitionRoutes(privateApi))
     .use(personRoutes(privateApi))
+    .use(decideRoutes({ decide: services.flags.decide, metrics, maxBodyBytes: services.config.MAX_BODY_BYTES }))
+    .use(
+      flagRoutes({
+        flags: services.flags.service,
+        auth: services.auth,
+        tokens: services.tokens,
+        limiter: services.apiLimiter,
+        trustProxy: services.config.TRUST_PROXY,
+      }),
+    )
 }
 
 export type App = ReturnType<typeof createApp>

@@ -15,6 +15,7 @@ import { bootstrap } from './projects/repository'
 import { ProjectTokenCache } from './projects/token-cache'
 import { CaptureService } from './capture/service'
 import { CaptureLog } from './pipeline/capture-log'
+import { startFlags, type Flags } from './flags'
 
 export interface Lifecycle {
   draining: boolean
@@ -31,6 +32,7 @@ export interface Services {
   apiLimiter: RateLimiter
   captureLog: CaptureLog
   capture: CaptureService
+  flags: Flags
   lifecycle: Lifecycle
   readiness(): Promise<Readiness>
   close(): Promise<void>
@@ -74,6 +76,8 @@ export async function startServices(config: Config, log: Logger, options: { metr
     closers.push(async () => tokens.stop())
 
     const auth = new PersonalKeyAuth(db.sql)
+    const flags = await startFlags({ config, db, tokens, auth, log, metrics })
+    closers.push(() => flags.close())
     const captureLog = new CaptureLog(
       {
         dataDir: config.DATA_DIR,
@@ -87,7 +91,7 @@ export async function startServices(config: Config, log: Logger, options: { metr
     // Closers run in reverse: the log drains (the worker catches up) before the stores close.
     closers.push(() => captureLog.drain(Math.max(100, config.SHUTDOWN_TIMEOUT_MS - 1000)).then(() => undefined))
     await captureLog.start()
-    const capture = new CaptureService({ tokens, auth, log: captureLog, maxBodyBytes: config.MAX_BODY_BYTES })
+    const capture = new CaptureService({ tokens, auth, log: captureLog, metrics, maxBodyBytes: config.MAX_BODY_BYTES })
 
     const lifecycle: Lifecycle = { draining: false }
     const readiness = async (): Promise<Readiness> => {
@@ -126,6 +130,7 @@ export async function startServices(config: Config, log: Logger, options: { metr
       apiLimiter: new RateLimiter(config.RATE_LIMIT_API_PER_MINUTE, 60_000),
       captureLog,
       capture,
+      flags,
       lifecycle,
       readiness,
       close,

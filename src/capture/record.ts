@@ -86,7 +86,7 @@ export function contextOf(request: CaptureRequest): CaptureContext {
 /** Decode and split a request (no key check): what capture does first, and replay does again. */
 export function parseRequest(request: CaptureRequest, maxBytes: number) {
   const decoded = decodePayload(request, maxBytes)
-  return extractPayload(parseJson(decoded.text), decoded.form, request.query)
+  return { ...extractPayload(parseJson(decoded.text), decoded.form, request.query), encoding: decoded.encoding, via: decoded.via }
 }
 
 /** The events of a logged request, exactly as capture produced them when it acknowledged it. */

@@ -1,6 +1,7 @@
 // Capture: decode, find the project, normalise, log. Never sees the HTTP context.
 import { errors } from '../http/errors'
 import type { PersonalKeyAuth } from '../http/auth'
+import type { Metrics } from '../ops/metrics'
 import type { CaptureLog } from '../pipeline/capture-log'
 import type { ProjectTokenCache } from '../projects/token-cache'
 import { assertEventShapes } from './normalize'
@@ -10,6 +11,7 @@ export interface CaptureDeps {
   tokens: ProjectTokenCache
   auth: PersonalKeyAuth
   log: CaptureLog
+  metrics: Metrics
   maxBodyBytes: number
 }
 
@@ -39,6 +41,7 @@ export class CaptureService {
    */
   async capture(request: CaptureRequest): Promise<void> {
     const extracted = parseRequest(request, this.deps.maxBodyBytes)
+    this.deps.metrics.captureRequests.inc({ encoding: extracted.encoding, via: extracted.via })
     const projectId = await this.projectFor(extracted.token, extracted.projectId)
     assertEventShapes(extracted.items)
     if (extracted.items.length === 0) return

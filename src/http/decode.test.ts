@@ -160,3 +160,23 @@ describe('parseJson', () => {
     }
   })
 })
+
+describe('what decoding reports', () => {
+  test('the encoding and the carrier, for metrics', () => {
+    const { gzipSync } = require('node:zlib') as typeof import('node:zlib')
+    const body = (b: string | Uint8Array, contentType: string | null = null, query = '') => ({
+      method: 'POST',
+      body: typeof b === 'string' ? new TextEncoder().encode(b) : b,
+      contentType,
+      contentEncoding: null,
+      query: new URLSearchParams(query),
+    })
+    const pick = (d: { encoding: string; via: string }) => [d.encoding, d.via]
+    expect(pick(decodePayload(body('{"a":1}'), MB))).toEqual(['json', 'body'])
+    expect(pick(decodePayload(body(gzipSync('{"a":1}')), MB))).toEqual(['gzip', 'body'])
+    expect(pick(decodePayload(body(Buffer.from('{"a":1}').toString('base64')), MB))).toEqual(['base64', 'body'])
+    expect(pick(decodePayload(body(`data=${encodeURIComponent(Buffer.from('{"a":1}').toString('base64'))}`, 'application/x-www-form-urlencoded'), MB))).toEqual(['base64', 'form'])
+    expect(pick(decodePayload(body(LZString.compressToBase64('{"a":1}'), null, 'compression=lz64'), MB))).toEqual(['lz64', 'body'])
+    expect(pick(decodePayload({ ...body(''), query: new URLSearchParams({ data: '{"a":1}' }) }, MB))).toEqual(['json', 'query'])
+  })
+})

@@ -13,11 +13,17 @@ export interface RawPayload {
   query: URLSearchParams
 }
 
+export type Encoding = 'json' | 'gzip' | 'lz64' | 'base64'
+export type Carrier = 'body' | 'form' | 'query'
+
 export interface DecodedPayload {
   /** the JSON text */
   text: string
   /** form fields, when the payload came as application/x-www-form-urlencoded */
   form: URLSearchParams | null
+  /** how the JSON was packed, and what carried it (for metrics) */
+  encoding: Encoding
+  via: Carrier
 }
 
 type Compression = 'gzip' | 'lz64' | 'base64' | 'none'
@@ -81,21 +87,24 @@ function base64Bytes(value: string): Uint8Array {
   return Buffer.from(value.replace(/\s/g, (c) => (c === ' ' ? '+' : '')), 'base64')
 }
 
+type Unwrapped = [text: string, encoding: Encoding]
+
 /** Text that is not yet JSON: base64 of JSON or of gzip (possibly with a stale or missing hint). */
-function unwrap(value: string, maxBytes: number, depth = 0): string {
+function unwrap(value: string, maxBytes: number, depth = 0): Unwrapped {
   const first = firstNonSpace(value)
-  if (first === '{' || first === '[' || depth > 1) return value
-  if (!BASE64_TEXT.test(value)) return value
+  if (first === '{' || first === '[' || depth > 1) return [value, 'json']
+  if (!BASE64_TEXT.test(value)) return [value, 'json']
   const bytes = base64Bytes(value)
-  if (bytes.length === 0) return value
-  if (isGzip(bytes)) return text(gunzip(bytes, maxBytes))
+  if (bytes.length === 0) return [value, 'json']
+  if (isGzip(bytes)) return [text(gunzip(bytes, maxBytes)), 'gzip']
   let decoded: string
   try {
     decoded = utf8.decode(bytes)
   } catch {
-    return value // not base64 of text after all; let the JSON parser explain
+    return [value, 'json'] // not base64 of text after all; let the JSON parser explain
   }
-  return unwrap(decoded, maxBytes, depth + 1)
+  const [inner] = unwrap(decoded, maxBytes, depth + 1)
+  return [inner, 'base64']
 }
 
 function lz64(value: string, maxBytes: number): string {
@@ -122,11 +131,11 @@ function isForm(contentType: string | null, body: Uint8Array): boolean {
   )
 }
 
-function decodeString(value: string, compression: Compression, maxBytes: number): string {
-  if (compression === 'lz64') return lz64(value, maxBytes)
+function decodeString(value: string, compression: Compression, maxBytes: number): Unwrapped {
+  if (compression === 'lz64') return [lz64(value, maxBytes), 'lz64']
   if (compression === 'gzip') {
     const bytes = base64Bytes(value)
-    if (isGzip(bytes)) return text(gunzip(bytes, maxBytes))
+    if (isGzip(bytes)) return [text(gunzip(bytes, maxBytes)), 'gzip']
   }
   return unwrap(value, maxBytes)
 }
@@ -138,7 +147,10 @@ export function decodePayload(raw: RawPayload, maxBytes: number): DecodedPayload
   const queryData = raw.query.get('data')
 
   if (raw.body.length === 0) {
-    if (queryData) return { text: decodeString(queryData, compressionHint(queryHint), maxBytes), form: null }
+    if (queryData) {
+      const [json, encoding] = decodeString(queryData, compressionHint(queryHint), maxBytes)
+      return { text: json, form: null, encoding, via: 'query' }
+    }
     throw errors.validation(
       'no_data',
       'No data found. Make sure to use a POST request when sending the payload in the body of the request.',
@@ -155,14 +167,16 @@ export function decodePayload(raw: RawPayload, maxBytes: number): DecodedPayload
       )
     }
     const compression = compressionHint(queryHint ?? form.get('compression') ?? raw.contentEncoding)
-    return { text: decodeString(data, compression, maxBytes), form }
+    const [json, encoding] = decodeString(data, compression, maxBytes)
+    return { text: json, form, encoding, via: 'form' }
   }
 
   const compression = compressionHint(queryHint ?? raw.contentEncoding)
-  if (isGzip(raw.body)) return { text: text(gunzip(raw.body, maxBytes)), form: null }
+  if (isGzip(raw.body)) return { text: text(gunzip(raw.body, maxBytes)), form: null, encoding: 'gzip', via: 'body' }
   const body = text(raw.body)
-  if (compression === 'lz64') return { text: lz64(body, maxBytes), form: null }
-  return { text: unwrap(body, maxBytes), form: null }
+  if (compression === 'lz64') return { text: lz64(body, maxBytes), form: null, encoding: 'lz64', via: 'body' }
+  const [unwrapped, encoding] = unwrap(body, maxBytes)
+  return { text: unwrapped, form: null, encoding, via: 'body' }
 }
 
 /** JSON.parse with PostHog's tolerance of NaN/Infinity (Python clients send them) and a helpful error. */

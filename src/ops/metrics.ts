@@ -19,6 +19,12 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
       labelNames: ['outcome'] as const,
       registers: [registry],
     }),
+    captureRequests: new Counter({
+      name: 'capture_requests_total',
+      help: 'Capture requests decoded, by how the JSON was packed (json, gzip, lz64, base64) and carried (body, form, query)',
+      labelNames: ['encoding', 'via'] as const,
+      registers: [registry],
+    }),
     requestsRejected: new Counter({
       name: 'capture_requests_rejected_total',
       help: 'Capture requests refused, by error code',
@@ -89,6 +95,18 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
       name: 'decide_requests_total',
       help: '/decide and /flags answers, by whether some flags could not be computed',
       labelNames: ['errors'] as const,
+      registers: [registry],
+    }),
+    flagCacheReloads: new Counter({
+      name: 'flag_cache_reloads_total',
+      help: 'Loads of a project\'s flags into the in-memory cache, by outcome and reason (miss, write, notify, poll, retry, preload, group_types)',
+      labelNames: ['outcome', 'reason'] as const,
+      registers: [registry],
+    }),
+    decideStoredLoads: new Counter({
+      name: 'decide_stored_properties_loads_total',
+      help: '/decide reads of stored person/group properties (only when a flag needs more than the request gave), by outcome',
+      labelNames: ['outcome'] as const,
       registers: [registry],
     }),
   }

@@ -121,6 +121,37 @@ export function parseDateString(s: string, now: Date): Instant | null {
   return { sec: ms / 1000 - (p.offsetSec ?? 0), us: p.microsecond }
 }
 
+// ISO 8601 as clients send it (what most date properties are): dateutil reads these exactly as written and
+// independently of `now`, so they skip the general parser. Anything unusual goes the long way.
+const ISO_RE = /^(\d{4})-(\d\d)-(\d\d)(?:[T ](\d\d):(\d\d):(\d\d)(?:\.(\d{1,6}))?(Z|[+-]\d\d:?\d\d)?)?$/
+
+/** A strict ISO 8601 date or date-time, as dateutil would give it; undefined when not of that form. */
+export function parseIsoDate(s: string): Instant | undefined {
+  if (s.length < 10 || s.length > 32) return undefined
+  const m = ISO_RE.exec(s)
+  if (!m) return undefined
+  const year = +m[1]!
+  const month = +m[2]!
+  const day = +m[3]!
+  const hour = m[4] === undefined ? 0 : +m[4]
+  const minute = m[5] === undefined ? 0 : +m[5]
+  const second = m[6] === undefined ? 0 : +m[6]
+  if (year < 1 || month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month) || hour > 23 || minute > 59 || second > 59) {
+    return undefined
+  }
+  let offsetSec = 0
+  const tz = m[8]
+  if (tz !== undefined && tz !== 'Z') {
+    const oh = +tz.slice(1, 3)
+    const om = +tz.slice(tz.length - 2)
+    if (oh > 23 || om > 59) return undefined
+    offsetSec = (tz[0] === '-' ? -1 : 1) * (oh * 3600 + om * 60)
+  }
+  const us = m[7] === undefined ? 0 : +m[7].padEnd(6, '0')
+  const ms = year >= 100 ? Date.UTC(year, month - 1, day, hour, minute, second) : utcMs(year, month, day, hour, minute, second)
+  return { sec: ms / 1000 - offsetSec, us }
+}
+
 /** The filter side of a date operator: relative date, else dateutil; null when unparseable. */
 export function parseFilterDate(text: string, now: Date): Instant | null {
   const rel = parseRelativeDate(text, now)
@@ -147,7 +178,7 @@ export function parseIncomingDate(value: unknown, now: Date, pyFloatFromString: 
     }
     const cached = stringCache.get(value)
     if (cached !== undefined) return cached
-    let result = parseDateString(value, now)
+    let result = parseIsoDate(value) ?? parseDateString(value, now)
     if (!result) {
       const f = pyFloatFromString(value)
       result = f !== null ? instantFromUnixSeconds(f) : null

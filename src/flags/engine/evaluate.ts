@@ -102,10 +102,35 @@ function propertiesMatch(
   return all
 }
 
-function rolloutFails(rollout: Rollout, hash: () => number): boolean {
+// The rollout hash of the last (flag, identifier) asked for: the conditions of one flag share it, and it is a
+// pure function of the two, so keeping it across calls is always right (evaluation is synchronous).
+let hashedFlag: CompiledFlag | null = null
+let hashedIdentifier = ''
+let hashedValue = 0
+
+function assertEncodable(key: string, identifier: string): void {
+  if (!isWellFormed(key) || !isWellFormed(identifier)) throw new EvaluationError('identifier is not valid UTF-16')
+}
+
+function rolloutHash(flag: CompiledFlag, identifier: string): number {
+  if (hashedFlag !== flag || hashedIdentifier !== identifier) {
+    assertEncodable(flag.key, identifier)
+    hashedValue = flagHash(flag.key, identifier, '')
+    hashedFlag = flag
+    hashedIdentifier = identifier
+  }
+  return hashedValue
+}
+
+/** `hash > rollout / 100`. The hash is at most 1, so a rollout of 100 or more passes without hashing. */
+function rolloutFails(rollout: Rollout, flag: CompiledFlag, identifier: string): boolean {
   if (rollout === null) return false
   if (rollout === 'error') throw new EvaluationError('rollout_percentage is not a number')
-  return hash() > rollout / 100
+  if (rollout >= 100) {
+    assertEncodable(flag.key, identifier) // Python still hashes, and raises on what UTF-8 cannot encode
+    return false
+  }
+  return rolloutHash(flag, identifier) > rollout / 100
 }
 
 type ConditionReason = 'condition_match' | 'no_condition_match' | 'out_of_rollout_bound'
@@ -115,14 +140,14 @@ function conditionMatch(
   cond: CompiledCondition,
   entity: Exclude<Entity, { kind: 'none' }>,
   now: Date,
-  hash: () => number,
+  flag: CompiledFlag,
 ): ConditionReason {
   if (cond.propsError) throw new EvaluationError('malformed condition properties')
   if (cond.props !== null) {
     if (!propertiesMatch(cond, entity, now, true)) return 'no_condition_match'
     if (cond.rollout === null) return 'condition_match'
   }
-  return rolloutFails(cond.rollout, hash) ? 'out_of_rollout_bound' : 'condition_match'
+  return rolloutFails(cond.rollout, flag, entity.identifier) ? 'out_of_rollout_bound' : 'condition_match'
 }
 
 function payloadFor(flag: CompiledFlag, variant: string | null): unknown {
@@ -136,6 +161,7 @@ function lookupVariant(flag: CompiledFlag, identifier: string): string | null {
   const table = flag.variantTable
   if (table === 'error') throw new EvaluationError('malformed variants')
   if (table.length === 0) return null
+  assertEncodable(flag.key, identifier)
   const h = flagHash(flag.key, identifier, 'variant')
   for (const slot of table) if (h >= slot.min && h < slot.max) return slot.key
   return null
@@ -146,10 +172,11 @@ function result(flag: CompiledFlag, enabled: boolean, variant: string | null, re
 }
 
 const LONE_SURROGATE_RE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
+const nativeWellFormed = (String.prototype as { isWellFormed?: () => boolean }).isWellFormed
 
 /** Python's str.encode("utf-8") raises on lone surrogates (JS would hash U+FFFD instead). */
 function isWellFormed(s: string): boolean {
-  return !LONE_SURROGATE_RE.test(s)
+  return nativeWellFormed ? nativeWellFormed.call(s) : !LONE_SURROGATE_RE.test(s)
 }
 
 function getMatch(flag: CompiledFlag, input: EvalInput): FlagResult {
@@ -157,14 +184,6 @@ function getMatch(flag: CompiledFlag, input: EvalInput): FlagResult {
   const entity = resolveEntity(flag, input)
   if (entity.kind === 'none') return result(flag, false, null, 'no_group_type', null, undefined)
   const identifier = entity.identifier
-  let rolloutHash = -1
-  const hash = (): number => {
-    if (rolloutHash < 0) {
-      if (!isWellFormed(flag.key) || !isWellFormed(identifier)) throw new EvaluationError('identifier is not valid UTF-16')
-      rolloutHash = flagHash(flag.key, identifier, '')
-    }
-    return rolloutHash
-  }
   const now = input.now
 
   // Super conditions (early access): only the first super group counts.
@@ -184,7 +203,7 @@ function getMatch(flag: CompiledFlag, input: EvalInput): FlagResult {
       }
     }
   } else if (sup.kind === 'rollout') {
-    const r = conditionMatch(sup.cond, entity, now, hash)
+    const r = conditionMatch(sup.cond, entity, now, flag)
     const matched = r === 'condition_match'
     return result(flag, matched, null, matched ? 'super_condition_value' : r, 0, matched ? payloadFor(flag, null) : undefined)
   }
@@ -193,10 +212,13 @@ function getMatch(flag: CompiledFlag, input: EvalInput): FlagResult {
   const holdout = flag.holdout
   if (holdout.kind === 'error') throw new EvaluationError('malformed holdout_groups')
   if (holdout.kind === 'rollout') {
-    const out = rolloutFails(holdout.rollout, () => {
+    const rollout = holdout.rollout
+    if (rollout === 'error') throw new EvaluationError('rollout_percentage is not a number')
+    let out = false
+    if (rollout !== null) {
       if (!isWellFormed(identifier)) throw new EvaluationError('identifier is not valid UTF-16')
-      return holdoutHash(identifier)
-    })
+      out = holdoutHash(identifier) > rollout / 100
+    }
     if (!out) {
       const v = holdout.variant
       const variant = v ? (typeof v === 'string' ? v : pyStr(v)) : lookupVariant(flag, identifier)
@@ -207,7 +229,7 @@ function getMatch(flag: CompiledFlag, input: EvalInput): FlagResult {
   let bestReason: MatchReason = 'no_condition_match'
   let bestIndex = 0
   for (const cond of flag.conditions) {
-    const reason = conditionMatch(cond, entity, now, hash)
+    const reason = conditionMatch(cond, entity, now, flag)
     if (reason === 'condition_match') {
       const keys = flag.variantKeys
       if (keys === 'error') throw new EvaluationError('malformed variants')

@@ -15,9 +15,14 @@ type Sha1 = (s: string) => Uint8Array
 
 function pickSha1(): Sha1 {
   const bun = (globalThis as { Bun?: { SHA1?: { hash?: (s: string) => unknown } } }).Bun
-  const fast = bun?.SHA1?.hash
+  const fast = bun?.SHA1?.hash as ((s: string, into?: Uint8Array) => unknown) | undefined
   if (typeof fast === 'function') {
-    return (s: string) => fast(s) as Uint8Array
+    // into one reused buffer: no allocation per hash (hashString reads it before the next call)
+    const digest = new Uint8Array(20)
+    return (s: string) => {
+      fast(s, digest)
+      return digest
+    }
   }
   return (s: string) => createHash('sha1').update(s, 'utf8').digest()
 }

@@ -1,0 +1,292 @@
+// /decide and /flags: which flags a user has. Never sees the HTTP context.
+//
+// project key → the project's flags from the in-memory cache → request overrides, and stored person/group
+// properties only when a flag needs more (one query) → the pure engine → the answer shaped by version.
+// Postgres down: flags needing no stored data are still answered, the others are left out with
+// errorsWhileComputingFlags; nothing on this path queries Postgres unless a flag needs stored data.
+import type { Sql } from 'postgres'
+import { isConnectionError } from '../../db/postgres'
+import type { PersonalKeyAuth } from '../../http/auth'
+import type { RawPayload } from '../../http/decode'
+import { ApiError, errors } from '../../http/errors'
+import type { RateLimiter } from '../../http/rate-limit'
+import { wellFormedText } from '../../db/text'
+import { loadStoredProperties } from '../../people/stored-properties'
+import type { ProjectTokenCache } from '../../projects/token-cache'
+import type { FlagCache, ProjectEntry } from '../cache'
+import { evaluateFlag, storedDataNeeded, type CompiledFlag, type EvalInput, type FlagResult } from '../engine'
+import { pyStr } from '../engine/pyvalue'
+import { hashKeyOverrides } from '../repository'
+import {
+  anonDistinctId,
+  findDistinctId,
+  findToken,
+  flagKeysToEvaluate,
+  overridesOf,
+  processBool,
+  readBody,
+  responseFormat,
+  type Overrides,
+  type ResponseFormat,
+} from './request'
+import { decideResponse, type Evaluated } from './response'
+
+export interface DecideDeps {
+  sql: Sql
+  cache: FlagCache
+  tokens: ProjectTokenCache
+  auth: PersonalKeyAuth
+  limiter: RateLimiter
+  maxBodyBytes: number
+  /** longest wait for stored properties before answering without them */
+  storedTimeoutMs?: number
+  onStoredLoad?(outcome: 'ok' | 'error' | 'skipped'): void
+  onError?(error: unknown, what: string): void
+}
+
+export interface DecideAnswer {
+  /** the answer as JSON text */
+  body: string
+  errors: boolean
+}
+
+const SURVEY_PREFIX = 'survey-targeting-'
+const DOWN_BACKOFF_MS = 1000
+
+class Timeout extends Error {}
+
+// Requests within the same millisecond share one `now`: the engine then reuses what it derived from it
+// (relative dates, parsed date values) instead of recomputing them per request.
+let lastNow = new Date(0)
+function currentTime(): Date {
+  const ms = Date.now()
+  if (ms !== lastNow.getTime()) lastNow = new Date(ms)
+  return lastNow
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  return Promise.race([
+    promise,
+    new Promise<T>((_, reject) => {
+      timer = setTimeout(() => reject(new Timeout('timed out')), ms)
+    }),
+  ]).finally(() => clearTimeout(timer))
+}
+
+export class DecideService {
+  /** after Postgres failed us, skip stored-data reads until then (requests do not queue behind a dead server) */
+  private downUntil = 0
+
+  constructor(private readonly deps: DecideDeps) {}
+
+  /** The project of the request's key: a project key, or a personal key with project_id. */
+  private async projectFor(token: string | null, data: Record<string, unknown>): Promise<number> {
+    if (token === null) {
+      throw new ApiError(
+        401,
+        'authentication_error',
+        'no_api_key',
+        'No project API key provided. You can find your project API key in PostHog project settings.',
+      )
+    }
+    if (token.startsWith('phx_')) {
+      const projectId = data.project_id
+      if (projectId === undefined || projectId === null || projectId === '') throw errors.invalidProject()
+      const principal = await this.deps.auth.authenticate({ key: token, source: 'body' })
+      try {
+        return (await this.deps.auth.project(principal, pyStr(projectId))).id
+      } catch (error) {
+        if (error instanceof ApiError && error.status === 404) throw errors.invalidProject()
+        throw error
+      }
+    }
+    return this.deps.tokens.cached(token) ?? (await this.deps.tokens.resolve(token))
+  }
+
+  async decide(endpoint: 'decide' | 'flags', raw: RawPayload): Promise<DecideAnswer> {
+    const format: ResponseFormat = responseFormat(endpoint, raw.query)
+    const { data, form } = readBody(raw, this.deps.maxBodyBytes)
+    const teamId = await this.projectFor(findToken(data, form, raw.query), data)
+    const wait = this.deps.limiter.take(String(teamId))
+    if (wait > 0) throw errors.throttled(wait)
+    const distinctId = findDistinctId(data)
+    const requestId = crypto.randomUUID()
+    if (processBool(data.disable_flags)) return { body: decideResponse(format, 'disabled', requestId), errors: false }
+
+    let entry: ProjectEntry | undefined = this.deps.cache.peek(teamId)
+    if (entry === undefined) {
+      try {
+        entry = await this.deps.cache.get(teamId)
+      } catch (error) {
+        // never loaded and Postgres unreachable: nothing can be computed
+        this.deps.onError?.(error, 'flag cache load')
+        return { body: decideResponse(format, { flags: [], results: [], errors: true }, requestId), errors: true }
+      }
+    }
+    const overrides = overridesOf(data, distinctId)
+    for (const name in overrides.groups) {
+      if (!entry.groupTypeIndexes.has(name)) {
+        entry = (await this.deps.cache.refreshGroupTypes(teamId, Object.keys(overrides.groups))) ?? entry
+        break
+      }
+    }
+    const evaluated = await this.evaluate(entry, data, distinctId, overrides, raw.query)
+    return { body: decideResponse(format, evaluated, requestId), errors: evaluated.errors }
+  }
+
+  private selectFlags(entry: ProjectEntry, data: Record<string, unknown>, query: URLSearchParams): readonly CompiledFlag[] {
+    const keys = flagKeysToEvaluate(data)
+    const surveysOnly = query.get('only_evaluate_survey_feature_flags') === 'true'
+    if (keys === null && !surveysOnly) return entry.active
+    return entry.active.filter((f) => (keys === null || keys.has(f.key)) && (!surveysOnly || f.key.startsWith(SURVEY_PREFIX)))
+  }
+
+  /**
+   * Evaluate from the request alone first; only the flags that asked for stored data (and experience-continuity
+   * flags, which need their hash keys) wait for Postgres, with one read for all of them.
+   */
+  private async evaluate(
+    entry: ProjectEntry,
+    data: Record<string, unknown>,
+    distinctId: string,
+    overrides: Overrides,
+    query: URLSearchParams,
+  ): Promise<Evaluated> {
+    const flags = this.selectFlags(entry, data, query)
+    const input: EvalInput = {
+      distinctId,
+      groups: overrides.groups,
+      groupTypeNames: entry.groupTypeNames,
+      personOverrides: overrides.personOverrides,
+      groupOverrides: overrides.groupOverrides,
+      storedPerson: undefined,
+      storedGroups: undefined,
+      now: currentTime(),
+    }
+    const results: (FlagResult | null)[] = new Array(flags.length)
+    let errors = false
+    let deferred: number[] | null = null
+    let continuity = false
+    for (let i = 0; i < flags.length; i++) {
+      const flag = flags[i]
+      if (flag.ensureExperienceContinuity && flag.aggregationGroupTypeIndex === null) {
+        continuity = true
+        ;(deferred ??= []).push(i)
+        continue
+      }
+      const outcome = evaluateFlag(flag, input)
+      if (outcome.ok) results[i] = outcome.result
+      else if (outcome.error === 'needs_stored_data') (deferred ??= []).push(i)
+      else {
+        results[i] = null
+        errors = true
+      }
+    }
+
+    if (deferred !== null) {
+      const later = deferred.map((i) => flags[i])
+      const needed = storedDataNeeded(later, input)
+      const [stored, hashKeys] = await Promise.all([
+        needed.person || needed.groupTypes.size > 0 ? this.stored(entry, distinctId, needed, overrides) : null,
+        continuity ? this.hashKeys(entry.teamId, later, distinctId, anonDistinctId(data)) : undefined,
+      ])
+      if (stored) {
+        input.storedPerson = stored.person
+        input.storedGroups = stored.groups
+      }
+      if (hashKeys) input.hashKeyOverrides = hashKeys
+      for (const i of deferred) {
+        const flag = flags[i]
+        results[i] = null
+        if (hashKeys === null && flag.ensureExperienceContinuity && flag.aggregationGroupTypeIndex === null) errors = true
+        else {
+          const outcome = evaluateFlag(flag, input)
+          if (outcome.ok) results[i] = outcome.result
+          else errors = true
+        }
+      }
+    }
+
+    const out: Evaluated = { flags: [], results: [], errors }
+    for (let i = 0; i < flags.length; i++) {
+      const r = results[i]
+      if (r) {
+        out.flags.push(flags[i])
+        out.results.push(r)
+      }
+    }
+    return out
+  }
+
+  private postgresDown(): boolean {
+    return Date.now() < this.downUntil
+  }
+
+  private failed(error: unknown, what: string): void {
+    if (error instanceof Timeout || isConnectionError(error)) this.downUntil = Date.now() + DOWN_BACKOFF_MS
+    this.deps.onError?.(error, what)
+  }
+
+  /** The stored person and groups the flags need, in one query; null when Postgres cannot give them. */
+  private async stored(
+    entry: ProjectEntry,
+    distinctId: string,
+    needed: { person: boolean; groupTypes: Set<string> },
+    overrides: Overrides,
+  ): Promise<{ person: Record<string, unknown> | null | undefined; groups: Map<string, Record<string, unknown> | null> } | null> {
+    if (this.postgresDown()) {
+      this.deps.onStoredLoad?.('skipped')
+      return null
+    }
+    const groups: [number, string][] = []
+    const names: string[] = []
+    for (const name of needed.groupTypes) {
+      const index = entry.groupTypeIndexes.get(name)
+      const key: unknown = overrides.groups[name]
+      if (index === undefined || key === undefined || key === null) continue
+      // as ingestion stored them (NUL and unpaired surrogates replaced)
+      groups.push([index, wellFormedText(typeof key === 'string' ? key : pyStr(key))])
+      names.push(name)
+    }
+    try {
+      const loaded = await withTimeout(
+        loadStoredProperties(this.deps.sql, { teamId: entry.teamId, distinctId: needed.person ? wellFormedText(distinctId) : undefined, groups }),
+        this.deps.storedTimeoutMs ?? 2000,
+      )
+      this.deps.onStoredLoad?.('ok')
+      const byName = new Map<string, Record<string, unknown> | null>()
+      for (let i = 0; i < names.length; i++) byName.set(names[i], loaded.groups.get(groups[i][0]) ?? null)
+      return { person: loaded.person, groups: byName }
+    } catch (error) {
+      this.deps.onStoredLoad?.('error')
+      this.failed(error, 'stored properties')
+      return null
+    }
+  }
+
+  /** Experience-continuity hash keys (written first when $anon_distinct_id is given); null when unavailable. */
+  private async hashKeys(
+    teamId: number,
+    flags: readonly CompiledFlag[],
+    distinctId: string,
+    anonId: string | null,
+  ): Promise<Record<string, string> | null> {
+    if (this.postgresDown()) return null
+    const keys = flags.filter((f) => f.ensureExperienceContinuity && f.aggregationGroupTypeIndex === null).map((f) => f.key)
+    try {
+      return await withTimeout(
+        hashKeyOverrides(
+          this.deps.sql,
+          teamId,
+          anonId ? [wellFormedText(distinctId), wellFormedText(anonId)] : [wellFormedText(distinctId)],
+          anonId ? { hashKey: wellFormedText(anonId), flagKeys: keys } : null,
+        ),
+        this.deps.storedTimeoutMs ?? 2000,
+      )
+    } catch (error) {
+      this.failed(error, 'hash key overrides')
+      return null
+    }
+  }
+}

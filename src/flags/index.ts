@@ -1,0 +1,48 @@
+// The feature-flag capability, wired: the cache (kept fresh across processes), the REST service and /decide.
+import type { Config } from '../config'
+import type { Database } from '../db/postgres'
+import type { PersonalKeyAuth } from '../http/auth'
+import { RateLimiter } from '../http/rate-limit'
+import type { Logger } from '../log'
+import type { Metrics } from '../ops/metrics'
+import type { ProjectTokenCache } from '../projects/token-cache'
+import { FlagCache } from './cache'
+import { DecideService } from './decide/service'
+import { postgresFlagSource } from './repository'
+import { FlagService } from './service'
+
+export interface Flags {
+  cache: FlagCache
+  service: FlagService
+  decide: DecideService
+  close(): Promise<void>
+}
+
+export async function startFlags(deps: {
+  config: Config
+  db: Database
+  tokens: ProjectTokenCache
+  auth: PersonalKeyAuth
+  log: Logger
+  metrics: Metrics
+}): Promise<Flags> {
+  const { config, db, log, metrics } = deps
+  const cache = new FlagCache(postgresFlagSource(db.sql, { listen: db.supportsNotify }), {
+    refreshIntervalMs: config.FLAG_REFRESH_INTERVAL_MS,
+    onReload: (outcome, reason) => metrics.flagCacheReloads.inc({ outcome, reason }),
+    onError: (error, what) => log.warn({ err: error, what }, 'flag cache')
+  })
+  await cache.start()
+  const service = new FlagService({ sql: db.sql, cache, notify: db.supportsNotify })
+  const decide = new DecideService({
+    sql: db.sql,
+    cache,
+    tokens: deps.tokens,
+    auth: deps.auth,
+    limiter: new RateLimiter(config.RATE_LIMIT_DECIDE_PER_SECOND, 1000),
+    maxBodyBytes: config.MAX_BODY_BYTES,
+    onStoredLoad: (outcome) => metrics.decideStoredLoads.inc({ outcome }),
+    onError: (error, what) => log.warn({ err: error, what }, 'decide: answering without what could not be read'),
+  })
+  return { cache, service, decide, close: () => cache.stop() }
+}

@@ -1,0 +1,134 @@
+// /api/projects/:project_id/feature_flags/ (list, create, retrieve, PATCH, PUT; DELETE is 405: delete with
+// PATCH {"deleted": true}) and local_evaluation: under the project, at /api/feature_flag/ and at /flags/definitions
+// (both by ?token=, the latter what posthog-node 5 calls).
+import { Elysia, t } from 'elysia'
+import { ApiError, errors } from '../http/errors'
+import type { PersonalKeyAuth, Principal } from '../http/auth'
+import { personalKeyGuard } from '../http/guards'
+import { page, parsePaging, publicUrl } from '../http/pagination'
+import type { RateLimiter } from '../http/rate-limit'
+import type { ProjectTokenCache } from '../projects/token-cache'
+import { etagMatches, type FlagService } from './service'
+
+export interface FlagRouteDeps {
+  flags: FlagService
+  auth: PersonalKeyAuth
+  tokens: ProjectTokenCache
+  limiter?: RateLimiter
+  trustProxy: boolean
+}
+
+/** A JSON body Elysia could not type (no content type): parse it ourselves. */
+function jsonBody(body: unknown): unknown {
+  if (typeof body !== 'string') return body ?? {}
+  if (body.trim() === '') return {}
+  try {
+    return JSON.parse(body)
+  } catch {
+    throw errors.validation('parse_error', 'Malformed request body.')
+  }
+}
+
+function activeFilter(value: string | undefined): boolean | undefined {
+  if (value === undefined) return undefined
+  const v = value.trim().toLowerCase()
+  return v === 'true' ? true : v === 'false' ? false : undefined
+}
+
+export function flagRoutes(deps: FlagRouteDeps) {
+  const base = '/api/projects/:project_id/feature_flags'
+  const params = t.Object({ project_id: t.String({ description: 'numeric id or @current' }) })
+  const idParams = t.Object({ project_id: t.String(), id: t.String() })
+  const project = (principal: Principal, id: string) => deps.auth.project(principal, id)
+  const tags = ['feature flags']
+
+  const localEvaluation = async (teamId: number, request: Request) => {
+    const { body, etag } = await deps.flags.localEvaluation(teamId)
+    const headers = { etag: `W/"${etag}"`, 'cache-control': 'private, must-revalidate', 'content-type': 'application/json' }
+    if (etagMatches(request.headers.get('if-none-match'), etag)) return new Response(null, { status: 304, headers })
+    return new Response(body, { headers })
+  }
+
+  /** The project a ?token= names, if the key's user may see it (else 401 for an unknown token, 403 for no access). */
+  const projectOfToken = async (principal: Principal, token: string | undefined) => {
+    if (!token) return (await project(principal, '@current')).id
+    const found = await deps.tokens.lookup(token)
+    if (found === 'unknown') {
+      throw new ApiError(401, 'authentication_error', 'authentication_failed', 'Incorrect authentication credentials.')
+    }
+    if (found === 'unavailable') throw errors.databaseUnavailable()
+    try {
+      return (await project(principal, String(found))).id
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 404) {
+        throw new ApiError(403, 'authentication_error', 'permission_denied', "You don't have access to the project.")
+      }
+      throw error
+    }
+  }
+
+  return new Elysia({ name: 'feature-flags' })
+    .use(personalKeyGuard(deps.auth, deps.limiter))
+    .get(
+      `${base}/`,
+      async ({ principal, params, query, request }) => {
+        const teamId = (await project(principal, params.project_id)).id
+        const { limit, offset } = parsePaging(query)
+        const search = typeof query.search === 'string' && query.search !== '' ? query.search.replace(/\0/g, '') : undefined
+        const { count, results } = await deps.flags.list(teamId, { limit, offset, search, active: activeFilter(query.active) })
+        return page(publicUrl(request, deps.trustProxy), count, limit, offset, results)
+      },
+      { params, detail: { tags, summary: 'List feature flags (not deleted), newest first; ?search=, ?active=true|false' } },
+    )
+    .post(
+      `${base}/`,
+      async ({ principal, params, body, set }) => {
+        const teamId = (await project(principal, params.project_id)).id
+        const flag = await deps.flags.create(teamId, principal.userId, jsonBody(body))
+        set.status = 201
+        return flag
+      },
+      { params, body: t.Unknown(), detail: { tags, summary: 'Create a feature flag' } },
+    )
+    .get(`${base}/local_evaluation`, async ({ principal, params, request }) => localEvaluation((await project(principal, params.project_id)).id, request), {
+      params,
+      detail: { tags, summary: 'Flag definitions for server SDKs that evaluate locally (ETag / 304)' },
+    })
+    .get(
+      `${base}/:id/`,
+      async ({ principal, params }) => deps.flags.retrieve((await project(principal, params.project_id)).id, params.id),
+      { params: idParams, detail: { tags, summary: 'Retrieve a feature flag (deleted ones too)' } },
+    )
+    .patch(
+      `${base}/:id/`,
+      async ({ principal, params, body }) =>
+        deps.flags.update((await project(principal, params.project_id)).id, params.id, principal.userId, jsonBody(body), 'PATCH'),
+      { params: idParams, body: t.Unknown(), detail: { tags, summary: 'Update a feature flag (bumps version); {"deleted": true} deletes it' } },
+    )
+    .put(
+      `${base}/:id/`,
+      async ({ principal, params, body }) =>
+        deps.flags.update((await project(principal, params.project_id)).id, params.id, principal.userId, jsonBody(body), 'PUT'),
+      { params: idParams, body: t.Unknown(), detail: { tags, summary: 'Replace a feature flag (key required)' } },
+    )
+    .delete(
+      `${base}/:id/`,
+      async ({ principal, params }) => {
+        await project(principal, params.project_id)
+        // As PostHog's ForbidDestroyModel: flags are deleted with PATCH {"deleted": true}.
+        throw errors.methodNotAllowed('DELETE')
+      },
+      { params: idParams, detail: { tags, summary: 'Not allowed (405): PATCH {"deleted": true} instead' } },
+    )
+    .get(
+      '/api/feature_flag/local_evaluation',
+      async ({ principal, query, request }) => localEvaluation(await projectOfToken(principal, query.token), request),
+      { detail: { tags, summary: 'Flag definitions of the project whose API token is ?token= (posthog-node local evaluation)' } },
+    )
+    // where posthog-node 5 asks for the same definitions
+    .get(
+      '/flags/definitions',
+      async ({ principal, query, request }) => localEvaluation(await projectOfToken(principal, query.token), request),
+      { detail: { tags, summary: 'Flag definitions for local evaluation, as posthog-node 5 asks for them (same as local_evaluation)' } },
+    )
+}

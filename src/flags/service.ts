@@ -1,0 +1,109 @@
+// The flag REST API and local_evaluation, behind the routes: validate, write, refresh this process's cache.
+import { createHash } from 'node:crypto'
+import type { Sql } from 'postgres'
+import { isConnectionError } from '../db/postgres'
+import { ApiError, errors } from '../http/errors'
+import type { FlagCache, ProjectEntry } from './cache'
+import { createFlag, getFlag, keyTaken, listFlags, updateFlag, type ListOptions } from './repository'
+import { flagJson, minimalFlagJson } from './serialize'
+import { validateFlagBody, type WriteMethod } from './validation'
+
+export interface LocalEvaluation {
+  body: string
+  /** the entity tag, without quotes */
+  etag: string
+}
+
+const ID = /^\d{1,9}$/
+
+function isUniqueViolation(error: unknown): boolean {
+  return (error as { code?: string })?.code === '23505'
+}
+
+/** Postgres unreachable → 503 database_unavailable; ApiErrors pass; anything else is a bug (500). */
+async function db<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn()
+  } catch (error) {
+    if (error instanceof ApiError) throw error
+    if (isConnectionError(error)) throw errors.databaseUnavailable()
+    if (isUniqueViolation(error)) throw errors.validation('unique', 'There is already a feature flag with this key.', 'key')
+    throw error
+  }
+}
+
+export function localEvaluationOf(entry: ProjectEntry): LocalEvaluation {
+  if (!entry.localEvaluation) {
+    const mapping: Record<string, string> = {}
+    for (const [index, name] of entry.groupTypeNames) mapping[String(index)] = name
+    const body = JSON.stringify({ flags: entry.rows.map(minimalFlagJson), group_type_mapping: mapping, cohorts: {} })
+    entry.localEvaluation = { body, etag: createHash('sha256').update(body).digest('hex').slice(0, 32) }
+  }
+  return entry.localEvaluation
+}
+
+/** If-None-Match (strong `"x"`, weak `W/"x"`, bare `x`, lists, `*`) against an entity tag. */
+export function etagMatches(ifNoneMatch: string | null, etag: string): boolean {
+  if (!ifNoneMatch) return false
+  for (const part of ifNoneMatch.split(',')) {
+    let tag = part.trim()
+    if (tag === '*') return true
+    if (tag.startsWith('W/')) tag = tag.slice(2)
+    if (tag.length >= 2 && tag.startsWith('"') && tag.endsWith('"')) tag = tag.slice(1, -1)
+    if (tag === etag) return true
+  }
+  return false
+}
+
+export class FlagService {
+  constructor(private readonly deps: { sql: Sql; cache: FlagCache; notify: boolean }) {}
+
+  list(teamId: number, options: ListOptions) {
+    return db(async () => {
+      const { count, rows } = await listFlags(this.deps.sql, teamId, options)
+      return { count, results: rows.map(flagJson) }
+    })
+  }
+
+  retrieve(teamId: number, id: string) {
+    return db(async () => {
+      const row = ID.test(id) ? await getFlag(this.deps.sql, teamId, Number(id)) : null
+      if (!row) throw errors.notFound()
+      return flagJson(row)
+    })
+  }
+
+  create(teamId: number, userId: number, body: unknown) {
+    return db(async () => {
+      const input = await validateFlagBody(body, { method: 'POST', keyTaken: (key) => keyTaken(this.deps.sql, teamId, key, null) })
+      const row = await createFlag(this.deps.sql, teamId, userId, { ...input, key: input.key! }, this.deps.notify)
+      await this.deps.cache.refresh(teamId)
+      return flagJson(row)
+    })
+  }
+
+  update(teamId: number, id: string, userId: number, body: unknown, method: Exclude<WriteMethod, 'POST'>) {
+    return db(async () => {
+      const existing = ID.test(id) ? await getFlag(this.deps.sql, teamId, Number(id)) : null
+      if (!existing) throw errors.notFound()
+      const input = await validateFlagBody(body, { method, keyTaken: (key) => keyTaken(this.deps.sql, teamId, key, existing.id) })
+      // Bringing a flag back (deleted: false) needs its key to be free again.
+      if (input.deleted === false && existing.deleted && input.key === undefined && (await keyTaken(this.deps.sql, teamId, existing.key, existing.id))) {
+        throw errors.validation('unique', 'There is already a feature flag with this key.', 'key')
+      }
+      const row = await updateFlag(this.deps.sql, teamId, existing.id, userId, input, this.deps.notify)
+      if (!row) throw errors.notFound()
+      await this.deps.cache.refresh(teamId)
+      return flagJson(row)
+    })
+  }
+
+  /** local_evaluation from the cache (fresh within FLAG_REFRESH_INTERVAL_MS, at once after a local write). */
+  async localEvaluation(teamId: number): Promise<LocalEvaluation> {
+    try {
+      return localEvaluationOf(await this.deps.cache.get(teamId))
+    } catch {
+      throw errors.databaseUnavailable()
+    }
+  }
+}

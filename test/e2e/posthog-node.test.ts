@@ -1,0 +1,162 @@
+// posthog-node, unmodified, against the server started as a user would: 4.10.2 (the last on /decide/?v=3),
+// 4.11.7 (/decide/?v=4) and the newest 5.x (/flags/?v=2).
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { PostHog as PostHog5 } from 'posthog-node'
+import { PostHog as PostHog4117 } from 'posthog-node-4117'
+import { PostHog as PostHog4102 } from 'posthog-node-4102'
+import { PERSONAL_KEY, PROJECT_KEY, startService, type E2EService } from './service'
+
+type Client = InstanceType<typeof PostHog5>
+const VERSIONS: [string, new (key: string, options: Record<string, unknown>) => Client][] = [
+  ['4.10.2', PostHog4102 as never],
+  ['4.11.7', PostHog4117 as never],
+  ['5.x', PostHog5 as never],
+]
+
+let service: E2EService
+beforeAll(async () => {
+  service = await startService()
+})
+afterAll(async () => {
+  await service?.stop()
+})
+
+async function person(distinctId: string, until: (p: any) => boolean = () => true, ms = 15_000) {
+  const deadline = Date.now() + ms
+  let found: any
+  while (Date.now() < deadline) {
+    found = (await service.api(`/api/projects/1/persons/?distinct_id=${encodeURIComponent(distinctId)}`)).body.results[0]
+    if (found && until(found)) return found
+    await Bun.sleep(100)
+  }
+  return found
+}
+
+for (const [version, PostHog] of VERSIONS) {
+  describe(`posthog-node ${version}`, () => {
+    const tag = version.replace(/\W/g, '')
+    const user = `node-user-${tag}`
+
+    test('capture, identify, alias and groupIdentify arrive exactly as sent', async () => {
+      const client = new PostHog(PROJECT_KEY, { host: service.url, flushAt: 1, flushInterval: 50 })
+      client.capture({ distinctId: `anon-${tag}`, event: 'viewed pricing', properties: { plan: 'team', seats: 12, nested: { a: [1, 2] } } })
+      client.identify({ distinctId: user, properties: { email: `${tag}@example.com`, name: 'Ada' } })
+      client.alias({ distinctId: user, alias: `alias-${tag}` })
+      client.groupIdentify({ groupType: 'company', groupKey: `acme-${tag}`, properties: { name: 'Acme', employees: 40 } })
+      client.capture({ distinctId: user, event: 'created project', groups: { company: `acme-${tag}` } })
+      await client.shutdown()
+
+      const viewed = await service.events(`distinct_id=anon-${tag}`, 1)
+      expect(viewed).toHaveLength(1)
+      expect(viewed[0]).toMatchObject({ event: 'viewed pricing', distinct_id: `anon-${tag}` })
+      expect(viewed[0].properties).toMatchObject({ plan: 'team', seats: 12, nested: { a: [1, 2] }, $lib: 'posthog-node' })
+      expect(viewed[0].uuid).toMatch(/^[0-9a-f-]{36}$/)
+
+      const own = await service.events(`distinct_id=${user}`, 3)
+      const byName = new Map(own.map((e) => [e.event, e]))
+      expect([...byName.keys()].sort()).toEqual(['$create_alias', '$identify', 'created project'])
+      expect(byName.get('$identify').properties.$set).toMatchObject({ email: `${tag}@example.com`, name: 'Ada' })
+      expect(byName.get('$create_alias').properties.alias).toBe(`alias-${tag}`)
+      expect(byName.get('created project').properties.$groups).toEqual({ company: `acme-${tag}` })
+
+      const groupIdentify = await service.event('event=$groupidentify', (e) => e.properties.$group_key === `acme-${tag}`)
+      expect(groupIdentify.properties).toMatchObject({ $group_type: 'company', $group_set: { name: 'Acme', employees: 40 } })
+
+      // the persons API shows what identify and alias did
+      const p = await person(user, (x) => x.distinct_ids.includes(`alias-${tag}`))
+      expect(p.distinct_ids).toEqual([`alias-${tag}`, user].sort())
+      expect(p.properties).toMatchObject({ email: `${tag}@example.com`, name: 'Ada' })
+    })
+  })
+}
+
+// ---------------------------------------------------------------------------------------------------
+// flags: created through the REST API, read through each SDK version
+
+const FLAGS = [
+  { key: 'e2e-on', filters: { groups: [{ properties: [], rollout_percentage: 100 }], payloads: { true: '{"banner":"hello"}' } } },
+  { key: 'e2e-half', filters: { groups: [{ properties: [], rollout_percentage: 50 }] } },
+  {
+    key: 'e2e-multi',
+    filters: {
+      groups: [{ properties: [], rollout_percentage: 100 }],
+      multivariate: { variants: [{ key: 'control', rollout_percentage: 50 }, { key: 'test', rollout_percentage: 30 }, { key: 'other', rollout_percentage: 20 }] },
+      payloads: { control: '{"color":"grey"}', test: '{"color":"blue"}', other: '42' },
+    },
+  },
+  { key: 'e2e-pro-plan', filters: { groups: [{ properties: [{ key: 'plan', value: 'pro', operator: 'exact', type: 'person' }], rollout_percentage: 100 }] } },
+  { key: 'e2e-big-teams', filters: { groups: [{ properties: [{ key: 'seats', value: '10', operator: 'gt', type: 'person' }], rollout_percentage: 80 }] } },
+  { key: 'e2e-example-emails', filters: { groups: [{ properties: [{ key: 'email', value: 'example.com', operator: 'icontains', type: 'person' }], rollout_percentage: 100 }] } },
+  { key: 'e2e-inactive', active: false, filters: { groups: [{ properties: [], rollout_percentage: 100 }] } },
+]
+
+describe('feature flags through the SDKs', () => {
+  beforeAll(async () => {
+    for (const flag of FLAGS) {
+      const r = await service.api('/api/projects/1/feature_flags/', { method: 'POST', json: flag })
+      expect(r.status).toBe(201)
+    }
+    const group = await service.api('/api/projects/1/feature_flags/', {
+      method: 'POST',
+      json: { key: 'e2e-company', filters: { aggregation_group_type_index: 0, groups: [{ properties: [], rollout_percentage: 100 }], payloads: { true: '"group payload"' } } },
+    })
+    expect(group.status).toBe(201)
+  })
+
+  /** What /decide v4 says, the reference the SDKs must agree with. */
+  async function decide(distinctId: string, body: Record<string, unknown> = {}) {
+    const r = await fetch(`${service.url}/decide/?v=4`, { method: 'POST', body: JSON.stringify({ token: PROJECT_KEY, distinct_id: distinctId, ...body }) })
+    return ((await r.json()) as { flags: Record<string, { enabled: boolean; variant: string | null }> }).flags
+  }
+
+  for (const [version, PostHog] of VERSIONS) {
+    test(`posthog-node ${version}: getFeatureFlag, isFeatureEnabled, getAllFlags and payloads say what the flags say`, async () => {
+      const client = new PostHog(PROJECT_KEY, { host: service.url, flushAt: 1, flushInterval: 50 })
+      try {
+        const id = `flag-user-${version}`
+        const person = { plan: 'pro', seats: 25, email: 'ada@example.com' }
+        const reference = await decide(id, { person_properties: person })
+        const expected = (key: string) => reference[key].variant ?? reference[key].enabled
+        expect(await client.getFeatureFlag('e2e-on', id)).toBe(true)
+        expect(await client.isFeatureEnabled('e2e-on', id)).toBe(true)
+        expect(await client.getFeatureFlag('e2e-multi', id)).toBe(expected('e2e-multi'))
+        expect(['control', 'test', 'other']).toContain((await client.getFeatureFlag('e2e-multi', id)) as string)
+        expect(await client.getFeatureFlag('e2e-half', id)).toBe(expected('e2e-half'))
+        expect(await client.getFeatureFlag('e2e-pro-plan', id, { personProperties: person })).toBe(true)
+        expect(await client.getFeatureFlag('e2e-pro-plan', id, { personProperties: { plan: 'free' } })).toBe(false)
+        // inactive flags are left out of the answer; 4.10 reads a missing flag as false, 4.11.1 and later as undefined
+        expect(await client.getFeatureFlag('e2e-inactive', id)).toBe(version === '4.10.2' ? false : undefined)
+        expect(await client.getFeatureFlagPayload('e2e-on', id, true)).toEqual({ banner: 'hello' })
+        const variant = (await client.getFeatureFlag('e2e-multi', id)) as string
+        expect(await client.getFeatureFlagPayload('e2e-multi', id, variant)).toEqual({ control: { color: 'grey' }, test: { color: 'blue' }, other: 42 }[variant])
+        expect(await client.getFeatureFlag('e2e-company', id, { groups: { company: 'acme-4102' } })).toBe(true)
+        const all = await client.getAllFlags(id, { personProperties: person })
+        for (const key of ['e2e-on', 'e2e-half', 'e2e-multi', 'e2e-pro-plan', 'e2e-big-teams', 'e2e-example-emails']) expect(all[key]).toBe(expected(key))
+        expect('e2e-inactive' in all).toBe(false)
+      } finally {
+        await client.shutdown()
+      }
+    })
+
+    test(`posthog-node ${version}: local evaluation agrees with remote evaluation for 500 distinct ids`, async () => {
+      const local = new PostHog(PROJECT_KEY, { host: service.url, personalApiKey: PERSONAL_KEY, featureFlagsPollingInterval: 60_000, flushAt: 1000 })
+      const remote = new PostHog(PROJECT_KEY, { host: service.url, flushAt: 1000 })
+      try {
+        await (local as unknown as { reloadFeatureFlags(): Promise<void> }).reloadFeatureFlags()
+        const keys = ['e2e-on', 'e2e-half', 'e2e-multi', 'e2e-pro-plan', 'e2e-big-teams', 'e2e-example-emails', 'e2e-company']
+        const disagreements: string[] = []
+        for (let i = 0; i < 500; i++) {
+          const id = `local-${version}-${i}`
+          const personProperties = { plan: i % 3 ? 'pro' : 'free', seats: i % 40, email: i % 2 ? `u${i}@example.com` : `u${i}@other.org` }
+          const options = { personProperties, groups: { company: `c${i % 7}` }, groupProperties: { company: {} } }
+          const locally = await local.getAllFlags(id, { ...options, onlyEvaluateLocally: true })
+          const remotely = await remote.getAllFlags(id, options)
+          for (const key of keys) if (locally[key] !== remotely[key]) disagreements.push(`${id} ${key}: local ${locally[key]} remote ${remotely[key]}`)
+        }
+        expect(disagreements).toEqual([])
+      } finally {
+        await Promise.all([local.shutdown(), remote.shutdown()])
+      }
+    })
+  }
+})
