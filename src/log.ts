@@ -23,6 +23,16 @@ export function scrubKeys(text: string): string {
   return text.replace(KEY_SHAPE, (k) => `${k.slice(0, 4)}…redacted`)
 }
 
+/** Every string field of a log line, nested ones included (paths and URLs carry keys too). */
+function scrubFields(value: unknown, depth = 0): unknown {
+  if (typeof value === 'string') return value.includes('ph') ? scrubKeys(value) : value
+  if (depth > 4 || typeof value !== 'object' || value === null) return value
+  if (Array.isArray(value)) return value.map((v) => scrubFields(v, depth + 1))
+  const out: Record<string, unknown> = {}
+  for (const [k, v] of Object.entries(value)) out[k] = scrubFields(v, depth + 1)
+  return out
+}
+
 export function createLogger(level: string, destination: pino.DestinationStream | number = 2): Logger {
   const dest = typeof destination === 'number' ? pino.destination({ fd: destination, sync: false }) : destination
   return pino(
@@ -31,7 +41,10 @@ export function createLogger(level: string, destination: pino.DestinationStream 
       base: { pid: process.pid },
       timestamp: pino.stdTimeFunctions.isoTime,
       redact: { paths: REDACT, censor: '[redacted]' },
-      formatters: { level: (label) => ({ level: label }) },
+      formatters: {
+        level: (label) => ({ level: label }),
+        log: (object) => scrubFields(object) as Record<string, unknown>,
+      },
       hooks: {
         logMethod(args, method) {
           for (let i = 0; i < args.length; i++) if (typeof args[i] === 'string') args[i] = scrubKeys(args[i] as string)

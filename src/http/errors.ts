@@ -1,3 +1,5 @@
+import { isConnectionError as isUnreachable } from '../db/postgres'
+
 // The one error type of the service, and the one place that turns any error into {type, code, detail, attr}.
 
 export type ErrorType =
@@ -108,9 +110,19 @@ interface ValidationLike {
   all?: Array<{ path?: string; summary?: string; message?: string }>
 }
 
+/** A Postgres error that a request's own data caused (class 22: data exception), e.g. a NUL in text. */
+function isPostgresDataError(error: unknown): boolean {
+  const e = error as { name?: string; code?: string }
+  return e?.name === 'PostgresError' && typeof e.code === 'string' && e.code.startsWith('22')
+}
+
 /** Map anything thrown in a request to a status and an error body. */
 export function toErrorResponse(code: string | number, error: unknown): { status: number; body: ErrorBody; headers: Record<string, string> } {
   if (error instanceof ApiError) return { status: error.status, body: error.toBody(), headers: error.headers }
+  if (isPostgresDataError(error)) {
+    return { status: 400, body: errors.validation('invalid_input', 'The request holds a value that cannot be stored or searched (e.g. a NUL character).').toBody(), headers: {} }
+  }
+  if (isUnreachable(error)) return { status: 503, body: errors.databaseUnavailable().toBody(), headers: { 'retry-after': '1' } }
   switch (code) {
     case 'VALIDATION': {
       const v = error as ValidationLike

@@ -49,9 +49,15 @@ export function decompressLz64(input: string, maxChars: number): string {
   const first = read(2)
   if (first === END) return ''
   if (first > 1) throw new Lz64Error('corrupt lz64 payload')
+  // Entries are built by concatenation (cheap ropes); their first characters are kept aside, because asking a
+  // rope for its first character would flatten it, and a dictionary of ever longer prefixes would then cost
+  // quadratic memory before the output cap is reached.
   const dictionary: string[] = ['', '', '']
+  const firstChar: string[] = ['', '', '']
   let w = literal(first)
+  let wFirst = w
   dictionary.push(w)
+  firstChar.push(w)
   let enlargeIn = 4
   let numBits = 3
   let produced = w.length
@@ -62,7 +68,9 @@ export function decompressLz64(input: string, maxChars: number): string {
     let code = read(numBits)
     if (code === END) return out.join('')
     if (code < 2) {
-      dictionary.push(literal(code))
+      const c = literal(code)
+      dictionary.push(c)
+      firstChar.push(c)
       code = dictionary.length - 1
       if (--enlargeIn === 0) {
         enlargeIn = 2 ** numBits
@@ -70,14 +78,23 @@ export function decompressLz64(input: string, maxChars: number): string {
       }
     }
     let entry: string
-    if (code > END && code < dictionary.length) entry = dictionary[code]
-    else if (code === dictionary.length) entry = w + w.charAt(0)
-    else throw new Lz64Error('corrupt lz64 payload')
+    let entryFirst: string
+    if (code > END && code < dictionary.length) {
+      entry = dictionary[code]
+      entryFirst = firstChar[code]
+    } else if (code === dictionary.length) {
+      entry = w + wFirst
+      entryFirst = wFirst
+    } else {
+      throw new Lz64Error('corrupt lz64 payload')
+    }
     produced += entry.length
     if (produced > maxChars) throw new Lz64Error('decompressed lz64 payload too large', true)
     out.push(entry)
-    dictionary.push(w + entry.charAt(0))
+    dictionary.push(w + entryFirst)
+    firstChar.push(wFirst)
     w = entry
+    wFirst = entryFirst
     if (--enlargeIn === 0) {
       enlargeIn = 2 ** numBits
       numBits++

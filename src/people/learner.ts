@@ -4,6 +4,7 @@
 // (after a crash before the cursor moved) converges to the same state.
 import type { Sql } from 'postgres'
 import { inTransaction } from '../db/postgres'
+import { wellFormed, wellFormedText } from '../db/text'
 import { recordSightings } from '../definitions/repository'
 import type { DefinitionTracker } from '../definitions/tracker'
 import type { Logger } from '../log'
@@ -39,8 +40,10 @@ export class Learner implements BatchHandler {
       let events = byTeam.get(record.projectId)
       if (!events) byTeam.set(record.projectId, (events = []))
       for (const e of record.events) {
-        sightings.push({ teamId: record.projectId, name: e.event, seenAt: record.receivedAt })
-        events.push(e)
+        // what Postgres cannot store (NUL, lone surrogates) is replaced, not allowed to stall the learner
+        const event = wellFormedText(e.event)
+        sightings.push({ teamId: record.projectId, name: event, seenAt: record.receivedAt })
+        events.push({ event, distinctId: wellFormedText(e.distinctId), properties: wellFormed(e.properties), timestamp: e.timestamp })
       }
     }
     const due = this.deps.tracker.due(sightings)

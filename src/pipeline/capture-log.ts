@@ -65,6 +65,7 @@ export class CaptureLog {
   private closed = false
   private draining: ((caughtUp: boolean) => void) | null = null
   private ready: Promise<void> | null = null
+  private lastRefusalLogged = 0
 
   constructor(
     private readonly options: CaptureLogOptions,
@@ -175,9 +176,12 @@ export class CaptureLog {
     m.ringDepth.set(Math.max(0, this.counters.acceptedItems - this.consumed('consumedItems')))
   }
 
-  /** Whether capture can take more (the log is under its cap). */
+  /**
+   * Whether capture has room to spare: false from 90% of the cap, so that /_ready turns a load balancer away
+   * before clients are refused (appends themselves are refused only past the cap).
+   */
   get hasRoom(): boolean {
-    return this.backlogBytes() < this.options.maxWalBytes
+    return this.backlogBytes() < this.options.maxWalBytes * 0.9
   }
 
   /**
@@ -189,6 +193,7 @@ export class CaptureLog {
     let size = 16
     for (const p of parts) size += p.length
     if (this.backlogBytes() + size > this.options.maxWalBytes) {
+      this.deps.metrics.requestsRejected.inc({ code: 'capture_backlog_full' })
       throw errors.unavailable('capture_backlog_full', 'Too many events are waiting to be written. Please retry shortly.')
     }
     let appended
@@ -196,7 +201,13 @@ export class CaptureLog {
       appended = this.wal.append(parts)
     } catch (error) {
       if (error instanceof WalWriteError) {
-        this.deps.log.error({ err: error, code: error.code }, 'write-ahead log refused a record')
+        // once a second at most: a full disk refuses every request
+        const now = Date.now()
+        if (now - this.lastRefusalLogged > 1000) {
+          this.lastRefusalLogged = now
+          this.deps.log.error({ err: error, code: error.code }, 'write-ahead log refused a record')
+        }
+        this.deps.metrics.requestsRejected.inc({ code: 'log_write_failed' })
         throw errors.unavailable('log_write_failed', 'Unable to store event(s). Please try again.')
       }
       throw error

@@ -33,4 +33,13 @@ describe('ring', () => {
     expect(ring.length).toBe(0)
     expect(ring.push(rec(9, 10))).toBe(true) // a single large record fits an empty ring
   })
+
+  test('is bounded in bytes too: huge requests are left in the log', () => {
+    const ring = new Ring(1000, 25)
+    expect(ring.push(rec(1))).toBe(true) // 10 bytes
+    expect(ring.push(rec(2))).toBe(true) // 20
+    expect(ring.push(rec(3))).toBe(false) // 30 > 25
+    const empty = new Ring(1000, 5)
+    expect(empty.push(rec(1))).toBe(false)
+  })
 })

@@ -18,8 +18,13 @@ export class Ring {
   private entries: (LoggedRecord | undefined)[] = []
   private head = 0
   private events = 0
+  private bytes = 0
 
-  constructor(private readonly maxEvents: number) {}
+  /** bounded in events and in bytes (of the logged requests: a few huge ones must not fill memory) */
+  constructor(
+    private readonly maxEvents: number,
+    private readonly maxBytes = 32 * 1024 * 1024,
+  ) {}
 
   get eventCount(): number {
     return this.events
@@ -40,9 +45,13 @@ export class Ring {
       const last = this.entries[this.entries.length - 1]!
       if (record.seq !== last.seq + 1) return false
       if (this.events + record.events.length > this.maxEvents) return false
+      if (this.bytes + record.size > this.maxBytes) return false
+    } else if (record.size > this.maxBytes) {
+      return false
     }
     this.entries.push(record)
     this.events += record.events.length
+    this.bytes += record.size
     return true
   }
 
@@ -56,6 +65,7 @@ export class Ring {
   evictThrough(seq: number): void {
     while (this.head < this.entries.length && this.entries[this.head]!.seq <= seq) {
       this.events -= this.entries[this.head]!.events.length
+      this.bytes -= this.entries[this.head]!.size
       this.entries[this.head] = undefined
       this.head++
     }

@@ -27,6 +27,8 @@ export interface WalSource {
   readonly firstSeq: number
   /** the segment holding seq (null if released or not written yet) */
   locate(seq: number): Segment | null
+  /** how many bytes of the segment hold records, now (the active one keeps growing) */
+  validBytes(segment: Segment): number
 }
 
 interface Frame {
@@ -88,8 +90,10 @@ export class WalReader {
       if (!this.open()) return null
     }
     const segment = this.segment!
+    // Asked on every read: a cached extent of the active segment would hide what was written since.
+    const limit = this.wal.validBytes(segment)
     for (;;) {
-      const frame = readFrame(this.fd, this.offset, segment.size)
+      const frame = readFrame(this.fd, this.offset, limit)
       if (!frame) return null
       if (frame.seq < this.seq) {
         // skipped (the caller had it from the ring): step over without reading the payload

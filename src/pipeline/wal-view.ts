@@ -9,24 +9,35 @@ export class WalView implements WalSource {
   constructor(private readonly counters: SharedCounters) {}
 
   get lastSeq(): number {
+    this.counters.sync()
     return this.counters.lastSeq
   }
 
   get firstSeq(): number {
-    return this.segments[0]?.firstSeq ?? this.counters.lastSeq + 1
+    return this.segments[0]?.firstSeq ?? this.lastSeq + 1
   }
 
   update(segments: Segment[]): void {
     this.segments = segments
   }
 
-  locate(seq: number): Segment | null {
+  /** The active segment grows without messages: its extent comes from the shared counters. */
+  private refreshActive(): void {
+    this.counters.sync()
     const last = this.segments[this.segments.length - 1]
     if (last && last.firstSeq === this.counters.activeFirstSeq) {
-      // the active segment grows without messages: take its extent from the shared counters
       last.size = Math.max(last.size, this.counters.activeSize)
       last.lastSeq = Math.max(last.lastSeq, this.counters.lastSeq)
     }
+  }
+
+  validBytes(segment: Segment): number {
+    this.refreshActive()
+    return segment.size
+  }
+
+  locate(seq: number): Segment | null {
+    this.refreshActive()
     for (let i = this.segments.length - 1; i >= 0; i--) {
       const s = this.segments[i]
       if (s.firstSeq <= seq) return seq <= s.lastSeq ? s : null

@@ -88,6 +88,7 @@ export class WriteAheadLog implements WalSource {
   private syncing = false
   private preparing: Promise<void> | null = null
   private spareCounter = 0
+  private spareRetryAt = 0
   private closed = false
 
   private constructor(private readonly options: WalOptions) {}
@@ -214,6 +215,9 @@ export class WriteAheadLog implements WalSource {
   }
 
   private roll(): void {
+    // The new segment first: if there is no room for it, the log is left as it was.
+    const segment = this.newSegment(this.nextSeq)
+    const fd = openSync(segment.path, 'r+')
     const old = this.fd
     if (this.dirty) {
       // Off the event loop: a full segment can take a while to reach the disk. (With fsync on every
@@ -223,9 +227,8 @@ export class WriteAheadLog implements WalSource {
     } else {
       closeSync(old)
     }
-    const segment = this.newSegment(this.nextSeq)
     this.segments.push(segment)
-    this.fd = openSync(segment.path, 'r+')
+    this.fd = fd
     this.prepareSpare()
     this.options.onSegmentsChanged?.()
   }
@@ -233,9 +236,10 @@ export class WriteAheadLog implements WalSource {
   /** Preallocate a spare segment in the background (zeros written through the thread pool). */
   private prepareSpare(): void {
     const want = this.options.spares ?? 2
-    if (this.preparing || this.spares.length >= want || this.closed) return
+    if (this.preparing || this.spares.length >= want || this.closed || Date.now() < this.spareRetryAt) return
     const path = join(this.options.dir, `spare-${++this.spareCounter}.seg`)
     this.preparing = (async () => {
+      let ok = false
       const handle = await openAsync(path, 'w')
       try {
         const zeros = Buffer.alloc(1024 * 1024)
@@ -246,8 +250,11 @@ export class WriteAheadLog implements WalSource {
         await handle.close()
         if (this.closed) unlinkSync(path)
         else this.spares.push(path)
+        ok = true
       } catch {
-        // No room for a spare (disk nearly full): appends will grow the active segment instead.
+        // No room for a spare (the disk is nearly full): appends grow the active segment instead, and the
+        // next attempt waits, rather than spinning on a full disk.
+        this.spareRetryAt = Date.now() + 5000
         await handle.close().catch(() => undefined)
         try {
           unlinkSync(path)
@@ -257,7 +264,7 @@ export class WriteAheadLog implements WalSource {
       } finally {
         this.preparing = null
       }
-      this.prepareSpare() // until enough are ready
+      if (ok) this.prepareSpare() // until enough are ready
     })()
   }
 
@@ -270,13 +277,23 @@ export class WriteAheadLog implements WalSource {
     let length = 0
     for (const p of parts) length += p.length
     const size = FRAME + length
-    if (this.active.size > 0 && this.active.size + size > this.options.segmentBytes) this.roll()
     const seq = this.nextSeq
     const frame = frameOf(seq, length, crcOfParts(parts))
-    const segment = this.active
+    let segment = this.active
     try {
-      const written = writevSync(this.fd, [frame, ...parts], segment.size)
-      if (written !== size) throw Object.assign(new Error(`short write: ${written} of ${size} bytes`), { code: 'EIO' })
+      // Rolling can fail too (no room for a new segment): it is part of the append that failed.
+      if (segment.size > 0 && segment.size + size > this.options.segmentBytes) {
+        this.roll()
+        segment = this.active
+      }
+      // A short write is continued: either it completes, or the retry fails with the real reason (ENOSPC).
+      let written = writevSync(this.fd, [frame, ...parts], segment.size)
+      while (written < size) {
+        const rest = Buffer.concat([frame, ...parts]).subarray(written)
+        const more = writevSync(this.fd, [rest], segment.size + written)
+        if (more === 0) throw Object.assign(new Error(`short write: ${written} of ${size} bytes`), { code: 'EIO' })
+        written += more
+      }
     } catch (error) {
       // Bytes past segment.size are not part of the log; the next append writes over them.
       const code = (error as NodeJS.ErrnoException).code
@@ -340,6 +357,10 @@ export class WriteAheadLog implements WalSource {
       if (s.firstSeq <= seq) return seq <= s.lastSeq ? s : null
     }
     return null
+  }
+
+  validBytes(segment: Segment): number {
+    return segment.size
   }
 
   /** The segments as they stand (for readers in another thread). */
