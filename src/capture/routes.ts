@@ -11,35 +11,45 @@ const OK = JSON.stringify({ status: 1 })
 const EMPTY = new Uint8Array(0)
 
 export function captureRoutes(deps: { capture: CaptureService; metrics: Metrics; maxBodyBytes: number; trustProxy: boolean }) {
-  const handle = async ({ request, set, server }: { request: Request; set: { headers: Record<string, string | number> }; server: { requestIP(r: Request): { address: string } | null } | null }) => {
+  // Handlers answer with a string and set headers through `set`: a returned Response would be copied
+  // through a stream by Elysia on every request, because a global hook sets x-request-id.
+  type Context = { request: Request; set: { status?: number | string; headers: Record<string, string | number> } }
+  const answer = (set: Context['set'], request: Request, extra: Record<string, string> = {}) => {
+    Object.assign(set.headers, corsHeaders(request), extra)
+    set.headers['content-type'] = 'application/json'
+    return OK
+  }
+  const handle = async ({ request, set, server }: Context & { server: { requestIP(r: Request): { address: string } | null } | null }) => {
     const receivedAt = Date.now()
     Object.assign(set.headers, corsHeaders(request))
     const declared = Number(request.headers.get('content-length') ?? 0)
     if (declared > deps.maxBodyBytes) throw errors.tooLarge()
     const body = request.method === 'POST' ? new Uint8Array(await request.arrayBuffer()) : EMPTY
     const query = queryOf(request)
-    const path = new URL(request.url).pathname
     await deps.capture.capture({
       method: request.method,
       body,
       contentType: request.headers.get('content-type'),
       contentEncoding: request.headers.get('content-encoding'),
       query,
-      ip: clientIp(request, server?.requestIP(request)?.address, deps.trustProxy),
+      // ?ip=0 (older posthog-js): the site asked not to record the visitor's address
+      ip: query.get('ip') === '0' ? null : clientIp(request, server?.requestIP(request)?.address, deps.trustProxy),
       userAgent: request.headers.get('user-agent'),
-      engage: path.startsWith('/engage'),
+      engage: request.url.startsWith('/engage', request.url.indexOf('/', 8)),
       receivedAt,
       seed: crypto.getRandomValues(new Uint8Array(16)),
     })
     // posthog-js sends navigator.sendBeacon requests with ?beacon=1 and ignores the body.
-    if (query.get('beacon') === '1') return new Response(null, { status: 204, headers: corsHeaders(request) })
-    return new Response(OK, { headers: { ...corsHeaders(request), 'content-type': 'application/json' } })
+    if (query.get('beacon') === '1') {
+      set.status = 204
+      return ''
+    }
+    return answer(set, request)
   }
-  const preflight = ({ request }: { request: Request }) =>
-    new Response(OK, { headers: { ...preflightHeaders(request), 'content-type': 'application/json' } })
-  const recording = ({ request }: { request: Request }) => {
+  const preflight = ({ request, set }: Context) => answer(set, request, preflightHeaders(request))
+  const recording = ({ request, set }: Context) => {
     deps.metrics.recordingsDropped.inc()
-    return new Response(OK, { headers: { ...corsHeaders(request), 'content-type': 'application/json' } })
+    return answer(set, request)
   }
 
   const detail = (path: string) => ({

@@ -5,27 +5,10 @@ import { Elysia, t } from 'elysia'
 import { corsHeaders } from '../http/cors'
 import { errors } from '../http/errors'
 import type { ProjectTokenCache } from '../projects/token-cache'
-
-export const SUPPORTED_COMPRESSION = ['gzip', 'gzip-js', 'lz64']
+import { clientCapabilities } from './capabilities'
 
 export function remoteConfig(token: string) {
-  return {
-    token,
-    supportedCompression: SUPPORTED_COMPRESSION,
-    hasFeatureFlags: true,
-    captureDeadClicks: false,
-    capturePerformance: false,
-    autocapture_opt_out: false,
-    autocaptureExceptions: false,
-    analytics: { endpoint: '/i/v0/e/' },
-    elementsChainAsString: true,
-    errorTracking: { autocaptureExceptions: false, suppressionRules: [] },
-    sessionRecording: false,
-    heatmaps: false,
-    surveys: false,
-    defaultIdentifiedOnly: true,
-    siteApps: [],
-  }
+  return { token, hasFeatureFlags: true, ...clientCapabilities() }
 }
 
 /** The script form: it registers the config where posthog-js looks for it. */

@@ -109,6 +109,9 @@ for (const choice of [
       )
       expect(r.status).toBe(200)
       expect(await r.json()).toEqual({ status: 1 })
+      // only the /engage path names nameless events $identify, not a query that mentions it
+      const notEngage = await post(stack, '/capture/?ref=/engage', JSON.stringify({ api_key: PROJECT_KEY, distinct_id: 'drop-user', $set: { a: 1 } }))
+      expect(notEngage.status).toBe(200)
       expect((await waitForEvents(stack, 'distinct_id=drop-user', 1)).map((e) => e.event)).toEqual(['kept'])
       expect((await json(stack.api('/api/projects/1/events/?event=dropped-no-id'))).results).toEqual([])
       // counted by the flush worker and relayed to the registry a moment later
@@ -117,7 +120,7 @@ for (const choice of [
         metrics = await (await stack.app.handle(new Request(`${BASE}/metrics`))).text()
         await Bun.sleep(50)
       }
-      expect(metrics).toContain('capture_events_total{outcome="dropped_no_event_name"} 2')
+      expect(metrics).toContain('capture_events_total{outcome="dropped_no_event_name"} 3')
       expect(metrics).toContain('capture_events_total{outcome="dropped_no_distinct_id"} 1')
       expect(metrics).toContain('capture_events_total{outcome="dropped_empty_distinct_id"} 1')
     })
@@ -176,7 +179,14 @@ for (const choice of [
       expect(beacon.headers.get('access-control-allow-origin')).toBe('https://shop.example')
     })
 
-    test('session recordings (/s/) are answered and dropped', async () => {
+    test('?ip=0 means the visitor’s address is not recorded', async () => {
+    const r = await post(stack, '/e/?ip=0&ver=1.100.0&_=1700000000000', JSON.stringify([{ event: 'no-ip', distinct_id: 'ip-user', token: PROJECT_KEY }]), { 'x-forwarded-for': '198.51.100.7' })
+    expect(r.status).toBe(200)
+    const [stored] = await waitForEvents(stack, 'distinct_id=ip-user', 1)
+    expect(stored.properties.$ip).toBeUndefined()
+  })
+
+  test('session recordings (/s/) are answered and dropped', async () => {
       const r = await post(stack, '/s/?compression=gzip-js', gzipSync('[{"event":"$snapshot"}]'))
       expect(r.status).toBe(200)
       expect(await (await stack.app.handle(new Request(`${BASE}/metrics`))).text()).toContain('recordings_dropped_total 1')

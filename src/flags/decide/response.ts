@@ -7,8 +7,7 @@ import type { CompiledFlag, FlagResult, MatchReason } from '../engine'
 import { pyTruthy } from '../engine/operators'
 import type { ResponseFormat } from './request'
 
-/** posthog-js gzips its requests only when it sees `gzip-js`; lz64 is still decoded for older clients. */
-export const SUPPORTED_COMPRESSION = ['gzip', 'gzip-js', 'lz64']
+import { clientCapabilities, SUPPORTED_COMPRESSION } from '../../remote-config/capabilities'
 
 /** What GET /decide answers (no evaluation, no authentication). */
 export function minimalDecide() {
@@ -30,18 +29,7 @@ export function baseConfig(): Record<string, unknown> {
     editorParams: {},
     toolbarParams: {},
     isAuthenticated: false,
-    supportedCompression: SUPPORTED_COMPRESSION,
-    sessionRecording: false,
-    captureDeadClicks: false,
-    capturePerformance: false,
-    autocapture_opt_out: false,
-    autocaptureExceptions: false,
-    analytics: { endpoint: '/i/v0/e/' },
-    elementsChainAsString: true,
-    heatmaps: false,
-    surveys: false,
-    defaultIdentifiedOnly: true,
-    siteApps: [],
+    ...clientCapabilities(),
   }
 }
 
