@@ -30,6 +30,7 @@ const CONFIG = {
   autocaptureExceptions: false,
   analytics: { endpoint: '/i/v0/e/' },
   elementsChainAsString: true,
+  errorTracking: { autocaptureExceptions: false, suppressionRules: [] },
   heatmaps: false,
   surveys: false,
   defaultIdentifiedOnly: true,
