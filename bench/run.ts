@@ -2,6 +2,7 @@
 import { cpus, totalmem } from 'node:os'
 import { ingestBench } from './ingest'
 import { decideBench } from './decide'
+import { flushBench } from './flush'
 
 const which = process.argv[2] ?? 'all'
 const seconds = Number(process.env.BENCH_SECONDS ?? 10)
@@ -11,3 +12,4 @@ const header = `## phog benchmarks — ${new Date().toISOString().slice(0, 10)},
 process.stdout.write(`${header}\n`)
 if (which === 'ingest' || which === 'all') process.stdout.write(`${await ingestBench(seconds, { processes })}\n`)
 if (which === 'decide' || which === 'all') process.stdout.write(`${await decideBench(seconds)}\n`)
+if (which === 'flush' || which === 'all') process.stdout.write(`${await flushBench()}\n`)
