@@ -119,18 +119,10 @@ export async function updateFlag(
 }
 
 /** What the flag cache holds for one project, read in one statement (one snapshot). */
-export interface CachedFlagRow {
-  id: number
-  team_id: number
-  key: string
-  name: string
-  filters: Record<string, unknown>
-  rollout_percentage: number | null
-  active: boolean
-  deleted: boolean
-  ensure_experience_continuity: boolean
-  version: number
-}
+export type CachedFlagRow = Pick<
+  FlagRow,
+  'id' | 'team_id' | 'key' | 'name' | 'filters' | 'rollout_percentage' | 'active' | 'deleted' | 'ensure_experience_continuity' | 'version'
+>
 
 export interface ProjectFlags {
   version: number

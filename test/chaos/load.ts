@@ -1,4 +1,5 @@
 // Load with the retry behaviour of real SDKs: a batch is re-sent (same uuids) until it is acknowledged.
+import { ClickHouseEventStore } from '../../src/events/clickhouse'
 import { PROJECT_KEY } from '../helpers/stack'
 
 export const FULL = process.env.CHAOS_FULL === '1'
@@ -85,4 +86,16 @@ export function exactlyOnce(counts: Map<string, number>, acked: string[]): { mis
   let duplicated = 0
   for (const n of counts.values()) if (n > 1) duplicated++
   return { missing, duplicated }
+}
+
+/** What ClickHouse holds of a load's uuids, once every acknowledged one is visible (or 30 s have passed). */
+export async function storedOnce(clickhouseUrl: string, load: Pick<Load, 'sent' | 'acked'>): Promise<{ missing: number; duplicated: number }> {
+  const store = new ClickHouseEventStore(clickhouseUrl)
+  await store.init()
+  try {
+    await eventually(async () => (await store.countByUuid(1, load.acked)).size === load.acked.length, 30_000, 250)
+    return exactlyOnce(await store.countByUuid(1, load.sent), load.acked)
+  } finally {
+    await store.close()
+  }
 }

@@ -1,10 +1,9 @@
 // Several server processes (one per core, sharing a port with SO_REUSEPORT) share nothing but Postgres and
 // ClickHouse: every acknowledged event is stored exactly once, definitions and persons stay consistent.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { ClickHouseEventStore } from '../../src/events/clickhouse'
 import { freshDataDir, freshEnv, PERSONAL_KEY } from '../helpers/stack'
 import { spawnService, type ServiceProcess } from '../helpers/spawn-service'
-import { eventually, exactlyOnce, startLoad } from '../chaos/load'
+import { eventually, startLoad, storedOnce } from '../chaos/load'
 
 let a: ServiceProcess
 let b: ServiceProcess
@@ -29,14 +28,7 @@ describe('two processes on one port', () => {
     }
     // the same URL reaches either process; each counts what its own flush worker stored
     expect(load.acked.length).toBeGreaterThan(1000)
-    const store = new ClickHouseEventStore(env.CLICKHOUSE_URL)
-    await store.init()
-    try {
-      await eventually(async () => (await store.countByUuid(1, load.acked)).size === load.acked.length, 30_000, 250)
-      expect(exactlyOnce(await store.countByUuid(1, load.sent), load.acked)).toEqual({ missing: 0, duplicated: 0 })
-    } finally {
-      await store.close()
-    }
+    expect(await storedOnce(env.CLICKHOUSE_URL, load)).toEqual({ missing: 0, duplicated: 0 })
     const counts = await Promise.all([served(a), served(b)])
     expect(counts[0] + counts[1]).toBeGreaterThanOrEqual(load.acked.length)
   })
