@@ -35,6 +35,18 @@ function classify(error: unknown, what: string): StoreError {
   return new StoreError(`clickhouse ${what}: ${message}`, !ROW_ERROR_CODES.has(code), error)
 }
 
+/**
+ * The insert's deduplication token, derived from the rows' uuids: a retry of the same rows carries the same
+ * token, while different rows never share one, whichever node, process or log sent them. (A token built from a
+ * log's record numbers would collide between processes and after a log is recreated, and ClickHouse would
+ * silently drop the second block.)
+ */
+export function deduplicationToken(rows: readonly StoredEvent[]): string {
+  const hasher = new Bun.CryptoHasher('sha256')
+  for (const row of rows) hasher.update(row.uuid)
+  return `${rows.length}-${hasher.digest('hex').slice(0, 40)}`
+}
+
 export interface ClickHouseTarget {
   url: string
   username: string
@@ -174,7 +186,7 @@ export class ClickHouseEventStore implements EventStore {
       }
       const settings: Record<string, string | number> = {}
       // The same token on a retry lets the server drop a block it already has (only for the same rows).
-      if (d.dedupToken && pending.length === rows.length) settings.insert_deduplication_token = options.batchId
+      if (d.dedupToken && pending.length === rows.length) settings.insert_deduplication_token = deduplicationToken(rows)
       if (this.cluster) settings.insert_distributed_sync = 1
       // Sent explicitly: 18.16 fills omitted JSONEachRow fields with zero, not with their DEFAULT.
       const insertedAt = d.formatDateTime(Date.now())

@@ -29,8 +29,6 @@ export interface EventQuery {
 }
 
 export interface InsertOptions {
-  /** stable for the same rows on every retry */
-  batchId: string
   /** a previous attempt with these rows may have landed (in part): skip what is already stored */
   inDoubt: boolean
 }

@@ -32,13 +32,13 @@ export async function dlqReplay(dataDir: string, store: EventStore, only?: strin
     for (let i = 0; i < rows.length; i += CHUNK) {
       const chunk = rows.slice(i, i + CHUNK)
       try {
-        await store.insertBatch(chunk, { batchId: `dlq-${file}-${i}`, inDoubt: true })
+        await store.insertBatch(chunk, { inDoubt: true })
         replayed += chunk.length
       } catch (error) {
         // one at a time, so one bad row does not hold back the others
         for (const row of chunk) {
           try {
-            await store.insertBatch([row], { batchId: `dlq-${file}-${row.uuid}`, inDoubt: true })
+            await store.insertBatch([row], { inDoubt: true })
             replayed++
           } catch (e) {
             letters.write([row], 'replay_failed', (e as Error).message)

@@ -61,7 +61,7 @@ export class StoreWriter implements BatchHandler {
       })
     }
     const started = performance.now()
-    const written = await this.insert(rows, `${batch.firstSeq}-${batch.lastSeq}`, inDoubt)
+    const written = await this.insert(rows, inDoubt)
     const { metrics } = this.deps
     metrics.observe('flushDuration', (performance.now() - started) / 1000)
     metrics.observe('flushBatchSize', rows.length)
@@ -74,10 +74,10 @@ export class StoreWriter implements BatchHandler {
   }
 
   /** Insert; a permanent rejection is narrowed down to the rows that cause it. */
-  private async insert(rows: StoredEvent[], batchId: string, inDoubt: boolean): Promise<number> {
+  private async insert(rows: StoredEvent[], inDoubt: boolean): Promise<number> {
     if (rows.length === 0) return 0
     try {
-      return await this.deps.events.insertBatch(rows, { batchId, inDoubt })
+      return await this.deps.events.insertBatch(rows, { inDoubt })
     } catch (error) {
       if (!(error instanceof StoreError) || error.transient) throw error
       if (rows.length === 1) {
@@ -87,7 +87,7 @@ export class StoreWriter implements BatchHandler {
       const half = Math.ceil(rows.length / 2)
       // Halves may be partly stored already (ClickHouse inserts per partition): reconcile them.
       return (
-        (await this.insert(rows.slice(0, half), `${batchId}/a`, true)) + (await this.insert(rows.slice(half), `${batchId}/b`, true))
+        (await this.insert(rows.slice(0, half), true)) + (await this.insert(rows.slice(half), true))
       )
     }
   }

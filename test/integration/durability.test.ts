@@ -96,7 +96,7 @@ describe('durability', () => {
     await store.init()
     await store.insertBatch(
       record.events.map((e) => ({ uuid: e.uuid, teamId: 1, event: e.event, distinctId: e.distinctId, properties: JSON.stringify(e.properties), timestamp: e.timestamp, createdAt: record.receivedAt, personId: null })),
-      { batchId: 'before-the-crash', inDoubt: false },
+      { inDoubt: false },
     )
     expect((await store.countByUuid(1, uuids)).size).toBe(300)
 

@@ -66,7 +66,7 @@ export function eventStoreContract(name: string, factory: StoreFactory): void {
           personId: '0190d7a4-1c2b-7000-8000-000000000001',
         }),
       ]
-      await store.insertBatch(rows, { batchId: 'b1', inDoubt: false })
+      await store.insertBatch(rows, { inDoubt: false })
       const got = await store.query({ teamId: team, limit: 10 })
       expect(got.map((r) => r.uuid)).toEqual([rows[1].uuid, rows[2].uuid, rows[0].uuid])
       const third = got[1]
@@ -87,7 +87,7 @@ export function eventStoreContract(name: string, factory: StoreFactory): void {
         event({ teamId: 202, event: "it's \\ odd", distinctId: 'a', timestamp: base + 9000 }),
       ]
       const theirs = [event({ teamId: 203, event: 'signup', distinctId: 'a', timestamp: base + 2000 })]
-      await store.insertBatch([...mine, ...theirs], { batchId: 'b2', inDoubt: false })
+      await store.insertBatch([...mine, ...theirs], { inDoubt: false })
       expect((await store.query({ teamId: 202, event: 'signup', limit: 10 })).map((r) => r.uuid)).toEqual([mine[1].uuid, mine[0].uuid])
       expect((await store.query({ teamId: 202, distinctId: 'a', limit: 10 })).map((r) => r.uuid)).toEqual([mine[2].uuid, mine[0].uuid])
       expect((await store.query({ teamId: 202, event: "it's \\ odd", limit: 10 })).map((r) => r.uuid)).toEqual([mine[2].uuid])
@@ -99,7 +99,7 @@ export function eventStoreContract(name: string, factory: StoreFactory): void {
     test('paging with a cursor skips and repeats nothing, even when many rows share a timestamp', async () => {
       const ts = Date.UTC(2024, 2, 1, 10, 0, 0)
       const rows = Array.from({ length: 57 }, (_, i) => event({ teamId: 304, timestamp: ts + (i % 3) * 1000 }))
-      await store.insertBatch(rows, { batchId: 'b3', inDoubt: false })
+      await store.insertBatch(rows, { inDoubt: false })
       const listed = await all(store, { teamId: 304, limit: 0 }, 10)
       expect(listed).toHaveLength(57)
       expect(new Set(listed.map((r) => r.uuid)).size).toBe(57)
@@ -111,9 +111,9 @@ export function eventStoreContract(name: string, factory: StoreFactory): void {
 
     test('an in-doubt retry stores each row once, even when part of it had landed', async () => {
       const rows = Array.from({ length: 20 }, () => event({ teamId: 405 }))
-      expect(await store.insertBatch(rows.slice(0, 8), { batchId: 'b4', inDoubt: false })).toBe(8)
-      expect(await store.insertBatch(rows, { batchId: 'b4', inDoubt: true })).toBe(12)
-      expect(await store.insertBatch(rows, { batchId: 'b4', inDoubt: true })).toBe(0)
+      expect(await store.insertBatch(rows.slice(0, 8), { inDoubt: false })).toBe(8)
+      expect(await store.insertBatch(rows, { inDoubt: true })).toBe(12)
+      expect(await store.insertBatch(rows, { inDoubt: true })).toBe(0)
       const counts = await store.countByUuid(405, rows.map((r) => r.uuid))
       expect(counts.size).toBe(20)
       expect([...counts.values()].every((n) => n === 1)).toBe(true)
@@ -121,7 +121,7 @@ export function eventStoreContract(name: string, factory: StoreFactory): void {
 
     test('a large batch lands whole', async () => {
       const rows = Array.from({ length: 12_000 }, (_, i) => event({ teamId: 506, timestamp: Date.UTC(2024, 3, 1) + i }))
-      await store.insertBatch(rows, { batchId: 'b5', inDoubt: false })
+      await store.insertBatch(rows, { inDoubt: false })
       const counts = await store.countByUuid(506, rows.map((r) => r.uuid))
       expect(counts.size).toBe(12_000)
     })

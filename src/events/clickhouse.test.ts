@@ -1,0 +1,36 @@
+import { describe, expect, test } from 'bun:test'
+import { deduplicationToken } from './clickhouse'
+import type { StoredEvent } from './store'
+
+const row = (uuid: string): StoredEvent => ({
+  uuid,
+  teamId: 1,
+  event: 'e',
+  distinctId: 'd',
+  properties: '{}',
+  timestamp: 0,
+  createdAt: 0,
+  personId: null,
+})
+const rows = (...uuids: string[]) => uuids.map(row)
+const A = '0190b5f4-0000-7000-8000-00000000000a'
+const B = '0190b5f4-0000-7000-8000-00000000000b'
+const C = '0190b5f4-0000-7000-8000-00000000000c'
+
+describe('insert deduplication token', () => {
+  test('a retry of the same rows carries the same token', () => {
+    expect(deduplicationToken(rows(A, B))).toBe(deduplicationToken(rows(A, B)))
+  })
+
+  test('different rows never share a token, whichever process or log sends them', () => {
+    // Two processes each flushing their first log record used to both send "1-1" and lose the second block.
+    const tokens = new Set([rows(A), rows(B), rows(A, B), rows(B, A), rows(A, B, C)].map(deduplicationToken))
+    expect(tokens.size).toBe(5)
+  })
+
+  test('is short enough for a query setting and depends only on the uuids', () => {
+    const token = deduplicationToken(rows(A, B))
+    expect(token).toMatch(/^2-[0-9a-f]{40}$/)
+    expect(deduplicationToken([{ ...row(A), event: 'other', timestamp: 5 }])).toBe(deduplicationToken(rows(A)))
+  })
+})
