@@ -1,7 +1,8 @@
 // Builds the HTTP app from the capability plugins. main.ts serves it; tests call app.handle() in-process.
 import { Elysia } from 'elysia'
 import { swagger } from '@elysiajs/swagger'
-import { ApiError, toErrorResponse } from './http/errors'
+import { corsHeaders } from './http/cors'
+import { ApiError, errors, toErrorResponse } from './http/errors'
 import { opsRoutes } from './ops/routes'
 import { projectRoutes } from './projects/routes'
 import { captureRoutes } from './capture/routes'
@@ -17,6 +18,7 @@ const VERSION = '0.1.0'
 
 export function createApp(services: Services) {
   const { metrics, log } = services
+  const maxBodyBytes = services.config.MAX_BODY_BYTES
   const privateApi = {
     sql: services.db.sql,
     auth: services.auth,
@@ -26,6 +28,12 @@ export function createApp(services: Services) {
   return new Elysia({ name: 'phog' })
     .onRequest(({ request, set }) => {
       set.headers['x-request-id'] = request.headers.get('x-request-id') || crypto.randomUUID()
+      // Every route's bodies are capped here by their declared length; capture and decide also cap chunked ones.
+      // With CORS headers, so that a browser client can read why.
+      if (Number(request.headers.get('content-length') ?? 0) > maxBodyBytes) {
+        Object.assign(set.headers, corsHeaders(request))
+        throw errors.tooLarge()
+      }
     })
     .onError({ as: 'global' }, ({ code, error, set, request, path }) => {
       const { status, body, headers } = toErrorResponse(code, error)

@@ -1,6 +1,7 @@
 // Boot: config → stores → app → listen; graceful drain on SIGTERM/SIGINT.
 import { createApp } from './app'
 import { ConfigError, loadConfig, type Config } from './config'
+import { serverBodyLimit } from './http/body'
 import { createLogger } from './log'
 import { startServices } from './services'
 
@@ -29,7 +30,7 @@ app.listen({
   hostname: config.HOST,
   port: config.PORT,
   reusePort: config.REUSE_PORT,
-  maxRequestBodySize: config.MAX_BODY_BYTES + 1024,
+  maxRequestBodySize: serverBodyLimit(config.MAX_BODY_BYTES),
 })
 log.info({ host: config.HOST, port: app.server?.port, pid: process.pid }, 'listening')
 

@@ -1,14 +1,13 @@
 // POST/GET/OPTIONS /capture/, /batch/, /e/, /i/v0/e/, /track/, /engage/ (and /s/ recordings, dropped).
 import { Elysia, type AnyElysia } from 'elysia'
 import { clientIp, corsHeaders, preflightHeaders, queryOf } from '../http/cors'
-import { errors } from '../http/errors'
+import { readCappedBody } from '../http/body'
 import type { Metrics } from '../ops/metrics'
 import type { CaptureService } from './service'
 
 export const CAPTURE_PATHS = ['/capture', '/batch', '/e', '/i/v0/e', '/track', '/engage'] as const
 
 const OK = JSON.stringify({ status: 1 })
-const EMPTY = new Uint8Array(0)
 
 export function captureRoutes(deps: { capture: CaptureService; metrics: Metrics; maxBodyBytes: number; trustProxy: boolean }) {
   // Handlers answer with a string and set headers through `set`: a returned Response would be copied
@@ -22,9 +21,7 @@ export function captureRoutes(deps: { capture: CaptureService; metrics: Metrics;
   const handle = async ({ request, set, server }: Context & { server: { requestIP(r: Request): { address: string } | null } | null }) => {
     const receivedAt = Date.now()
     Object.assign(set.headers, corsHeaders(request))
-    const declared = Number(request.headers.get('content-length') ?? 0)
-    if (declared > deps.maxBodyBytes) throw errors.tooLarge()
-    const body = request.method === 'POST' ? new Uint8Array(await request.arrayBuffer()) : EMPTY
+    const body = await readCappedBody(request, deps.maxBodyBytes)
     const query = queryOf(request)
     await deps.capture.capture({
       method: request.method,

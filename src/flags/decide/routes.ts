@@ -1,13 +1,13 @@
 // POST /decide/?v=1..4 and POST /flags/?v=2[&config=true] (also GET and OPTIONS, with CORS).
 import { Elysia } from 'elysia'
 import { preflightHeaders, queryOf } from '../../http/cors'
-import { ApiError, errors } from '../../http/errors'
+import { readCappedBody } from '../../http/body'
+import { ApiError } from '../../http/errors'
 import type { Metrics } from '../../ops/metrics'
 import type { DecideService } from './service'
 import { minimalDecide } from './response'
 
 const OK = JSON.stringify({ status: 1 })
-const EMPTY = new Uint8Array(0)
 
 type Context = { request: Request; set: { headers: Record<string, string | number>; status?: number | string } }
 
@@ -29,9 +29,7 @@ export function decideRoutes(deps: { decide: DecideService; metrics: Metrics; ma
   const evaluate = (endpoint: 'decide' | 'flags') => async (ctx: Context) => {
     const { request } = ctx
     try {
-      const declared = Number(request.headers.get('content-length') ?? 0)
-      if (declared > deps.maxBodyBytes) throw errors.tooLarge()
-      const body = request.method === 'POST' ? new Uint8Array(await request.arrayBuffer()) : EMPTY
+      const body = await readCappedBody(request, deps.maxBodyBytes)
       const answer = await deps.decide.decide(endpoint, {
         method: request.method,
         body,
