@@ -82,6 +82,66 @@ for (const postgres of ['real', 'embedded'] as StoreChoice[]) {
       expect((await person(stack, 'user-6')).properties).toEqual({ ok: true })
     })
 
+    test('$unset removes person properties, as a list or as an object of keys, across batches and within one', async () => {
+      await send(stack, [ev('$pageview', 'unset-1', { $set: { a: 1, b: 2, c: 3, d: 4, keep: 'yes' } })])
+      await learned(stack)
+      expect((await person(stack, 'unset-1')).properties).toEqual({ a: 1, b: 2, c: 3, d: 4, keep: 'yes' })
+      await send(stack, [
+        ev('clicked', 'unset-1', { $unset: ['a', 'never-set'] }),
+        ev('clicked', 'unset-1', { $unset: { b: null } }),
+        ev('clicked', 'unset-1', { $set: { e: 5 } }),
+        ev('clicked', 'unset-1', { $unset: ['e', 'c'] }), // set and removed in the same batch
+      ])
+      await learned(stack)
+      expect((await person(stack, 'unset-1')).properties).toEqual({ d: 4, keep: 'yes' })
+      // removed keys are absent, not null: $set_once may fill them again
+      await send(stack, [ev('clicked', 'unset-1', { $set_once: { a: 'again', keep: 'no' } })])
+      await learned(stack)
+      expect((await person(stack, 'unset-1')).properties).toEqual({ a: 'again', d: 4, keep: 'yes' })
+    })
+
+    test('illegal ids ("null", "0", "Anonymous", quoted) never merge; case is ignored only for PostHog’s case-insensitive ones, so "NULL" merges', async () => {
+      // someone sent events as these ids: they have persons, which identify must not absorb or join
+      await send(stack, [ev('$pageview', 'null'), ev('$pageview', '0'), ev('$pageview', 'Anonymous'), ev('$pageview', 'anon-ill')])
+      await learned(stack)
+      await send(stack, [
+        ev('$identify', 'ill-1', { $anon_distinct_id: 'null', $set: { who: 1 } }),
+        ev('$identify', 'ill-2', { $anon_distinct_id: 'null' }), // a second user with the same bogus id: not merged with ill-1
+        ev('$identify', 'ill-3', { $anon_distinct_id: '0' }),
+        ev('$identify', 'ill-4', { $anon_distinct_id: 'Anonymous' }),
+        ev('$identify', 'ill-5', { $anon_distinct_id: 'GUEST' }),
+        ev('$identify', 'ill-6', { $anon_distinct_id: '"null"' }),
+        ev('$create_alias', 'ill-7', { alias: 'Not_Authenticated' }),
+        ev('$identify', 'Anonymous', { $anon_distinct_id: 'anon-ill' }), // illegal on the other side too
+        ev('$identify', 'ill-8', { $anon_distinct_id: 'NULL' }), // case-sensitive in PostHog: "NULL" is not "null"
+      ])
+      await learned(stack)
+      for (const id of ['null', '0', 'Anonymous', 'anon-ill']) expect((await person(stack, id)).distinct_ids).toEqual([id])
+      for (const id of ['ill-1', 'ill-2', 'ill-3', 'ill-4', 'ill-5', 'ill-6', 'ill-7']) expect((await person(stack, id)).distinct_ids).toEqual([id])
+      for (const id of ['GUEST', '"null"', 'Not_Authenticated']) expect(await person(stack, id)).toBeUndefined()
+      expect((await person(stack, 'ill-1')).properties).toEqual({ who: 1 })
+      expect((await person(stack, 'null')).properties).toEqual({})
+      expect((await person(stack, 'ill-8')).distinct_ids).toEqual(['NULL', 'ill-8'])
+    })
+
+    test('top-level $set and $set_once on a captured event update the person, the top level winning over properties', async () => {
+      await send(stack, [
+        {
+          event: 'signed up',
+          distinct_id: 'top-1',
+          $set: { plan: 'pro', seats: 3 },
+          $set_once: { first_plan: 'pro' },
+          properties: { $set: { plan: 'free', source: 'ad' }, $set_once: { first_plan: 'free', referrer: 'x' } },
+        },
+        { event: 'upgraded', distinct_id: 'top-1', $set: { seats: 10 }, $set_once: { first_plan: 'enterprise', upgraded_once: true } },
+        { event: '$identify', properties: { distinct_id: 'top-user', $anon_distinct_id: 'top-1' }, $set: { email: 'top@example.com' } },
+      ])
+      await learned(stack)
+      const p = await person(stack, 'top-1')
+      expect(p).toMatchObject({ distinct_ids: ['top-1', 'top-user'], is_identified: true })
+      expect(p.properties).toEqual({ plan: 'pro', seats: 10, source: 'ad', first_plan: 'pro', referrer: 'x', upgraded_once: true, email: 'top@example.com' })
+    })
+
     test('group types get the lowest free index, at most five; $group_set upserts the group', async () => {
       await send(stack, [
         { event: '$groupidentify', properties: { distinct_id: 'setup', $group_type: 'company', $group_key: 'acme', $group_set: { plan: 'free', seats: 5 } } },
@@ -154,6 +214,72 @@ for (const postgres of ['real', 'embedded'] as StoreChoice[]) {
       expect(first.persons).toHaveLength(1)
       expect(first.persons[0]).toMatchObject({ properties: { a: 1, b: 2 }, is_identified: true, ids: ['replay-anon', 'replay-user'] })
       expect(first.definitions).toHaveLength(1)
+    })
+
+    test('replaying a batch that merged two persons that already existed leaves the same state', async () => {
+      // the persons exist before the batch, learned through capture
+      await send(stack, [
+        ev('$pageview', 'rm-anon', { $set: { plan: 'free', utm: 'ad', shared: 'anon' } }),
+        ev('$pageview', 'rm-anon-2'),
+        ev('signup', 'rm-user', { $set: { plan: 'pro' } }),
+        ev('$identify', 'rm-dang-a', { $set: { a: 1 } }),
+        ev('$identify', 'rm-dang-b', { $set: { b: 1, a: 0 } }),
+      ])
+      await learned(stack)
+      const sql = stack.services.db.sql
+      const uuidOf = async (id: string) => (await person(stack, id)).uuid
+      const before = { anon: await uuidOf('rm-anon'), user: await uuidOf('rm-user'), a: await uuidOf('rm-dang-a'), b: await uuidOf('rm-dang-b') }
+      expect(new Set(Object.values(before)).size).toBe(4)
+
+      const e = (event: string, distinctId: string, properties: Record<string, unknown>): CapturedEvent => ({ uuid: crypto.randomUUID(), event, distinctId, properties, timestamp: Date.now() })
+      const batch: Batch = {
+        records: [
+          {
+            seq: 1,
+            projectId: 1,
+            receivedAt: Date.now(),
+            size: 1,
+            dropped: new Map(),
+            events: [
+              e('$identify', 'rm-user', { $anon_distinct_id: 'rm-anon', $set: { email: 'rm@example.com' } }),
+              e('$create_alias', 'rm-user', { alias: 'rm-anon-2' }),
+              e('clicked', 'rm-anon', { $unset: ['utm'], $set_once: { plan: 'ignored', first_click: 'anon' } }),
+              e('$merge_dangerously', 'rm-dang-a', { alias: 'rm-dang-b' }), // both identified: only dangerously
+            ],
+          },
+        ],
+        firstSeq: 1,
+        lastSeq: 1,
+        events: 4,
+        items: 4,
+        bytes: 1,
+      }
+      const snapshot = async () => ({
+        persons: await sql`select p.uuid, p.properties, p.is_identified, p.created_at, array_agg(d.distinct_id order by d.distinct_id) as ids
+                             from persons p join person_distinct_ids d on d.person_id = p.id
+                            where d.distinct_id like 'rm-%' group by p.uuid, p.properties, p.is_identified, p.created_at order by p.uuid`,
+        orphans: await sql`select count(*)::int as n from persons p where p.team_id = 1
+                              and not exists (select 1 from person_distinct_ids d where d.person_id = p.id)`,
+      })
+      const learner = () => new Learner({ sql, tracker: new DefinitionTracker(), metrics: new MetricsRecorder(), log: silentLogger })
+      await learner().handle(batch)
+      const first = await snapshot()
+      await learner().handle(batch)
+      expect(await snapshot()).toEqual(first)
+
+      const byUuid = new Map(first.persons.map((p) => [p.uuid, p]))
+      expect([...byUuid.keys()].sort()).toEqual([before.user, before.a].sort()) // the absorbed persons are gone
+      expect(byUuid.get(before.user)).toMatchObject({
+        ids: ['rm-anon', 'rm-anon-2', 'rm-user'],
+        is_identified: true,
+        properties: { plan: 'pro', shared: 'anon', email: 'rm@example.com', first_click: 'anon' },
+      })
+      expect(byUuid.get(before.user)!.properties).not.toHaveProperty('utm')
+      expect(byUuid.get(before.a)).toMatchObject({ ids: ['rm-dang-a', 'rm-dang-b'], properties: { a: 1, b: 1 } })
+      expect(first.orphans[0].n).toBe(0)
+      // and the persons API agrees
+      expect((await person(stack, 'rm-anon')).uuid).toBe(before.user)
+      expect((await person(stack, 'rm-dang-b')).uuid).toBe(before.a)
     })
   })
 }

@@ -45,36 +45,94 @@ describe('keys in logs', () => {
 
 describe('rate limits', () => {
   let service: ServiceProcess
+  let secondKey: string
+  let secondToken: string
   beforeAll(async () => {
     const env = { ...(await freshEnv({ postgres: 'embedded', clickhouse: 'embedded' })), RATE_LIMIT_API_PER_MINUTE: '5', RATE_LIMIT_DECIDE_PER_SECOND: '3' }
     service = await spawnService(env)
+    const key = await runCli(['personal-key', 'create', '--label', 'second'], env)
+    expect(key.code).toBe(0)
+    secondKey = JSON.parse(key.stdout).key
+    const project = await runCli(['project', 'create', '--name', 'Second project'], env)
+    expect(project.code).toBe(0)
+    secondToken = JSON.parse(project.stdout).api_token
   })
   afterAll(() => service?.stop())
+
+  const projects = (key: string) => fetch(`${service.url}/api/projects/`, { headers: { authorization: `Bearer ${key}` } })
+  const decide = (token: string, distinctId: string) =>
+    fetch(`${service.url}/decide/?v=3`, { method: 'POST', body: JSON.stringify({ token, distinct_id: distinctId }) })
+
+  /** A 429 in the error shape, with a Retry-After in whole seconds. */
+  async function expectThrottled(r: Response) {
+    expect(r.status).toBe(429)
+    const body = (await r.json()) as { type: string; code: string; detail: string; attr: unknown }
+    expect(Object.keys(body).sort()).toEqual(['attr', 'code', 'detail', 'type'])
+    expect(body).toMatchObject({ type: 'throttled_error', code: 'throttled', attr: null })
+    expect(typeof body.detail).toBe('string')
+    expect(body.detail).toMatch(/^Request was throttled\. Expected available in \d+ seconds?\.$/)
+    expect(Number(r.headers.get('retry-after'))).toBeGreaterThan(0)
+  }
 
   test('the private API: per personal key, 429 in the error shape with Retry-After', async () => {
     const statuses: number[] = []
     let last: Response | undefined
     for (let i = 0; i < 7; i++) {
-      last = await fetch(`${service.url}/api/projects/`, { headers: { authorization: `Bearer ${PERSONAL_KEY}` } })
+      last = await projects(PERSONAL_KEY)
       statuses.push(last.status)
     }
     expect(statuses.slice(0, 5)).toEqual([200, 200, 200, 200, 200])
     expect(statuses.slice(5)).toEqual([429, 429])
-    expect(await last!.json()).toMatchObject({ type: 'throttled_error', code: 'throttled', attr: null })
-    expect(Number(last!.headers.get('retry-after'))).toBeGreaterThan(0)
+    await expectThrottled(last!)
     // capture is not rate limited
     const capture = await fetch(`${service.url}/capture/`, { method: 'POST', body: JSON.stringify({ api_key: PROJECT_KEY, event: 'e', distinct_id: 'd' }) })
     expect(capture.status).toBe(200)
   })
 
+  test('the private API: a throttled key does not throttle another personal key, on any private route', async () => {
+    await expectThrottled(await projects(PERSONAL_KEY)) // still throttled from the test above
+    const second = await projects(secondKey)
+    expect(second.status).toBe(200)
+    expect(((await second.json()) as { count: number }).count).toBeGreaterThan(0)
+    for (const path of ['/api/projects/1/feature_flags/', '/api/projects/1/event_definitions/', '/api/projects/1/events/?limit=1']) {
+      const r = await fetch(`${service.url}${path}`, { headers: { authorization: `Bearer ${secondKey}` } })
+      expect({ path, status: r.status }).toEqual({ path, status: 200 })
+      await expectThrottled(await fetch(`${service.url}${path}`, { headers: { authorization: `Bearer ${PERSONAL_KEY}` } }))
+    }
+    // the second key has its own budget of 5: its 5th call is answered, its 6th throttled
+    expect((await projects(secondKey)).status).toBe(200)
+    await expectThrottled(await projects(secondKey))
+    // the query-string key counts against the same key's budget
+    await expectThrottled(await fetch(`${service.url}/api/projects/?personal_api_key=${secondKey}`))
+  })
+
   test('/decide: per project token', async () => {
     const statuses: number[] = []
     for (let i = 0; i < 8; i++) {
-      const r = await fetch(`${service.url}/decide/?v=3`, { method: 'POST', body: JSON.stringify({ token: PROJECT_KEY, distinct_id: `d${i}` }) })
+      const r = await decide(PROJECT_KEY, `d${i}`)
       statuses.push(r.status)
-      if (r.status === 429) expect(await r.json()).toMatchObject({ type: 'throttled_error', attr: null })
+      if (r.status === 429) await expectThrottled(r)
     }
     expect(statuses.filter((s) => s === 200).length).toBeGreaterThanOrEqual(3)
     expect(statuses).toContain(429)
+  })
+
+  test('/decide: a throttled project token does not throttle another project’s token; /flags shares the token’s budget', async () => {
+    const flags = (token: string) => fetch(`${service.url}/flags/?v=2`, { method: 'POST', body: JSON.stringify({ token, distinct_id: 'someone' }) })
+    expect((await decide(secondToken, 'warm-up')).status).toBe(200) // the server learns the new token first
+    // drain the first token's bucket (3 a second) until it answers 429
+    let throttled: Response | undefined
+    for (let i = 0; i < 20 && !throttled; i++) {
+      const r = await decide(PROJECT_KEY, `drain-${i}`)
+      if (r.status === 429) throttled = r
+      else expect(r.status).toBe(200)
+    }
+    expect(throttled).toBeDefined()
+    await expectThrottled(throttled!)
+    await expectThrottled(await flags(PROJECT_KEY))
+    const other = await decide(secondToken, 'someone')
+    expect(other.status).toBe(200)
+    expect(await other.json()).toMatchObject({ featureFlags: {}, errorsWhileComputingFlags: false })
+    expect((await flags(secondToken)).status).toBe(200)
   })
 })
