@@ -3,6 +3,7 @@ import { errors } from '../http/errors'
 import type { PersonalKeyAuth } from '../http/auth'
 import type { Metrics } from '../ops/metrics'
 import type { CaptureLog } from '../pipeline/capture-log'
+import { projectOfPublicKey } from '../projects/public-key'
 import type { ProjectTokenCache } from '../projects/token-cache'
 import { assertEventShapes } from './normalize'
 import { encodeRecord, parseRequest, type CaptureRequest } from './record'
@@ -21,17 +22,7 @@ export class CaptureService {
   /** The project a request's key points at (a project key, or a personal key with project_id). */
   async projectFor(token: string | null, projectId: unknown): Promise<number> {
     if (token === null) throw errors.missingApiKey()
-    if (token.startsWith('phx_')) {
-      if (projectId === undefined || projectId === null || projectId === '') throw errors.invalidProject()
-      const principal = await this.deps.auth.authenticate({ key: token, source: 'body' })
-      try {
-        return (await this.deps.auth.project(principal, String(projectId))).id
-      } catch (error) {
-        if ((error as { status?: number }).status === 404) throw errors.invalidProject()
-        throw error
-      }
-    }
-    return this.deps.tokens.cached(token) ?? (await this.deps.tokens.resolve(token))
+    return projectOfPublicKey(this.deps, token, projectId)
   }
 
   /**

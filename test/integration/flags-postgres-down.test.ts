@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createProject } from '../../src/projects/repository'
 import { createFlag, decideRequest, flagsChanged, insertFlag, insertGroup, insertGroupType, insertPerson } from '../helpers/flags'
 import { startPostgres, type PostgresServer } from '../helpers/postgres-server'
-import { json, PROJECT_KEY, startStack, type Stack } from '../helpers/stack'
+import { json, PERSONAL_KEY, PROJECT_KEY, startStack, type Stack } from '../helpers/stack'
 
 describe('/decide while Postgres is down', () => {
   let pg: PostgresServer
@@ -83,6 +83,12 @@ describe('/decide while Postgres is down', () => {
     await Bun.sleep(1100)
     const unknown = await ask(3, { distinct_id: 'x' }, 'phc_not_known_while_down')
     expect(unknown).toMatchObject({ status: 503, body: { type: 'server_error', code: 'fetch_team_fail' } })
+    // a personal key with project_id on the public endpoints: the team cannot be fetched either
+    const personal = { api_key: PERSONAL_KEY, project_id: 1, distinct_id: 'x', event: 'e' }
+    for (const path of ['/decide/?v=3', '/flags/?v=2', '/capture/']) {
+      const r = await stack.app.handle(decideRequest(path, personal))
+      expect({ path, status: r.status, body: await json(r) }).toMatchObject({ path, status: 503, body: { type: 'server_error', code: 'fetch_team_fail' } })
+    }
     // the REST API says the database is unavailable
     const rest = await stack.api('/api/projects/1/feature_flags/')
     expect(rest.status).toBe(503)

@@ -12,6 +12,7 @@ import { ApiError, errors } from '../../http/errors'
 import type { RateLimiter } from '../../http/rate-limit'
 import { wellFormedText } from '../../db/text'
 import { loadStoredProperties } from '../../people/stored-properties'
+import { projectOfPublicKey } from '../../projects/public-key'
 import type { ProjectTokenCache } from '../../projects/token-cache'
 import type { FlagCache, ProjectEntry } from '../cache'
 import { evaluateFlag, storedDataNeeded, type CompiledFlag, type EvalInput, type FlagResult } from '../engine'
@@ -90,18 +91,7 @@ export class DecideService {
         'No project API key provided. You can find your project API key in PostHog project settings.',
       )
     }
-    if (token.startsWith('phx_')) {
-      const projectId = data.project_id
-      if (projectId === undefined || projectId === null || projectId === '') throw errors.invalidProject()
-      const principal = await this.deps.auth.authenticate({ key: token, source: 'body' })
-      try {
-        return (await this.deps.auth.project(principal, pyStr(projectId))).id
-      } catch (error) {
-        if (error instanceof ApiError && error.status === 404) throw errors.invalidProject()
-        throw error
-      }
-    }
-    return this.deps.tokens.cached(token) ?? (await this.deps.tokens.resolve(token))
+    return projectOfPublicKey(this.deps, token, data.project_id)
   }
 
   async decide(endpoint: 'decide' | 'flags', raw: RawPayload): Promise<DecideAnswer> {

@@ -1,0 +1,24 @@
+// The project a public endpoint's key points at (capture, /decide, /flags): a project key, or a personal key
+// with project_id (seed §5.1). Failures are in the public endpoints' terms of seed §7.1.
+import type { PersonalKeyAuth } from '../http/auth'
+import { ApiError, errors } from '../http/errors'
+import type { ProjectTokenCache } from './token-cache'
+
+export async function projectOfPublicKey(
+  deps: { auth: PersonalKeyAuth; tokens: ProjectTokenCache },
+  token: string,
+  projectId: unknown,
+): Promise<number> {
+  if (!token.startsWith('phx_')) return deps.tokens.cached(token) ?? (await deps.tokens.resolve(token))
+  if (projectId === undefined || projectId === null || projectId === '') throw errors.invalidProject()
+  try {
+    const principal = await deps.auth.authenticate({ key: token, source: 'body' })
+    return (await deps.auth.project(principal, String(projectId))).id
+  } catch (error) {
+    if (!(error instanceof ApiError)) throw error
+    if (error.status === 404) throw errors.invalidProject()
+    // the key or its project could not be read: the team cannot be fetched (503 fetch_team_fail)
+    if (error.code === 'database_unavailable') throw errors.fetchTeamFail()
+    throw error
+  }
+}
