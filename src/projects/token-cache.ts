@@ -1,9 +1,10 @@
 // Project API keys → project ids, answered from memory.
 //
 // The cache holds a snapshot of every project's key hash. A key missing from it triggers a reload, at most
-// one at a time and at most once per MISS_RELOAD_INTERVAL_MS, so a flood of bad keys costs Postgres at most
-// one query a second; recent misses are remembered in a bounded negative cache. When Postgres is down the
-// snapshot keeps answering for known keys; an unknown key then gets 503 fetch_team_fail (seed §7.1).
+// one at a time and at most once per MISS_RELOAD_INTERVAL_MS (misses meanwhile wait for the next one and
+// share it), so a flood of bad keys costs Postgres at most one query a second; recent misses are remembered
+// in a bounded negative cache. When Postgres is down the snapshot keeps answering for known keys; an unknown
+// key then gets 503 fetch_team_fail (seed §7.1).
 import type { Sql } from 'postgres'
 import { hashKey } from './keys'
 import { errors } from '../http/errors'
@@ -21,9 +22,10 @@ export class ProjectTokenCache {
   private byHash = new Map<string, number>()
   private readonly hashOf = new Map<string, string>()
   private readonly negative = new Map<string, number>()
-  private lastReloadAt = 0
+  private reloadStartedAt = 0
   private lastReloadOk = false
   private reloading: Promise<boolean> | null = null
+  private pause: Promise<void> | null = null
   private timer: ReturnType<typeof setInterval> | undefined
   private readonly reloadEveryMs: number
   private readonly missReloadIntervalMs: number
@@ -63,13 +65,33 @@ export class ProjectTokenCache {
     const now = Date.now()
     const missedAt = this.negative.get(hash)
     if (missedAt !== undefined && now - missedAt < this.negativeTtlMs && this.lastReloadOk) return 'unknown'
-    if (this.reloading) await this.reloading
-    else if (now - this.lastReloadAt >= this.missReloadIntervalMs) await this.reload()
+    const ok = await this.reloadSince(now)
     const after = this.byHash.get(hash)
     if (after !== undefined) return after
-    if (!this.lastReloadOk) return 'unavailable'
+    if (!ok) return 'unavailable'
     this.remember(hash, now)
     return 'unknown'
+  }
+
+  /**
+   * The outcome of a reload that began no earlier than `since`: only such a reload can tell that a key does not
+   * exist (one already running may predate its project). Misses within the interval wait for the next reload
+   * and share it, so Postgres still sees at most one query per interval.
+   */
+  private async reloadSince(since: number): Promise<boolean> {
+    for (;;) {
+      if (this.reloading !== null) {
+        const startedAt = this.reloadStartedAt
+        const ok = await this.reloading
+        if (startedAt >= since) return ok
+        continue
+      }
+      const wait = this.reloadStartedAt + this.missReloadIntervalMs - Date.now()
+      if (wait <= 0) return this.reload()
+      await (this.pause ??= Bun.sleep(wait).then(() => {
+        this.pause = null
+      }))
+    }
   }
 
   /** lookup() as the capture and decide routes need it: an id, or the seed's errors. */
@@ -104,11 +126,10 @@ export class ProjectTokenCache {
 
   private reload(): Promise<boolean> {
     if (this.reloading) return this.reloading
-    this.lastReloadAt = Date.now()
+    this.reloadStartedAt = Date.now()
     this.reloading = (async () => {
       try {
         const rows = await this.sql<{ id: number; api_token_hash: string }[]>`select id, api_token_hash from projects`
-        this.lastReloadAt = Date.now()
         const next = new Map<string, number>()
         for (const r of rows) next.set(r.api_token_hash, r.id)
         this.byHash = next
