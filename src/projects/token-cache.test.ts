@@ -118,7 +118,7 @@ describe('ProjectTokenCache on a reachable Postgres', () => {
     expect(db.reloads() - before).toBeLessThanOrEqual(2)
   })
 
-  test('a sustained flood of fresh bad keys costs at most one query per miss interval: concurrent misses share each reload', async () => {
+  test('a sustained flood of fresh bad keys costs about one query per miss interval', async () => {
     const { cache, db } = await started({ missReloadIntervalMs: 200 })
     const before = db.reloads()
     const startedAt = Date.now()
@@ -127,8 +127,7 @@ describe('ProjectTokenCache on a reachable Postgres', () => {
       await Promise.all(Array.from({ length: 50 }, () => cache.lookup(badKey(`sustained-${n++}`))))
     }
     const elapsed = Date.now() - startedAt
-    // every round of 50 misses waits for (at most) the next reload and shares it
-    expect(n).toBeGreaterThanOrEqual(200)
+    expect(n).toBeGreaterThan(500)
     expect(db.reloads() - before).toBeLessThanOrEqual(Math.ceil(elapsed / 200) + 1)
   })
 

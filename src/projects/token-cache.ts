@@ -1,9 +1,8 @@
 // Project API keys → project ids, answered from memory.
 //
 // The cache holds a snapshot of every project's key hash. A key missing from it triggers a reload, at most
-// one at a time and at most once per MISS_RELOAD_INTERVAL_MS (misses meanwhile wait for the next one and
-// share it), so a flood of bad keys costs Postgres at most one query a second; recent misses are remembered
-// in a bounded negative cache. When Postgres is down the snapshot keeps answering for known keys; an unknown
+// one at a time and at most once per MISS_RELOAD_INTERVAL_MS, so a flood of bad keys costs Postgres at most
+// one query a second; misses a reload has confirmed are remembered in a bounded negative cache. When Postgres is down the snapshot keeps answering for known keys; an unknown
 // key then gets 503 fetch_team_fail (seed §7.1).
 import type { Sql } from 'postgres'
 import { hashKey } from './keys'
@@ -25,7 +24,6 @@ export class ProjectTokenCache {
   private reloadStartedAt = 0
   private lastReloadOk = false
   private reloading: Promise<boolean> | null = null
-  private pause: Promise<void> | null = null
   private timer: ReturnType<typeof setInterval> | undefined
   private readonly reloadEveryMs: number
   private readonly missReloadIntervalMs: number
@@ -65,33 +63,23 @@ export class ProjectTokenCache {
     const now = Date.now()
     const missedAt = this.negative.get(hash)
     if (missedAt !== undefined && now - missedAt < this.negativeTtlMs && this.lastReloadOk) return 'unknown'
-    const ok = await this.reloadSince(now)
+    // Only a reload that began after this miss can tell that the key does not exist (a running one may
+    // predate its project): only then is the miss remembered. Within the interval a miss is answered from the
+    // snapshot and asked again next time, so a project created elsewhere is refused for a second at most.
+    let fresh = false
+    if (this.reloading) {
+      const startedAt = this.reloadStartedAt
+      await this.reloading
+      fresh = startedAt >= now
+    } else if (now - this.reloadStartedAt >= this.missReloadIntervalMs) {
+      await this.reload()
+      fresh = true
+    }
     const after = this.byHash.get(hash)
     if (after !== undefined) return after
-    if (!ok) return 'unavailable'
-    this.remember(hash, now)
+    if (!this.lastReloadOk) return 'unavailable'
+    if (fresh) this.remember(hash, now)
     return 'unknown'
-  }
-
-  /**
-   * The outcome of a reload that began no earlier than `since`: only such a reload can tell that a key does not
-   * exist (one already running may predate its project). Misses within the interval wait for the next reload
-   * and share it, so Postgres still sees at most one query per interval.
-   */
-  private async reloadSince(since: number): Promise<boolean> {
-    for (;;) {
-      if (this.reloading !== null) {
-        const startedAt = this.reloadStartedAt
-        const ok = await this.reloading
-        if (startedAt >= since) return ok
-        continue
-      }
-      const wait = this.reloadStartedAt + this.missReloadIntervalMs - Date.now()
-      if (wait <= 0) return this.reload()
-      await (this.pause ??= Bun.sleep(wait).then(() => {
-        this.pause = null
-      }))
-    }
   }
 
   /** lookup() as the capture and decide routes need it: an id, or the seed's errors. */
