@@ -12,6 +12,8 @@ const VERSIONS: [string, new (key: string, options: Record<string, unknown>) => 
   ['4.11.7', PostHog4117 as never],
   ['5.x', PostHog5 as never],
 ]
+/** where each version asks for flags */
+const FLAGS_ENDPOINT: Record<string, string> = { '4.10.2': '/decide/?v=3', '4.11.7': '/decide/?v=4', '5.x': '/flags/?v=2' }
 
 let service: E2EService
 beforeAll(async () => {
@@ -20,6 +22,45 @@ beforeAll(async () => {
 afterAll(async () => {
   await service?.stop()
 })
+
+interface RequestLog {
+  url: string
+  /** "METHOD /path?query" of every request the SDK sent, in order */
+  seen: string[]
+  stop(): void
+}
+
+/** A pass-through proxy in front of the service that writes down every request line it forwards. */
+function recordingProxy(): RequestLog {
+  const seen: string[] = []
+  const server = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    async fetch(request) {
+      const url = new URL(request.url)
+      seen.push(`${request.method} ${url.pathname}${url.search}`)
+      const headers = new Headers(request.headers)
+      headers.delete('host')
+      const body = request.method === 'GET' || request.method === 'HEAD' ? undefined : await request.arrayBuffer()
+      const r = await fetch(`${service.url}${url.pathname}${url.search}`, { method: request.method, headers, body })
+      const out = new Headers(r.headers)
+      out.delete('content-encoding')
+      out.delete('content-length')
+      return new Response(await r.arrayBuffer(), { status: r.status, headers: out })
+    },
+  })
+  return { url: `http://127.0.0.1:${server.port}`, seen, stop: () => void server.stop(true) }
+}
+
+/** The service's own count of answered requests by route (http_requests_total, summed over statuses). */
+async function servedByRoute(route: string, method = 'POST'): Promise<number> {
+  const text = await (await fetch(`${service.url}/metrics`)).text()
+  let n = 0
+  for (const m of text.matchAll(/^http_requests_total\{([^}]*)\} ([0-9.e+-]+)$/gm)) {
+    if (m[1].includes(`route="${route}"`) && m[1].includes(`method="${method}"`)) n += Number(m[2])
+  }
+  return n
+}
 
 async function person(distinctId: string, until: (p: any) => boolean = () => true, ms = 15_000) {
   const deadline = Date.now() + ms
@@ -37,14 +78,32 @@ for (const [version, PostHog] of VERSIONS) {
     const tag = version.replace(/\W/g, '')
     const user = `node-user-${tag}`
 
-    test('capture, identify, alias and groupIdentify arrive exactly as sent', async () => {
-      const client = new PostHog(PROJECT_KEY, { host: service.url, flushAt: 1, flushInterval: 50 })
-      client.capture({ distinctId: `anon-${tag}`, event: 'viewed pricing', properties: { plan: 'team', seats: 12, nested: { a: [1, 2] } } })
-      client.identify({ distinctId: user, properties: { email: `${tag}@example.com`, name: 'Ada' } })
-      client.alias({ distinctId: user, alias: `alias-${tag}` })
-      client.groupIdentify({ groupType: 'company', groupKey: `acme-${tag}`, properties: { name: 'Acme', employees: 40 } })
-      client.capture({ distinctId: user, event: 'created project', groups: { company: `acme-${tag}` } })
-      await client.shutdown()
+    test('capture, identify, alias and groupIdentify are sent to /batch/ by flush(), and stored before shutdown()', async () => {
+      const log = recordingProxy()
+      // no automatic flush: nothing leaves the client until flush() is called
+      const client = new PostHog(PROJECT_KEY, { host: log.url, flushAt: 100, flushInterval: 600_000 })
+      let sentByFlush = -1
+      try {
+        client.capture({ distinctId: `anon-${tag}`, event: 'viewed pricing', properties: { plan: 'team', seats: 12, nested: { a: [1, 2] } } })
+        client.identify({ distinctId: user, properties: { email: `${tag}@example.com`, name: 'Ada' } })
+        client.alias({ distinctId: user, alias: `alias-${tag}` })
+        client.groupIdentify({ groupType: 'company', groupKey: `acme-${tag}`, properties: { name: 'Acme', employees: 40 } })
+        client.capture({ distinctId: user, event: 'created project', groups: { company: `acme-${tag}` } })
+        await Bun.sleep(300)
+        expect(log.seen).toEqual([])
+        await client.flush()
+        expect(log.seen.length).toBeGreaterThan(0)
+        expect(new Set(log.seen)).toEqual(new Set(['POST /batch/']))
+        // stored after flush(), while the client is still open
+        expect(await service.events(`distinct_id=anon-${tag}`, 1)).toHaveLength(1)
+        expect(await service.events(`distinct_id=${user}`, 3)).toHaveLength(3)
+        sentByFlush = log.seen.length
+      } finally {
+        await client.shutdown()
+        log.stop()
+      }
+      // flush() sent everything: shutdown() had nothing left to send
+      expect(log.seen.length).toBe(sentByFlush)
 
       const viewed = await service.events(`distinct_id=anon-${tag}`, 1)
       expect(viewed).toHaveLength(1)
@@ -136,6 +195,32 @@ describe('feature flags through the SDKs', () => {
       } finally {
         await client.shutdown()
       }
+    })
+
+    test(`posthog-node ${version} asks ${FLAGS_ENDPOINT[version]} for flags, and nothing else`, async () => {
+      const log = recordingProxy()
+      const route = FLAGS_ENDPOINT[version].startsWith('/flags') ? '/flags' : '/decide'
+      const other = route === '/flags' ? '/decide' : '/flags'
+      const before = { route: await servedByRoute(route), other: await servedByRoute(other) }
+      const client = new PostHog(PROJECT_KEY, { host: log.url, flushAt: 1000, flushInterval: 600_000 })
+      try {
+        const id = `endpoint-user-${version}`
+        expect(await client.getFeatureFlag('e2e-on', id)).toBe(true)
+        expect(await client.isFeatureEnabled('e2e-on', id)).toBe(true)
+        expect((await client.getAllFlags(id))['e2e-on']).toBe(true)
+        expect(await client.getFeatureFlagPayload('e2e-on', id, true)).toEqual({ banner: 'hello' })
+      } finally {
+        await client.shutdown()
+        log.stop()
+      }
+      const flagCalls = log.seen.filter((line) => /^\w+ \/(decide|flags)\//.test(line))
+      expect(flagCalls.length).toBeGreaterThanOrEqual(3)
+      expect(new Set(flagCalls)).toEqual(new Set([`POST ${FLAGS_ENDPOINT[version]}`]))
+      // and the service counted them on that route, none on the other
+      expect((await servedByRoute(route)) - before.route).toBe(flagCalls.length)
+      expect((await servedByRoute(other)) - before.other).toBe(0)
+      // the rest is the $feature_flag_called events, sent to /batch/ at shutdown
+      expect(log.seen.filter((line) => !flagCalls.includes(line)).every((line) => line === 'POST /batch/')).toBe(true)
     })
 
     test(`posthog-node ${version}: local evaluation agrees with remote evaluation for 500 distinct ids`, async () => {
