@@ -30,7 +30,14 @@ export function batchBody(events = 100): string {
 
 interface Row extends Record<string, string | number> {}
 
-async function runService(label: string, env: Record<string, string>, baseline: WrkResult, seconds: number, processes: number): Promise<Row> {
+async function runService(
+  label: string,
+  env: Record<string, string>,
+  baseline: WrkResult,
+  seconds: number,
+  processes: number,
+  options: { drain: boolean } = { drain: true },
+): Promise<Row> {
   const service = await startService({ INIT_PROJECT_API_KEY: KEY, ...env }, processes)
   let peakRss = 0
   let peakBacklog = 0
@@ -42,8 +49,8 @@ async function runService(label: string, env: Record<string, string>, baseline: 
   const result = await wrk(`${service.url}/batch/`, [body], { seconds, connections: 32 })
   const drainStart = Date.now()
   // every process flushes what it acknowledged; wait for the backlog gauges of the process we can see
-  while (Date.now() - drainStart < 120_000 && (await metric(service.url, 'pipeline_backlog_records')) > 0) await Bun.sleep(100)
-  const drained = (Date.now() - drainStart) / 1000
+  while (options.drain && Date.now() - drainStart < 120_000 && (await metric(service.url, 'pipeline_backlog_records')) > 0) await Bun.sleep(100)
+  const drained = options.drain ? (Date.now() - drainStart) / 1000 : Number.NaN
   await stopSampling()
   await Bun.sleep(600) // the flush worker relays its counters every 200 ms
   const flushed = processes === 1 ? await metric(service.url, 'pipeline_flushed_events_total') : Number.NaN
@@ -60,10 +67,10 @@ async function runService(label: string, env: Record<string, string>, baseline: 
     'non-2xx': result.non2xx + result.errors,
     'peak RSS MB': Math.round(peakRss),
     'peak backlog events': peakBacklog,
-    'drain s': drained,
+    'drain s': options.drain ? drained : 'n/a',
     // what the flush worker sustained while competing with capture for the CPU, then alone while draining
-    'flushed ev/s': processes === 1 ? Math.round(flushed / (result.seconds + drained)) : 'n/a',
-    'stored/acked': processes === 1 ? `${flushed}/${acked}` : 'n/a',
+    'flushed ev/s': processes === 1 && options.drain ? Math.round(flushed / (result.seconds + drained)) : 'n/a',
+    'stored/acked': processes === 1 && options.drain ? `${flushed}/${acked}` : 'n/a',
   }
 }
 
@@ -89,6 +96,11 @@ export async function ingestBench(seconds: number, options: { clickhouse?: boole
       'stored/acked': '',
     },
   ]
+  // The capture path alone: the flush is put off past the run, so the answers do not share the CPU with it.
+  const quiet = tempDir('phog-bench-ingest-')
+  const deferred = { DATA_DIR: quiet, FLUSH_INTERVAL_MS: '3600000', FLUSH_MAX_EVENTS: '1000000000', SHUTDOWN_TIMEOUT_MS: '1000' }
+  rows.push(await runService('phog capture path alone (flush put off until after the run)', deferred, baseline, seconds, processes, { drain: false }))
+  rmSync(quiet, { recursive: true, force: true })
   const dir = tempDir('phog-bench-ingest-')
   rows.push(await runService(`phog → embedded stores (PGlite + SQLite)${processes > 1 ? ` (${processes} processes)` : ''}`, { DATA_DIR: dir }, baseline, seconds, processes))
   rmSync(dir, { recursive: true, force: true })

@@ -16,25 +16,14 @@ import {
   THREE_VARIANTS,
 } from '../helpers/flags'
 import { BASE, json, PERSONAL_KEY, PROJECT_KEY, startStack, type Stack, type StoreChoice } from '../helpers/stack'
+import { EXPECTED_CAPABILITIES } from '../helpers/capabilities'
 
 const CONFIG = {
   config: { enable_collect_everything: true },
   editorParams: {},
   toolbarParams: {},
   isAuthenticated: false,
-  supportedCompression: ['gzip', 'gzip-js', 'lz64'],
-  sessionRecording: false,
-  captureDeadClicks: false,
-  capturePerformance: false,
-  autocapture_opt_out: false,
-  autocaptureExceptions: false,
-  analytics: { endpoint: '/i/v0/e/' },
-  elementsChainAsString: true,
-  errorTracking: { autocaptureExceptions: false, suppressionRules: [] },
-  heatmaps: false,
-  surveys: false,
-  defaultIdentifiedOnly: true,
-  siteApps: [],
+  ...EXPECTED_CAPABILITIES,
 }
 const UUID = expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/)
 

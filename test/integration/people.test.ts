@@ -9,6 +9,23 @@ import type { Batch } from '../../src/pipeline/consumer'
 import { MetricsRecorder } from '../../src/pipeline/metrics-relay'
 import { BASE, json, PROJECT_KEY, startStack, type Stack, type StoreChoice } from '../helpers/stack'
 
+/** An event as the flush worker hands it to the learner. */
+function capturedEvent(event: string, distinctId: string, properties: Record<string, unknown>): CapturedEvent {
+  return { uuid: crypto.randomUUID(), event, distinctId, properties, timestamp: Date.now() }
+}
+
+/** A batch of one logged record holding these events (what a replay after a crash hands the learner again). */
+function oneRecordBatch(events: CapturedEvent[]): Batch {
+  return {
+    records: [{ seq: 1, projectId: 1, receivedAt: Date.now(), size: 1, dropped: new Map(), events }],
+    firstSeq: 1,
+    lastSeq: 1,
+    events: events.length,
+    items: events.length,
+    bytes: 1,
+  }
+}
+
 async function send(stack: Stack, batch: Record<string, unknown>[]) {
   const r = await stack.app.handle(new Request(`${BASE}/batch/`, { method: 'POST', body: JSON.stringify({ api_key: PROJECT_KEY, batch }) }))
   expect(r.status).toBe(200)
@@ -174,29 +191,13 @@ for (const postgres of ['real', 'embedded'] as StoreChoice[]) {
 
     test('a batch replayed (as after a crash before the cursor moved) leaves the same state', async () => {
       const learner = new Learner({ sql: stack.services.db.sql, tracker: new DefinitionTracker(), metrics: new MetricsRecorder(), log: silentLogger })
-      const e = (event: string, distinctId: string, properties: Record<string, unknown>): CapturedEvent => ({ uuid: crypto.randomUUID(), event, distinctId, properties, timestamp: Date.now() })
-      const batch: Batch = {
-        records: [
-          {
-            seq: 1,
-            projectId: 1,
-            receivedAt: Date.now(),
-            size: 1,
-            dropped: new Map(),
-            events: [
-              e('$pageview', 'replay-anon', { $set_once: { a: 1 } }),
-              e('$identify', 'replay-user', { $anon_distinct_id: 'replay-anon', $set: { b: 2 } }),
-              e('$groupidentify', 'setup', { $group_type: 'company', $group_key: 'replayco', $group_set: { c: 3 } }),
-              e('replayed event', 'replay-user', {}),
-            ],
-          },
-        ],
-        firstSeq: 1,
-        lastSeq: 1,
-        events: 4,
-        items: 4,
-        bytes: 1,
-      }
+      const e = capturedEvent
+      const batch = oneRecordBatch([
+        e('$pageview', 'replay-anon', { $set_once: { a: 1 } }),
+        e('$identify', 'replay-user', { $anon_distinct_id: 'replay-anon', $set: { b: 2 } }),
+        e('$groupidentify', 'setup', { $group_type: 'company', $group_key: 'replayco', $group_set: { c: 3 } }),
+        e('replayed event', 'replay-user', {}),
+      ])
       const snapshot = async () => {
         const sql = stack.services.db.sql
         return {
@@ -231,29 +232,13 @@ for (const postgres of ['real', 'embedded'] as StoreChoice[]) {
       const before = { anon: await uuidOf('rm-anon'), user: await uuidOf('rm-user'), a: await uuidOf('rm-dang-a'), b: await uuidOf('rm-dang-b') }
       expect(new Set(Object.values(before)).size).toBe(4)
 
-      const e = (event: string, distinctId: string, properties: Record<string, unknown>): CapturedEvent => ({ uuid: crypto.randomUUID(), event, distinctId, properties, timestamp: Date.now() })
-      const batch: Batch = {
-        records: [
-          {
-            seq: 1,
-            projectId: 1,
-            receivedAt: Date.now(),
-            size: 1,
-            dropped: new Map(),
-            events: [
-              e('$identify', 'rm-user', { $anon_distinct_id: 'rm-anon', $set: { email: 'rm@example.com' } }),
-              e('$create_alias', 'rm-user', { alias: 'rm-anon-2' }),
-              e('clicked', 'rm-anon', { $unset: ['utm'], $set_once: { plan: 'ignored', first_click: 'anon' } }),
-              e('$merge_dangerously', 'rm-dang-a', { alias: 'rm-dang-b' }), // both identified: only dangerously
-            ],
-          },
-        ],
-        firstSeq: 1,
-        lastSeq: 1,
-        events: 4,
-        items: 4,
-        bytes: 1,
-      }
+      const e = capturedEvent
+      const batch = oneRecordBatch([
+        e('$identify', 'rm-user', { $anon_distinct_id: 'rm-anon', $set: { email: 'rm@example.com' } }),
+        e('$create_alias', 'rm-user', { alias: 'rm-anon-2' }),
+        e('clicked', 'rm-anon', { $unset: ['utm'], $set_once: { plan: 'ignored', first_click: 'anon' } }),
+        e('$merge_dangerously', 'rm-dang-a', { alias: 'rm-dang-b' }), // both identified: only dangerously
+      ])
       const snapshot = async () => ({
         persons: await sql`select p.uuid, p.properties, p.is_identified, p.created_at, array_agg(d.distinct_id order by d.distinct_id) as ids
                              from persons p join person_distinct_ids d on d.person_id = p.id

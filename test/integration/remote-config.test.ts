@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createProject } from '../../src/projects/repository'
 import { BASE, PROJECT_KEY, startStack, type Stack } from '../helpers/stack'
+import { EXPECTED_CAPABILITIES } from '../helpers/capabilities'
 
 let stack: Stack
 beforeAll(async () => {
@@ -19,19 +20,7 @@ const get = (path: string, headers: Record<string, string> = {}) => stack.app.ha
 const EXPECTED_CONFIG = {
   token: PROJECT_KEY,
   hasFeatureFlags: true,
-  supportedCompression: ['gzip', 'gzip-js', 'lz64'],
-  sessionRecording: false,
-  captureDeadClicks: false,
-  capturePerformance: false,
-  autocapture_opt_out: false,
-  autocaptureExceptions: false,
-  analytics: { endpoint: '/i/v0/e/' },
-  elementsChainAsString: true,
-  errorTracking: { autocaptureExceptions: false, suppressionRules: [] },
-  heatmaps: false,
-  surveys: false,
-  defaultIdentifiedOnly: true,
-  siteApps: [],
+  ...EXPECTED_CAPABILITIES,
 }
 
 /** Runs the script form as a browser would and returns what it registered on `window`. */

@@ -1,0 +1,17 @@
+// What the service tells posthog-js it offers, written out here (not imported from src) so that a change to
+// it is a change the tests notice. /decide's config and the remote config both carry it.
+export const EXPECTED_CAPABILITIES = {
+  supportedCompression: ['gzip', 'gzip-js', 'lz64'],
+  sessionRecording: false,
+  captureDeadClicks: false,
+  capturePerformance: false,
+  autocapture_opt_out: false,
+  autocaptureExceptions: false,
+  analytics: { endpoint: '/i/v0/e/' },
+  elementsChainAsString: true,
+  errorTracking: { autocaptureExceptions: false, suppressionRules: [] },
+  heatmaps: false,
+  surveys: false,
+  defaultIdentifiedOnly: true,
+  siteApps: [],
+}
