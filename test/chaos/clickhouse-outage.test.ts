@@ -3,6 +3,7 @@
 // the backlog drains; /_ready says what is going on.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { startClickHouse, type ClickHouseServer } from '../helpers/clickhouse-server'
+import { auditInserts } from '../helpers/clickhouse-audit'
 import { freshEnv } from '../helpers/stack'
 import { spawnService, type ServiceProcess } from '../helpers/spawn-service'
 import { eventually, FULL, metric, startLoad, storedOnce } from './load'
@@ -23,6 +24,7 @@ beforeAll(async () => {
     WAL_SEGMENT_BYTES: String(256 * 1024),
     LOG_LEVEL: 'info',
   }
+  await auditInserts(env.CLICKHOUSE_URL)
   service = await spawnService(env)
 })
 afterAll(async () => {

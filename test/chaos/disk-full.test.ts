@@ -6,7 +6,8 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startClickHouse, type ClickHouseServer } from '../helpers/clickhouse-server'
-import { freshEnv, holdMerges } from '../helpers/stack'
+import { auditInserts } from '../helpers/clickhouse-audit'
+import { freshEnv } from '../helpers/stack'
 import { spawnService, type ServiceProcess } from '../helpers/spawn-service'
 import { eventually, metric, startLoad, storedOnce } from './load'
 
@@ -30,7 +31,7 @@ beforeAll(async () => {
     WAL_MAX_BYTES: String(1024 * 1024 * 1024), // the disk fills long before this cap
     LOG_LEVEL: 'info',
   }
-  await holdMerges(ch, 'diskfull')
+  await auditInserts(env.CLICKHOUSE_URL)
   service = await spawnService(env)
 })
 

@@ -1,5 +1,5 @@
 // Load with the retry behaviour of real SDKs: a batch is re-sent (same uuids) until it is acknowledged.
-import { ClickHouseEventStore } from '../../src/events/clickhouse'
+import { insertedByUuid } from '../helpers/clickhouse-audit'
 import { PROJECT_KEY } from '../helpers/stack'
 
 export const FULL = process.env.CHAOS_FULL === '1'
@@ -88,14 +88,8 @@ export function exactlyOnce(counts: Map<string, number>, acked: string[]): { mis
   return { missing, duplicated }
 }
 
-/** What ClickHouse holds of a load's uuids, once every acknowledged one is visible (or 30 s have passed). */
+/** How often ClickHouse was given each of a load's uuids (see clickhouse-audit.ts), once every acknowledged one is there (or 30 s have passed). */
 export async function storedOnce(clickhouseUrl: string, load: Pick<Load, 'sent' | 'acked'>): Promise<{ missing: number; duplicated: number }> {
-  const store = new ClickHouseEventStore(clickhouseUrl)
-  await store.init()
-  try {
-    await eventually(async () => (await store.countByUuid(1, load.acked)).size === load.acked.length, 30_000, 250)
-    return exactlyOnce(await store.countByUuid(1, load.sent), load.acked)
-  } finally {
-    await store.close()
-  }
+  await eventually(async () => (await insertedByUuid(clickhouseUrl, 1, load.acked)).size === load.acked.length, 30_000, 250)
+  return exactlyOnce(await insertedByUuid(clickhouseUrl, 1, load.sent), load.acked)
 }

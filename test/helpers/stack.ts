@@ -2,14 +2,13 @@
 import { cpSync, rmSync, existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { createApp, type App } from '../../src/app'
-import { ClickHouseEventStore } from '../../src/events/clickhouse'
 import { configWith, type Config } from '../../src/config'
 import { migratePostgres } from '../../src/db/migrate'
 import { openDatabase } from '../../src/db/postgres'
 import { silentLogger } from '../../src/log'
 import { createMetrics } from '../../src/ops/metrics'
 import { startServices, type Services } from '../../src/services'
-import type { ClickHouseServer } from './clickhouse-server'
+import { auditInserts } from './clickhouse-audit'
 import { sharedClickHouse } from './shared-servers'
 import { sharedPostgres } from './shared-servers'
 import { tempDir } from './temp'
@@ -64,26 +63,10 @@ export async function freshEnv(choice: { postgres: StoreChoice; clickhouse: Stor
   if (choice.postgres === 'real') env.DATABASE_URL = await (await sharedPostgres()).createDatabase()
   if (choice.clickhouse === 'real') {
     const ch = await sharedClickHouse()
-    const database = `test_${crypto.randomUUID().replace(/-/g, '').slice(0, 12)}`
-    env.CLICKHOUSE_URL = `${ch.url}/${database}`
-    await holdMerges(ch, database)
+    env.CLICKHOUSE_URL = `${ch.url}/test_${crypto.randomUUID().replace(/-/g, '').slice(0, 12)}`
+    await auditInserts(env.CLICKHOUSE_URL)
   }
   return env
-}
-
-/**
- * Create the events table now and keep ClickHouse from merging its parts: a merge of the ReplacingMergeTree
- * would fold a duplicated event into one row, and a test counting rows by uuid would miss the duplicate.
- * (Until the server restarts: an outage test's server merges again afterwards.)
- */
-export async function holdMerges(ch: ClickHouseServer, database: string): Promise<void> {
-  const store = new ClickHouseEventStore(`${ch.url}/${database}`)
-  try {
-    await store.init()
-    await ch.query(`SYSTEM STOP MERGES ${database}.events`)
-  } finally {
-    await store.close()
-  }
 }
 
 export async function startStack(
