@@ -38,6 +38,11 @@ export const ConfigSchema = Type.Object({
   PG_POOL_MAX: Int({ default: 10, minimum: 1, maximum: 200, description: 'Postgres connections per process' }),
   FLAG_REFRESH_INTERVAL_MS: Int({ default: 500, minimum: 50, description: 'how often each process checks Postgres for changed flags' }),
   SHUTDOWN_TIMEOUT_MS: Int({ default: 15_000, minimum: 100, description: 'longest graceful drain before exit' }),
+  SHUTDOWN_GRACE_MS: Int({
+    default: 0,
+    minimum: 0,
+    description: 'after SIGTERM, keep serving this long while /_ready answers 503, so a load balancer stops sending first',
+  }),
   RATE_LIMIT_API_PER_MINUTE: Int({ default: 2400, minimum: 0, description: 'private API requests per personal key per minute; 0 = unlimited' }),
   RATE_LIMIT_DECIDE_PER_SECOND: Int({ default: 0, minimum: 0, description: '/decide and /flags requests per project token per second; 0 = unlimited' }),
   REUSE_PORT: Bool(false, 'set SO_REUSEPORT so several processes can share PORT'),

@@ -38,8 +38,10 @@ let stopping = false
 async function shutdown(signal: string): Promise<void> {
   if (stopping) return
   stopping = true
-  log.info({ signal }, 'draining')
+  log.info({ signal, graceMs: config.SHUTDOWN_GRACE_MS }, 'draining')
   services!.lifecycle.draining = true
+  // /_ready now answers 503: give the load balancer time to notice before the listener closes
+  if (config.SHUTDOWN_GRACE_MS > 0) await Bun.sleep(config.SHUTDOWN_GRACE_MS)
   const deadline = setTimeout(() => {
     log.error('drain timed out; exiting')
     process.exit(1)

@@ -98,4 +98,21 @@ describe('SIGTERM', () => {
     expect(await service.stop()).toBe(0)
     expect((await ch.query(`SELECT count() FROM ${database}.events WHERE event = 'before shutdown'`)).trim()).toBe('200')
   })
+
+  test('with SHUTDOWN_GRACE_MS, keeps serving while /_ready answers 503 draining, then exits cleanly', async () => {
+    const service = await spawnService({
+      DATA_DIR: await freshDataDir('embedded'),
+      INIT_PROJECT_API_KEY: PROJECT_KEY,
+      SHUTDOWN_GRACE_MS: '2000',
+      LOG_LEVEL: 'warn',
+    })
+    const exited = service.stop()
+    await Bun.sleep(300)
+    const ready = await fetch(`${service.url}/_ready`)
+    expect(ready.status).toBe(503)
+    expect(((await ready.json()) as { checks: Record<string, string> }).checks.server).toBe('draining')
+    const r = await fetch(`${service.url}/capture/`, { method: 'POST', body: JSON.stringify({ api_key: PROJECT_KEY, event: 'late', distinct_id: 'a' }) })
+    expect(r.status).toBe(200)
+    expect(await exited).toBe(0)
+  })
 })
