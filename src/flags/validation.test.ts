@@ -164,6 +164,27 @@ describe('validate_filters', () => {
     expect(validateFilters(withProps(person('email', many.slice(0, 1000))), 'POST')).not.toBe('keep')
   })
 
+  test('regex patterns the linear-time engine cannot run are refused, naming the construct', () => {
+    const cases: [string, string][] = [
+      ['(a)\\1', 'backreferences'],
+      ['(?<=@)example\\.com', 'lookbehind'],
+      ['foo(?!bar)', 'lookahead'],
+      ['(?>a+)', 'atomic groups'],
+      ['a++', 'possessive quantifiers'],
+    ]
+    for (const [pattern, construct] of cases) {
+      for (const op of ['regex', 'not_regex']) {
+        const err = filtersError(withProps(person('email', pattern, op)))
+        expect(err?.code).toBe('unsupported_regex')
+        expect(err?.detail).toContain(construct)
+      }
+    }
+    // nested quantifiers are fine (the engine is linear), and so is a pattern Python itself refuses (false, as PostHog)
+    for (const ok of ['^([a-zA-Z0-9_.-]+)+@example\\.com$', '"plan":"pro"', '^(?=.*\\d).{8,}$', '[']) {
+      expect(validateFilters(withProps(person('email', ok, 'regex')), 'POST')).not.toBe('keep')
+    }
+  })
+
   test('payloads: a dict, strings must be JSON, keys must be variants or "true"', () => {
     const base = { groups: [{ properties: [], rollout_percentage: 100 }] }
     expect(filtersError({ ...base, payloads: ['x'] })).toEqual({ code: 'invalid_input', detail: 'Payloads must be passed as a dictionary' })

@@ -4,6 +4,7 @@
 // Cohort properties are refused as PostHog refuses an unknown cohort: this service has no cohorts.
 import { errors } from '../http/errors'
 import { parseFilterDate } from './engine/dates'
+import { compilePythonRegex, sanitizeRegexPattern } from './engine/pyregex'
 import { pyStr } from './engine/pyvalue'
 
 export type WriteMethod = 'POST' | 'PATCH' | 'PUT'
@@ -112,8 +113,21 @@ function checkPropertyValue(prop: Record<string, unknown>): void {
   if (STRING_VALUE_OPERATORS.has(operator) && typeof value !== 'string') {
     invalidFilters(`Invalid value for operator ${operator}: ${pyStr(value ?? null)}`, 'invalid_value')
   }
+  if ((operator === 'regex' || operator === 'not_regex') && typeof value === 'string') checkRegexRuns(value)
   if (operator === 'in' || operator === 'not_in') {
     invalidFilters(`The '${operator}' operator is only valid for cohort properties, not '${pyStr(prop.type ?? 'event')}' properties.`, 'invalid_operator')
+  }
+}
+
+/**
+ * A pattern the linear-time engine cannot run would silently evaluate false: refuse it now, naming the
+ * construct, so the admin learns at once (docs/compatibility.md#regex). A pattern Python itself refuses is
+ * still accepted and evaluates false, as PostHog does.
+ */
+function checkRegexRuns(pattern: string): void {
+  const compiled = compilePythonRegex(sanitizeRegexPattern(pattern), { ignoreCase: true, dotAll: true })
+  if (!compiled.ok && compiled.reason === 'unsupported') {
+    invalidFilters(`Regex pattern ${JSON.stringify(pattern)} cannot be used: ${compiled.message} (patterns run on a linear-time engine).`, 'unsupported_regex')
   }
 }
 

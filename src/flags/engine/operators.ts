@@ -2,6 +2,7 @@
 // the stored-data rules for a property that is missing (or stored as JSON null).
 import { compareInstants, type Instant, parseFilterDate, parseIncomingDate, PythonException } from './dates'
 import { compilePythonRegex, sanitizeRegexPattern } from './pyregex'
+import type { LinearRegex } from './pyregex-re2'
 import { booleanLikeFilterValue, compareCodePoints, parseFilterValue, pyFloat, pyFloatFromString, pyStr } from './pyvalue'
 
 export const Op = {
@@ -58,7 +59,7 @@ export interface CompiledProperty {
   /** exact / is_not with a list value: lower-cased str() of each element. */
   readonly exactList: readonly string[] | null
   /** regex / not_regex compiled with DOTALL | IGNORECASE after sanitize_regex_pattern; null = no match. */
-  readonly regex: RegExp | null
+  readonly regex: LinearRegex | null
   /** compiling the pattern raised something other than re.error in Python (evaluation error). */
   readonly regexRaises: boolean
   /** the raw pattern compiles (the stored-data path's is_valid_regex check). */
@@ -100,7 +101,7 @@ export function compileProperty(raw: unknown): CompiledProperty {
     if (exactBool === null && Array.isArray(value)) exactList = value.map((v) => pyStr(v).toLowerCase())
   }
 
-  let regex: RegExp | null = null
+  let regex: LinearRegex | null = null
   let regexRaises = false
   let regexValidForMissing = true
   if (op === Op.Regex || op === Op.NotRegex) {

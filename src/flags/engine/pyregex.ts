@@ -1,24 +1,20 @@
-// Python `re` patterns run on JavaScript.
+// Python `re` patterns, parsed with Python's grammar and run by a linear-time engine.
 //
 // The server compiles filter values with `re.compile(pattern, re.DOTALL | re.IGNORECASE)` after
-// `sanitize_regex_pattern`, and treats `re.error` as "no match" for both regex and not_regex.
-// A JS RegExp built from the raw text would accept different patterns (`(?P<n>…)` is a JS syntax error;
-// `\q` is a Python error but a JS literal) and match differently (`$` matches before a final newline in
-// Python; `\w`, `\d`, `\s`, `\b` are Unicode-aware in Python). So we parse the pattern with Python's
-// grammar (sre_parse, Python 3.11/3.12 rules), report the errors Python reports, and emit an
-// equivalent JS pattern in `v` mode where every literal is a `\u{…}` escape.
-//
-// Not reproducible in JS (reported as `unsupported`, which the caller treats like an invalid pattern):
-//   - conditional groups `(?(1)yes|no)`;
-//   - named characters `\N{…}` (no Unicode name table in JS).
-// Reproduced only approximately (documented gaps):
-//   - a backreference to a group that did not participate fails in Python but matches "" in JS;
-//   - JS clears captures of a quantified group at each iteration, Python keeps the last one;
-//   - case folding: Python IGNORECASE also equates i/İ/ı; JS `v`+`i` uses simple case folding, and the
-//     ASCII-only case folding of `(?a)` is not available;
+// `sanitize_regex_pattern`, and treats `re.error` as "no match" for both regex and not_regex. We parse the
+// pattern with Python's grammar (sre_parse, Python 3.11/3.12 rules) and report the errors Python reports, so a
+// pattern Python refuses is refused here too (`(?P<n>…)` is accepted, `\q` is an error). The parsed pattern is
+// then emitted for RE2 (pyregex-re2.ts), which matches in time linear in the value: a hostile value cannot
+// stall the service. What RE2 cannot run is reported as `unsupported`, treated like an invalid pattern:
+//   - backreferences, lookbehind, lookahead (except `(?=.*X)` conditions at the start), atomic groups,
+//     possessive quantifiers, repeat counts above 1000 (pyregex-re2.ts);
+//   - conditional groups `(?(1)yes|no)`; named characters `\N{…}` (no Unicode name table here).
+// docs/compatibility.md#regex lists these and the approximations (\b is ASCII; `$` consumes a final newline).
+
+import { compileLinear, UnsupportedConstruct, type LinearRegex } from './pyregex-re2'
 
 export type PyRegexCompileResult =
-  | { ok: true; regex: RegExp; source: string }
+  | { ok: true; regex: LinearRegex; source: string }
   | { ok: false; reason: 'invalid' | 'unsupported' | 'exception'; message: string }
 
 // Python flags relevant to us.
@@ -39,12 +35,12 @@ class PyReUnsupported extends Error {}
 /** Python raises something other than re.error (OverflowError, ValueError): not caught by the server. */
 class PyReException extends Error {}
 
-type ClassItem =
+export type ClassItem =
   | { t: 'lit'; cp: number }
   | { t: 'range'; lo: number; hi: number }
   | { t: 'cat'; cat: string; ascii: boolean }
 
-type Node =
+export type Node =
   | { t: 'lit'; cp: number; ci?: boolean }
   | { t: 'any'; dotAll: boolean }
   | { t: 'class'; neg: boolean; items: ClassItem[]; ci?: boolean }
@@ -57,12 +53,8 @@ type Node =
   | { t: 'backref'; pyIndex: number }
   | { t: 'repeat'; min: number; max: number; lazy: boolean; possessive: boolean; body: Node }
 
-type Alt = Node[][]
+export type Alt = Node[][]
 
-const WORD_U = '\\p{L}\\p{N}\\u{5f}'
-const WORD_A = 'A-Za-z0-9\\u{5f}'
-const SPACE_U = '\\u{9}-\\u{d}\\u{1c}-\\u{20}\\u{85}\\u{a0}\\u{1680}\\u{2000}-\\u{200a}\\u{2028}\\u{2029}\\u{202f}\\u{205f}\\u{3000}'
-const SPACE_A = '\\u{9}-\\u{d}\\u{20}'
 const VERBOSE_WS = new Set([' ', '\t', '\n', '\r', '\v', '\f'])
 const DIGITS = '0123456789'
 const OCTDIGITS = '01234567'
@@ -548,131 +540,12 @@ class Parser {
 
 // ---- emission ----
 
-// Python's IGNORECASE equates i, I, İ (U+0130, lower() is i) and ı (U+0131, one of sre's case fixes);
-// simple case folding in JS has none of the dotted/dotless pairs. Other sre fixes (ſ/s, µ/μ, K/k, …) are
-// covered by JS folding.
-const I_CLUSTER = [0x49, 0x69, 0x130, 0x131]
-const I_CLUSTER_CLASS = '\\u{49}\\u{69}\\u{130}\\u{131}'
-
-function classTouchesICluster(items: ClassItem[]): boolean {
-  for (const it of items) {
-    if (it.t === 'lit' && I_CLUSTER.includes(it.cp)) return true
-    if (it.t === 'range' && I_CLUSTER.some((c) => c >= it.lo && c <= it.hi)) return true
-  }
-  return false
-}
-
-function cpEsc(cp: number): string {
-  if ((cp >= 0x30 && cp <= 0x39) || (cp >= 0x41 && cp <= 0x5a) || (cp >= 0x61 && cp <= 0x7a)) return String.fromCodePoint(cp)
-  return `\\u{${cp.toString(16)}}`
-}
-
-function catInClass(cat: string, ascii: boolean): string {
-  switch (cat) {
-    case 'd':
-      return ascii ? '0-9' : '\\p{Nd}'
-    case 'D':
-      return ascii ? '[^0-9]' : '\\P{Nd}'
-    case 'w':
-      return ascii ? WORD_A : WORD_U
-    case 'W':
-      return `[^${ascii ? WORD_A : WORD_U}]`
-    case 's':
-      return ascii ? SPACE_A : SPACE_U
-    default:
-      return `[^${ascii ? SPACE_A : SPACE_U}]`
-  }
-}
-
-class Emitter {
-  private jsCount = 0
-  private readonly pyToJs = new Map<number, number>()
-
-  alt(alt: Alt): string {
-    return alt.map((seq) => seq.map((n) => this.node(n)).join('')).join('|')
-  }
-
-  private node(n: Node): string {
-    switch (n.t) {
-      case 'lit':
-        return n.ci && I_CLUSTER.includes(n.cp) ? `[${I_CLUSTER_CLASS}]` : cpEsc(n.cp)
-      case 'any':
-        return n.dotAll ? '[\\s\\S]' : '[^\\u{a}]'
-      case 'cat':
-        return `[${catInClass(n.cat, n.ascii)}]`
-      case 'class': {
-        let out = n.neg ? '[^' : '['
-        for (const it of n.items) {
-          if (it.t === 'lit') out += cpEsc(it.cp)
-          else if (it.t === 'range') out += `${cpEsc(it.lo)}-${cpEsc(it.hi)}`
-          else out += catInClass(it.cat, it.ascii)
-        }
-        if (n.ci && classTouchesICluster(n.items)) out += I_CLUSTER_CLASS
-        return out + ']'
-      }
-      case 'at': {
-        const w = n.ascii ? `[${WORD_A}]` : `[${WORD_U}]`
-        switch (n.kind) {
-          case 'bos':
-            return '^'
-          case 'eos':
-            return '$'
-          case 'pyeos':
-            return '(?=\\u{a}?$)'
-          case 'bol':
-            return '(?<![^\\u{a}])'
-          case 'eol':
-            return '(?![^\\u{a}])'
-          case 'wb':
-            return `(?:(?<=${w})(?!${w})|(?<!${w})(?=${w}))`
-          default:
-            // Python (before 3.14) never matches \B inside an empty string.
-            return `(?:(?<=${w})(?=${w})|(?<!${w})(?!${w})(?:(?<=[\\s\\S])|(?=[\\s\\S])))`
-        }
-      }
-      case 'group': {
-        if (n.pyIndex !== null) {
-          this.pyToJs.set(n.pyIndex, ++this.jsCount)
-          return `(${this.alt(n.body)})`
-        }
-        const open = n.iMode === 'on' ? '(?i:' : n.iMode === 'off' ? '(?-i:' : '(?:'
-        return `${open}${this.alt(n.body)})`
-      }
-      case 'look':
-        return `(?${n.behind ? '<' : ''}${n.neg ? '!' : '='}${this.alt(n.body)})`
-      case 'fail':
-        return '(?!)'
-      case 'atomic': {
-        const idx = ++this.jsCount
-        return `(?:(?=(${this.alt(n.body)}))\\${idx})`
-      }
-      case 'backref':
-        return `(?:\\${this.pyToJs.get(n.pyIndex)!})`
-      case 'repeat': {
-        let q: string
-        if (n.min === 0 && n.max === Infinity) q = '*'
-        else if (n.min === 1 && n.max === Infinity) q = '+'
-        else if (n.min === 0 && n.max === 1) q = '?'
-        else if (n.max === Infinity) q = `{${n.min},}`
-        else if (n.min === n.max) q = `{${n.min}}`
-        else q = `{${n.min},${n.max}}`
-        if (n.lazy) q += '?'
-        if (n.possessive) {
-          const idx = ++this.jsCount
-          return `(?:(?=((?:${this.node(n.body)})${q}))\\${idx})`
-        }
-        return `(?:${this.node(n.body)})${q}`
-      }
-    }
-  }
-}
-
 export interface PyRegexFlags {
   ignoreCase: boolean
   dotAll: boolean
 }
 
-/** Compile a Python `re` pattern (str pattern, Unicode) into an equivalent JS RegExp. */
+/** Compile a Python `re` pattern (str pattern, Unicode) for the linear-time engine (see pyregex-re2.ts). */
 export function compilePythonRegex(pattern: string, flags: PyRegexFlags): PyRegexCompileResult {
   let initial = 0 // str patterns are Unicode unless (?a) says ASCII
   if (flags.ignoreCase) initial |= F_I
@@ -689,11 +562,11 @@ export function compilePythonRegex(pattern: string, flags: PyRegexFlags): PyRege
   }
   // Global inline (?i) at the start of the pattern also applies.
   const ignoreCase = (parser.flags & F_I) !== 0
-  const source = new Emitter().alt(ast)
   try {
-    return { ok: true, regex: new RegExp(source, ignoreCase ? 'iv' : 'v'), source }
+    const regex = compileLinear(ast, ignoreCase)
+    return { ok: true, regex, source: regex.source }
   } catch (e) {
-    return { ok: false, reason: 'unsupported', message: String(e) }
+    return { ok: false, reason: 'unsupported', message: e instanceof UnsupportedConstruct ? `${e.message} are not supported` : String(e) }
   }
 }
 
