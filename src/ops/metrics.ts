@@ -43,13 +43,14 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
     }),
     deadLettered: new Counter({
       name: 'pipeline_dead_lettered_events_total',
-      help: 'Events the store rejected for good, written to the dead-letter file',
-      labelNames: ['reason'] as const,
+      help: 'Events a consumer of the log could not handle for good, written to the dead-letter file, by consumer and reason',
+      labelNames: ['consumer', 'reason'] as const,
       registers: [registry],
     }),
     flushFailures: new Counter({
       name: 'pipeline_flush_failures_total',
-      help: 'Flush attempts that failed and will be retried',
+      help: 'Batches a consumer of the log failed to handle (retried, or split to isolate poison), by consumer and reason',
+      labelNames: ['consumer', 'reason'] as const,
       registers: [registry],
     }),
     flushDuration: new Histogram({

@@ -18,6 +18,11 @@ export const LEARNER = 'learn'
 const PERSONS_LOCK = 0x70657273 // "pers"
 const KNOWN_MAX = 200_000
 const IDENTITY_EVENTS = new Set(['$identify', '$create_alias', '$merge_dangerously'])
+/**
+ * SQLSTATE classes that say the data is wrong, not that Postgres is unavailable: data exceptions (22: a date
+ * out of range, bad text), integrity violations (23) and program limits (54: an index row too large).
+ */
+const DATA_FAULT_CLASSES = new Set(['22', '23', '54'])
 
 function touchesPerson(e: PersonEvent): boolean {
   const p = e.properties
@@ -51,6 +56,18 @@ export class Learner implements BatchHandler {
     this.deps.tracker.remember(due)
     if (due.length) this.deps.metrics.inc('personUpdates', { kind: 'definitions' }, due.length)
     for (const [teamId, events] of byTeam) await this.learnProject(teamId, events)
+  }
+
+  async probe(): Promise<boolean> {
+    await this.deps.sql`select 1`
+    return true
+  }
+
+  /** Postgres refused the data itself, or the data broke the code that reads it (a stack overflow, a bad type). */
+  rejects(error: unknown): boolean {
+    if (error instanceof RangeError || error instanceof TypeError) return true
+    const e = error as { name?: string; code?: unknown }
+    return e?.name === 'PostgresError' && typeof e.code === 'string' && DATA_FAULT_CLASSES.has(e.code.slice(0, 2))
   }
 
   private isKnown(teamId: number, distinctId: string): boolean {

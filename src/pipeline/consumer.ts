@@ -1,8 +1,10 @@
 // A consumer reads the log in order from its own cursor, in batches, and hands each batch to its handler
 // (the store writer; the persons/definitions learner). A failing batch is retried with backoff while the
-// log keeps accepting; the cursor moves, durably, only after the handler succeeds.
+// log keeps accepting; the cursor moves, durably, only after the handler succeeds. A batch that keeps
+// failing while the handler's store answers is split until its poison events are isolated (isolate.ts).
 import type { Logger } from '../log'
 import type { Checkpoint } from './checkpoint'
+import { isolatePoison, reasonOf, type PoisonSink } from './isolate'
 import type { LoggedRecord, Ring } from './ring'
 import { WalReader, type WalRecord, type WalSource } from './wal-reader'
 
@@ -21,6 +23,10 @@ export interface BatchHandler {
   readonly name: string
   /** Process a batch; throw to have it retried. `inDoubt`: a previous attempt may have taken effect. */
   handle(batch: Batch, inDoubt: boolean): Promise<void>
+  /** Whether the handler's store answers now (a ping): tells a store that is down from a batch it refuses. */
+  probe(): Promise<boolean>
+  /** True when the error is certainly the batch's fault (the store refused its data), whatever a ping says. */
+  rejects?(error: unknown): boolean
 }
 
 export interface ConsumerDeps {
@@ -32,7 +38,9 @@ export interface ConsumerDeps {
   maxEvents: number
   intervalMs: number
   log: Logger
-  onFailure?(consumer: string, error: unknown): void
+  onFailure?(consumer: string, reason: string): void
+  /** events isolated as poison: to the dead-letter file, in the consumer's name */
+  poison: PoisonSink
   /** called after the cursor moved */
   onProgress(): void
   /** take records only up to here (e.g. what another consumer has finished) */
@@ -41,6 +49,8 @@ export interface ConsumerDeps {
 
 const MIN_BACKOFF_MS = 100
 const MAX_BACKOFF_MS = 10_000
+/** Failures of one batch, with a store that answers its ping, before the batch is split to find its poison. */
+const SPLIT_AFTER_FAILURES = 4
 
 export class Consumer {
   private cursor: number
@@ -57,6 +67,10 @@ export class Consumer {
   consumedBytes = 0
   /** events (before normalisation drops) this consumer has finished since it started */
   consumedItems = 0
+  /** when the cursor last moved (or the consumer started), epoch ms */
+  lastAdvanceAt = Date.now()
+  /** events isolated as poison since start */
+  isolatedEvents = 0
 
   constructor(
     private readonly deps: ConsumerDeps,
@@ -129,11 +143,24 @@ export class Consumer {
     } catch (error) {
       this.failures++
       this.lastError = (error as Error)?.message ?? String(error)
-      this.deps.onFailure?.(this.name, error)
+      this.deps.onFailure?.(this.name, reasonOf(error))
       if (this.failures === 1 || this.failures % 20 === 0) {
         this.deps.log.warn({ err: error, consumer: this.name, attempts: this.failures, firstSeq: batch.firstSeq, lastSeq: batch.lastSeq }, 'batch failed; will retry')
       }
-      return
+      const refused = this.handler.rejects?.(error) === true || (this.failures >= SPLIT_AFTER_FAILURES && (await this.storeAnswers()))
+      if (!refused) return
+      try {
+        const isolated = await isolatePoison(batch, {
+          handler: this.handler,
+          isRejection: async (e) => this.handler.rejects?.(e) === true || (await this.storeAnswers()),
+          poison: this.deps.poison,
+        })
+        this.isolatedEvents += isolated
+        this.deps.log.warn({ consumer: this.name, isolated, firstSeq: batch.firstSeq, lastSeq: batch.lastSeq }, 'batch split: poison events dead-lettered, the rest handled')
+      } catch (splitError) {
+        this.lastError = (splitError as Error)?.message ?? String(splitError)
+        return // the store went down meanwhile: retry the whole batch, in doubt
+      }
     }
     if (this.failures > 0) this.deps.log.info({ consumer: this.name, attempts: this.failures + 1 }, 'batch succeeded after retries')
     this.failures = 0
@@ -143,10 +170,19 @@ export class Consumer {
       s.done[this.name] = batch.lastSeq
     })
     this.cursor = batch.lastSeq
+    this.lastAdvanceAt = Date.now()
     this.consumedBytes += batch.bytes
     this.consumedItems += batch.items
     this.lastBatchFull = batch.events >= this.deps.maxEvents
     this.deps.onProgress()
+  }
+
+  private async storeAnswers(): Promise<boolean> {
+    try {
+      return await this.handler.probe()
+    } catch {
+      return false
+    }
   }
 
   /** The next records after the cursor, from the ring where it has them and from the log otherwise. */

@@ -1,9 +1,13 @@
-// Rows the event store rejected for good, kept as JSON lines in DATA_DIR/dlq (seed §6.4) until replayed.
+// Events a consumer of the log could not handle for good (the event store refused them, or the learner's
+// Postgres did), kept as JSON lines in DATA_DIR/dlq until replayed. Each line names the consumer, so a replay
+// hands the event back to the one that failed it (docs/compatibility.md#dead-letters).
 import { closeSync, existsSync, fdatasyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 import type { StoredEvent } from '../events/store'
 
 export interface DeadLetter {
+  /** the consumer that failed the event: `store` (event store) or `learn` (persons, groups, definitions); older files have none (`store`) */
+  consumer?: string
   reason: string
   error: string
   failed_at: string
@@ -20,11 +24,11 @@ export interface DeadLetterFile {
 export class DeadLetters {
   constructor(readonly dir: string) {}
 
-  write(rows: StoredEvent[], reason: string, error: string): void {
+  write(rows: StoredEvent[], reason: string, error: string, consumer = 'store'): void {
     if (rows.length === 0) return
     mkdirSync(this.dir, { recursive: true })
     const at = new Date().toISOString()
-    const lines = rows.map((event) => JSON.stringify({ reason, error, failed_at: at, event } satisfies DeadLetter)).join('\n')
+    const lines = rows.map((event) => JSON.stringify({ consumer, reason, error, failed_at: at, event } satisfies DeadLetter)).join('\n')
     const fd = openSync(join(this.dir, `dlq-${at.slice(0, 10)}.jsonl`), 'a')
     try {
       writeSync(fd, `${lines}\n`)

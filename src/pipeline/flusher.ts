@@ -6,6 +6,8 @@ import type { Logger } from '../log'
 import { Checkpoint } from './checkpoint'
 import { Consumer, type BatchHandler } from './consumer'
 import { DeadLetters } from './dead-letters'
+import type { BatchEvent } from './isolate'
+import { storedEventOf } from './store-writer'
 import type { PipelineMetrics } from './metrics-relay'
 import { Ring, type LoggedRecord } from './ring'
 import type { SharedCounters } from './shared-counters'
@@ -65,7 +67,8 @@ export class Flusher {
         maxEvents: this.options.flushMaxEvents,
         intervalMs: this.options.flushIntervalMs,
         log: this.deps.log,
-        onFailure: () => this.deps.metrics.inc('flushFailures'),
+        onFailure: (consumer, reason) => this.deps.metrics.inc('flushFailures', { consumer, reason }),
+        poison: (consumer, events, reason, error) => this.poison(consumer, events, reason, error),
         onProgress: () => this.progressed(),
         upTo: after ? () => after.position : undefined,
       },
@@ -97,6 +100,14 @@ export class Flusher {
     return min
   }
 
+  /** Events a consumer isolated as poison: dead-lettered in its name, counted, logged with the reason. */
+  private poison(consumer: string, events: BatchEvent[], reason: string, error: unknown): void {
+    const message = (error as Error)?.message ?? String(error)
+    this.deadLetters.write(events.map(({ record, event }) => storedEventOf(record, event)), reason, message, consumer)
+    this.deps.metrics.inc('deadLettered', { consumer, reason }, events.length)
+    this.deps.log.error({ err: error, consumer, reason, events: events.length, uuids: events.map((e) => e.event.uuid) }, 'events dead-lettered')
+  }
+
   /** A logged request that cannot be interpreted again is kept aside, not lost. */
   private replay(record: WalRecord): LoggedRecord {
     try {
@@ -104,7 +115,7 @@ export class Flusher {
     } catch (error) {
       mkdirSync(this.deadLetters.dir, { recursive: true })
       writeFileSync(join(this.deadLetters.dir, `raw-${record.seq}.bin`), record.payload)
-      this.deps.metrics.inc('deadLettered', { reason: 'replay_failed' })
+      this.deps.metrics.inc('deadLettered', { consumer: 'decode', reason: 'replay_failed' })
       this.deps.log.error({ err: error, seq: record.seq }, 'logged request could not be replayed; kept in the dead-letter directory')
       return { seq: record.seq, projectId: 0, receivedAt: 0, events: [], dropped: new Map(), size: record.size }
     }

@@ -1,5 +1,5 @@
-// The consumer that writes events to the event store: one bounded insert per batch, retry-safe, with rows
-// the store rejects for good isolated by bisection and sent to the dead-letter file.
+// The consumer that writes events to the event store: one bounded insert per batch, retry-safe. Rows the
+// store rejects for good are isolated by the consumer (isolate.ts) and sent to the dead-letter file.
 import type { CapturedEvent } from '../capture/normalize'
 import { StoreError, type EventStore, type StoredEvent } from '../events/store'
 import type { Logger } from '../log'
@@ -7,6 +7,7 @@ import type { Checkpoint } from './checkpoint'
 import type { Batch, BatchHandler } from './consumer'
 import type { DeadLetters } from './dead-letters'
 import type { PipelineMetrics } from './metrics-relay'
+import type { LoggedRecord } from './ring'
 
 export const STORE_WRITER = 'store'
 
@@ -15,6 +16,20 @@ function propertiesText(e: CapturedEvent): string | null {
     return JSON.stringify(e.properties)
   } catch {
     return null // nested beyond what the serializer can walk
+  }
+}
+
+/** The row an event becomes in the event store (and in a dead letter). */
+export function storedEventOf(record: LoggedRecord, e: CapturedEvent, properties = propertiesText(e)): StoredEvent {
+  return {
+    uuid: e.uuid,
+    teamId: record.projectId,
+    event: e.event,
+    distinctId: e.distinctId,
+    properties: properties ?? '{}',
+    timestamp: e.timestamp,
+    createdAt: record.receivedAt,
+    personId: null,
   }
 }
 
@@ -37,16 +52,7 @@ export class StoreWriter implements BatchHandler {
     for (const record of batch.records) {
       for (const e of record.events) {
         const properties = propertiesText(e)
-        const row: StoredEvent = {
-          uuid: e.uuid,
-          teamId: record.projectId,
-          event: e.event,
-          distinctId: e.distinctId,
-          properties: properties ?? '{}',
-          timestamp: e.timestamp,
-          createdAt: record.receivedAt,
-          personId: null,
-        }
+        const row = storedEventOf(record, e, properties)
         if (properties === null) unserializable.push(row)
         else rows.push(row)
       }
@@ -73,28 +79,23 @@ export class StoreWriter implements BatchHandler {
     for (const [reason, n] of dropped) metrics.inc('events', { outcome: `dropped_${reason}` }, n)
   }
 
-  /** Insert; a permanent rejection is narrowed down to the rows that cause it. */
   private async insert(rows: StoredEvent[], inDoubt: boolean): Promise<number> {
     if (rows.length === 0) return 0
-    try {
-      return await this.deps.events.insertBatch(rows, { inDoubt })
-    } catch (error) {
-      if (!(error instanceof StoreError) || error.transient) throw error
-      if (rows.length === 1) {
-        this.deadLetter(rows, 'rejected_by_store', error.message)
-        return 0
-      }
-      const half = Math.ceil(rows.length / 2)
-      // Halves may be partly stored already (ClickHouse inserts per partition): reconcile them.
-      return (
-        (await this.insert(rows.slice(0, half), true)) + (await this.insert(rows.slice(half), true))
-      )
-    }
+    return this.deps.events.insertBatch(rows, { inDoubt })
+  }
+
+  probe(): Promise<boolean> {
+    return this.deps.events.health()
+  }
+
+  /** The store said the rows themselves are wrong (a parse or constraint error), not that it is unavailable. */
+  rejects(error: unknown): boolean {
+    return error instanceof StoreError && !error.transient
   }
 
   private deadLetter(rows: StoredEvent[], reason: string, message: string): void {
-    this.deps.deadLetters.write(rows, reason, message)
-    this.deps.metrics.inc('deadLettered', { reason }, rows.length)
+    this.deps.deadLetters.write(rows, reason, message, this.name)
+    this.deps.metrics.inc('deadLettered', { consumer: this.name, reason }, rows.length)
     this.deps.log.error({ reason, events: rows.length, error: message }, 'events dead-lettered')
   }
 }

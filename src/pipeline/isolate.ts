@@ -1,0 +1,101 @@
+// One rule for every consumer of the log: a batch its store refuses while the store is answering is narrowed
+// down, by halves, to the events that fail; those are dead-lettered with the consumer's name and the reason,
+// and the consumer moves on. A store that is down is never bisected: the batch waits, with backoff, in the log.
+import type { CapturedEvent } from '../capture/normalize'
+import type { LoggedRecord } from './ring'
+import type { Batch, BatchHandler } from './consumer'
+
+/** An event of a batch, with the record it came in (its project and time of receipt). */
+export interface BatchEvent {
+  record: LoggedRecord
+  event: CapturedEvent
+}
+
+/** Where isolated events go: the dead-letter file, in the consumer's name. */
+export type PoisonSink = (consumer: string, events: BatchEvent[], reason: string, error: unknown) => void
+
+/** How often a lone event is tried before it is called poison: a passing glitch gets a second chance. */
+const LONE_EVENT_ATTEMPTS = 3
+
+/**
+ * The events of a batch as sub-batches the handler can take. Records that carried no events (every one was
+ * dropped) ride with the first sub-batch, so that what they count is counted once.
+ */
+function subBatch(items: BatchEvent[], empties: LoggedRecord[]): Batch {
+  const records: LoggedRecord[] = [...empties]
+  let current: LoggedRecord | null = null
+  let bytes = 0
+  for (const { record, event } of items) {
+    if (current === null || current.seq !== record.seq) {
+      // the first slice of a record carries its drop counts; later slices carry none
+      const first = record.events[0] === event
+      current = { ...record, events: [], dropped: first ? record.dropped : new Map() }
+      records.push(current)
+      if (first) bytes += record.size
+    }
+    current.events.push(event)
+  }
+  const seqs = records.map((r) => r.seq)
+  const itemCount = items.length + records.reduce((n, r) => n + [...r.dropped.values()].reduce((a, b) => a + b, 0), 0)
+  return { records, firstSeq: Math.min(...seqs), lastSeq: Math.max(...seqs), events: items.length, items: itemCount, bytes }
+}
+
+export function batchEvents(batch: Batch): { items: BatchEvent[]; empties: LoggedRecord[] } {
+  const items: BatchEvent[] = []
+  const empties: LoggedRecord[] = []
+  for (const record of batch.records) {
+    if (record.events.length === 0) empties.push(record)
+    for (const event of record.events) items.push({ record, event })
+  }
+  return { items, empties }
+}
+
+export interface IsolationDeps {
+  handler: BatchHandler
+  /** whether this failure is the batch's fault (the store answers), as opposed to the store being down */
+  isRejection(error: unknown): Promise<boolean>
+  poison: PoisonSink
+}
+
+/**
+ * Handle the batch by halves until every event is either handled or isolated as poison. Throws (leaving the
+ * whole batch to be retried, in doubt) as soon as a failure turns out to be the store being down.
+ */
+export async function isolatePoison(batch: Batch, deps: IsolationDeps): Promise<number> {
+  const { items, empties } = batchEvents(batch)
+  let isolated = 0
+  const settle = async (part: BatchEvent[], withEmpties: LoggedRecord[]): Promise<void> => {
+    if (part.length === 0 && withEmpties.length === 0) return
+    let attempts = 0
+    for (;;) {
+      try {
+        await deps.handler.handle(subBatch(part, withEmpties), true)
+        return
+      } catch (error) {
+        if (!(await deps.isRejection(error))) throw error
+        if (part.length > 1) {
+          const half = Math.ceil(part.length / 2)
+          await settle(part.slice(0, half), withEmpties)
+          await settle(part.slice(half), [])
+          return
+        }
+        if (++attempts < LONE_EVENT_ATTEMPTS) continue
+        deps.poison(deps.handler.name, part, reasonOf(error), error)
+        isolated += part.length
+        // what came with it (drop counts of empty records) still needs handling
+        if (withEmpties.length > 0) await settle([], withEmpties)
+        return
+      }
+    }
+  }
+  await settle(items, empties)
+  return isolated
+}
+
+/** A short machine-friendly reason: the SQLSTATE or store code where there is one. */
+export function reasonOf(error: unknown): string {
+  const e = error as { code?: unknown; reason?: unknown } | null
+  if (e && typeof e.reason === 'string') return e.reason
+  if (e && (typeof e.code === 'string' || typeof e.code === 'number')) return `rejected_${e.code}`
+  return 'rejected_by_store'
+}
