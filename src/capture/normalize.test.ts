@@ -26,7 +26,7 @@ describe('extractPayload', () => {
 
   test('the batch envelope’s key covers its events; sent_at and project_id come with it', () => {
     const p = extractPayload({ api_key: 'phc_a', sent_at: '2024-01-01T00:00:00Z', project_id: 7, batch: [{ event: 'x' }] }, null, q())
-    expect(p).toEqual({ token: 'phc_a', projectId: 7, items: [{ event: 'x' }], sentAt: '2024-01-01T00:00:00Z' })
+    expect(p).toEqual({ token: 'phc_a', projectId: 7, items: [{ event: 'x' }], sentAt: '2024-01-01T00:00:00Z', single: false })
   })
 
   test('an array (posthog-js) takes the key from its events; two different keys are refused', () => {
@@ -175,6 +175,24 @@ describe('timestamps', () => {
 
   test('an unparseable timestamp means now', () => expect(ts({ timestamp: 'yesterday-ish' })).toBe(NOW))
 
+  test('times the stores cannot round-trip (before 1970, after 2099) mean now', () => {
+    expect(ts({ timestamp: '0000-06-01T00:00:00Z' })).toBe(NOW)
+    expect(ts({ timestamp: '0099-06-01T00:00:00Z' })).toBe(NOW)
+    expect(ts({ timestamp: '1969-12-31T23:59:59Z' })).toBe(NOW)
+    expect(ts({ timestamp: -62_000_000_000 })).toBe(NOW)
+    expect(ts({ offset: 1e18 })).toBe(NOW)
+    expect(ts({ offset: -1e18 })).toBe(NOW)
+    expect(ts({ timestamp: '1970-01-01T00:00:00Z' })).toBe(0)
+    expect(ts({ timestamp: '2099-12-31T00:00:00Z' }, undefined, { receivedAt: Date.UTC(2099, 11, 31, 1) })).toBe(Date.UTC(2099, 11, 31))
+  })
+
+  test('a send time out of range is ignored, not used to skew the event (sent_at: 1e308)', () => {
+    const at = new Date(NOW - 5000).toISOString()
+    expect(ts({ timestamp: at }, 1e308)).toBe(NOW - 5000)
+    expect(ts({ timestamp: at }, '0000-01-01T00:00:00Z')).toBe(NOW - 5000)
+    expect(resolveSentAt(1e308, null)).toBeNull()
+  })
+
   test('formats: zones, +HH, no zone = UTC, date only, epoch seconds and ms, RFC 2822', () => {
     expect(parseTimestamp('2024-06-01T12:00:00Z')).toBe(NOW)
     expect(parseTimestamp('2024-06-01T14:00:00+02:00')).toBe(NOW)
@@ -188,5 +206,37 @@ describe('timestamps', () => {
     expect(parseTimestamp('Sat, 01 Jun 2024 12:00:00 GMT')).toBe(NOW)
     expect(parseTimestamp('2024-13-01T00:00:00Z')).toBeNull()
     expect(parseTimestamp({})).toBeNull()
+  })
+})
+
+describe('bounds on what an event may carry', () => {
+  test('$anon_distinct_id and alias are cut to 200 characters like distinct_id', () => {
+    const long = 'a'.repeat(8000)
+    const e = one({ event: '$identify', distinct_id: long, properties: { $anon_distinct_id: long, alias: `${long}\u0000` } }).events[0]
+    expect(e.distinctId).toHaveLength(200)
+    expect(e.properties.$anon_distinct_id).toBe(e.distinctId)
+    expect(e.properties.alias).toBe('a'.repeat(200))
+    expect(one({ event: 'x', distinct_id: 'd', properties: { $anon_distinct_id: 42 } }).events[0].properties.$anon_distinct_id).toBe(42)
+  })
+
+  const nested = (levels: number) => {
+    let v: unknown = 'leaf'
+    for (let i = 0; i < levels; i++) v = { v }
+    return v
+  }
+
+  test('in a batch, an event nesting deeper than 128 levels is dropped and counted; the others are kept', () => {
+    const deep = { event: 'deep', distinct_id: 'd', properties: nested(200) }
+    const r = normalizeEvents([{ event: 'ok', distinct_id: 'd' }, deep, { event: 'ok2', distinct_id: nested(300) }], ctx(), undefined, { check: true, single: false })
+    expect(r.events.map((e) => e.event)).toEqual(['ok'])
+    expect(r.dropped.get('too_deep')).toBe(2)
+    // 127 levels of properties inside the event object: 128 in all, accepted
+    expect(normalizeEvents([{ event: 'edge', distinct_id: 'd', properties: nested(126) }], ctx(), undefined, { check: true, single: false }).events).toHaveLength(1)
+  })
+
+  test('a lone event nesting too deep refuses the request, naming the limit', () => {
+    expect(() => normalizeEvents([{ event: 'deep', distinct_id: 'd', properties: nested(200) }], ctx(), undefined, { check: true, single: true })).toThrow(
+      'deeper than 128 levels',
+    )
   })
 })

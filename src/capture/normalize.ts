@@ -1,6 +1,7 @@
 // From a parsed capture payload to the events the pipeline stores. Pure and deterministic: replaying a
 // logged request with the same context yields the same events (same uuids, same timestamps).
 import { errors } from '../http/errors'
+import { MAX_JSON_DEPTH, valueNestingExceeds } from '../http/decode'
 import { parseTimestamp } from './timestamp'
 
 export interface CaptureContext {
@@ -31,6 +32,7 @@ export type DropReason =
   | 'empty_distinct_id'
   | 'performance_event'
   | 'recording_event'
+  | 'too_deep'
 
 export interface Normalized {
   events: CapturedEvent[]
@@ -43,6 +45,8 @@ export interface ExtractedPayload {
   projectId: unknown
   items: unknown[]
   sentAt: unknown
+  /** the payload was one event object (not a batch or an array): what is wrong with it refuses the request */
+  single: boolean
 }
 
 type Json = Record<string, unknown>
@@ -71,6 +75,7 @@ export function extractPayload(parsed: unknown, form: URLSearchParams | null, qu
   let token: string | null = null
   let projectId: unknown
   let sentAt: unknown
+  let single = false
   if (Array.isArray(parsed)) {
     items = parsed
   } else if (isObject(parsed) && parsed.batch !== undefined && parsed.batch !== null) {
@@ -82,6 +87,7 @@ export function extractPayload(parsed: unknown, form: URLSearchParams | null, qu
   } else if (isObject(parsed)) {
     items = [parsed]
     projectId = parsed.project_id
+    single = true
   } else {
     throw errors.invalidPayload(`Invalid payload: expected an event, an array of events or a batch, got ${typeOfJson(parsed)}.`)
   }
@@ -102,7 +108,7 @@ export function extractPayload(parsed: unknown, form: URLSearchParams | null, qu
     nonEmptyString(form?.get('token')) ??
     nonEmptyString(query.get('token')) ??
     nonEmptyString(query.get('api_key'))
-  return { token, projectId, items, sentAt }
+  return { token, projectId, items, sentAt, single }
 }
 
 function typeOfJson(v: unknown): string {
@@ -139,6 +145,14 @@ function distinctIdText(v: unknown): string | null {
   return s
 }
 
+/** The other distinct ids an event names (identify's anonymous id, an alias) are bounded like distinct_id. */
+function boundIdentityIds(properties: Json): void {
+  for (const key of ['$anon_distinct_id', 'alias'] as const) {
+    const v = properties[key]
+    if (typeof v === 'string' && (v.length > MAX_DISTINCT_ID || v.includes('\0'))) properties[key] = distinctIdText(v)
+  }
+}
+
 // ---------------------------------------------------------------------------------------------------
 // uuid
 
@@ -169,19 +183,25 @@ export function derivedUuid(receivedAt: number, seed: Uint8Array, index: number)
 // timestamps (capture-rs rules: skew correction with sent_at, offset wins, future clamped)
 
 const FUTURE_LIMIT_MS = 23 * 60 * 60 * 1000
-const MIN_MS = -62167219200000 // 0000-01-01T00:00:00Z
-const MAX_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999)
+/**
+ * Timestamps every store round-trips: ClickHouse's legacy DateTime starts at 1970 and ends in 2106, Postgres
+ * has no year 0, and postgres.js reads years 1–99 back as 19xx. Outside this range a time means the time of
+ * receipt, as an unparseable one does.
+ */
+export const MIN_TIMESTAMP_MS = Date.UTC(1970, 0, 1)
+export const MAX_TIMESTAMP_MS = Date.UTC(2100, 0, 1) - 1
+const inRange = (ms: number) => Number.isFinite(ms) && ms >= MIN_TIMESTAMP_MS && ms <= MAX_TIMESTAMP_MS
 const YEAR_2021 = Date.UTC(2021, 0, 1)
 
 /** The client's send time: the batch's sent_at, else ?_= in milliseconds (ignored before 2021). */
 export function resolveSentAt(bodySentAt: unknown, query: string | null): number | null {
   if (bodySentAt !== undefined && bodySentAt !== null) {
     const parsed = parseTimestamp(bodySentAt)
-    if (parsed !== null) return parsed
+    if (parsed !== null && inRange(parsed)) return parsed
   }
   if (query && /^\d+$/.test(query)) {
     const ms = Number(query)
-    if (ms >= YEAR_2021 && ms <= MAX_MS) return ms
+    if (ms >= YEAR_2021 && ms <= MAX_TIMESTAMP_MS) return ms
   }
   return null
 }
@@ -189,12 +209,11 @@ export function resolveSentAt(bodySentAt: unknown, query: string | null): number
 function eventTimestamp(e: Json, properties: Json, now: number, sentAt: number | null): number {
   let ts = now
   const client = e.timestamp !== undefined && e.timestamp !== null ? parseTimestamp(e.timestamp) : null
-  if (client !== null) {
+  if (client !== null && inRange(client)) {
     ts = sentAt !== null && properties.$ignore_sent_at !== true ? client - (sentAt - now) : client
   }
   if (typeof e.offset === 'number' && Number.isFinite(e.offset)) ts = now - Math.trunc(e.offset)
-  if (ts > now + FUTURE_LIMIT_MS) ts = now
-  if (!Number.isFinite(ts) || ts < MIN_MS || ts > MAX_MS) ts = 0
+  if (ts > now + FUTURE_LIMIT_MS || !inRange(ts)) ts = now
   return ts
 }
 
@@ -209,8 +228,12 @@ function assertEventShape(e: unknown): asserts e is Json {
   }
 }
 
-export function assertEventShapes(items: unknown[]): void {
+const tooDeep = () => errors.invalidPayload(`Invalid payload: the event nests deeper than ${MAX_JSON_DEPTH} levels of objects and arrays.`)
+
+/** The request-path checks: every event's shape, and a lone event's depth (in a batch a too-deep event is dropped). */
+export function assertEventShapes(items: unknown[], depth: { check: boolean; single: boolean } = { check: false, single: false }): void {
   for (let i = 0; i < items.length; i++) assertEventShape(items[i])
+  if (depth.check && depth.single && valueNestingExceeds(items[0], MAX_JSON_DEPTH)) throw tooDeep()
 }
 
 function bump(dropped: Map<DropReason, number>, reason: DropReason): void {
@@ -233,7 +256,12 @@ function libFromUserAgent(ua: string | null): { lib: string; version: string | n
  * Normalise each event. Events without a name or a distinct id are dropped (counted, seed §7.3); a payload
  * whose events are not objects, or whose properties are not an object, is refused with 400.
  */
-export function normalizeEvents(items: unknown[], ctx: CaptureContext, bodySentAt: unknown): Normalized {
+export function normalizeEvents(
+  items: unknown[],
+  ctx: CaptureContext,
+  bodySentAt: unknown,
+  depth: { check: boolean; single: boolean } = { check: false, single: false },
+): Normalized {
   const dropped = new Map<DropReason, number>()
   const events: CapturedEvent[] = []
   const now = ctx.receivedAt
@@ -243,6 +271,12 @@ export function normalizeEvents(items: unknown[], ctx: CaptureContext, bodySentA
   for (let index = 0; index < items.length; index++) {
     const e = items[index]
     assertEventShape(e)
+    // Only walked when the request's text nests deeper than the limit somewhere (jsonNestingExceeds).
+    if (depth.check && valueNestingExceeds(e, MAX_JSON_DEPTH)) {
+      if (depth.single) throw tooDeep()
+      bump(dropped, 'too_deep')
+      continue
+    }
     const properties: Json = isObject(e.properties) ? e.properties : {}
 
     let name = eventName(e.event)
@@ -278,6 +312,7 @@ export function normalizeEvents(items: unknown[], ctx: CaptureContext, bodySentA
       const inner = properties[key]
       properties[key] = isObject(inner) ? { ...inner, ...top } : { ...top }
     }
+    boundIdentityIds(properties)
     if (ctx.ip !== null && properties.$ip === undefined) properties.$ip = ctx.ip
     if (properties.$lib === undefined && uaLib) {
       properties.$lib = uaLib.lib

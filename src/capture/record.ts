@@ -1,6 +1,6 @@
 // A capture request as the log keeps it: the body bytes as received (still compressed if they came so)
 // with what is needed to interpret them again identically: project, time of receipt, uuid seed, hints.
-import { decodePayload, parseJson } from '../http/decode'
+import { decodePayload, jsonNestingExceeds, MAX_JSON_DEPTH, parseJson } from '../http/decode'
 import type { LoggedRecord } from '../pipeline/ring'
 import type { WalRecord } from '../pipeline/wal'
 import { extractPayload, normalizeEvents, type CaptureContext, type Normalized } from './normalize'
@@ -86,14 +86,17 @@ export function contextOf(request: CaptureRequest): CaptureContext {
 /** Decode and split a request (no key check): what capture does first, and replay does again. */
 export function parseRequest(request: CaptureRequest, maxBytes: number) {
   const decoded = decodePayload(request, maxBytes)
-  return { ...extractPayload(parseJson(decoded.text), decoded.form, request.query), encoding: decoded.encoding, via: decoded.via }
+  // a batch envelope adds two levels ({"batch": [event]}): deeper than that, each event is checked
+  const deep = jsonNestingExceeds(decoded.text, MAX_JSON_DEPTH + 2)
+  const extracted = extractPayload(parseJson(decoded.text), decoded.form, request.query)
+  return { ...extracted, depth: { check: deep, single: extracted.single }, encoding: decoded.encoding, via: decoded.via }
 }
 
 /** The events of a logged request, exactly as capture produced them when it acknowledged it. */
 export function replayRecord(record: WalRecord, maxBytes: number): LoggedRecord {
   const { projectId, request } = decodeRecord(record.payload)
   const extracted = parseRequest(request, maxBytes)
-  const normalized: Normalized = normalizeEvents(extracted.items, contextOf(request), extracted.sentAt)
+  const normalized: Normalized = normalizeEvents(extracted.items, contextOf(request), extracted.sentAt, extracted.depth)
   return {
     seq: record.seq,
     projectId,

@@ -34,7 +34,7 @@ export class CaptureService {
     const extracted = parseRequest(request, this.deps.maxBodyBytes)
     this.deps.metrics.captureRequests.inc({ encoding: extracted.encoding, via: extracted.via })
     const projectId = await this.projectFor(extracted.token, extracted.projectId)
-    assertEventShapes(extracted.items)
+    assertEventShapes(extracted.items, extracted.depth)
     if (extracted.items.length === 0) return
     const durable = this.deps.log.accept(encodeRecord(projectId, request), extracted.items.length)
     if (durable) await durable

@@ -2,7 +2,7 @@ import { describe, expect, test } from 'bun:test'
 import { gzipSync } from 'node:zlib'
 import LZString from 'lz-string'
 import { ApiError } from './errors'
-import { compressionHint, decodePayload, parseJson, type RawPayload } from './decode'
+import { compressionHint, decodePayload, jsonNestingExceeds, parseJson, valueNestingExceeds, type RawPayload } from './decode'
 
 const MB = 1024 * 1024
 const json = JSON.stringify({ api_key: 'phc_x', event: 'e', distinct_id: 'd', properties: { s: 'ünï 🦔' } })
@@ -178,5 +178,24 @@ describe('what decoding reports', () => {
     expect(pick(decodePayload(body(`data=${encodeURIComponent(Buffer.from('{"a":1}').toString('base64'))}`, 'application/x-www-form-urlencoded'), MB))).toEqual(['base64', 'form'])
     expect(pick(decodePayload(body(LZString.compressToBase64('{"a":1}'), null, 'compression=lz64'), MB))).toEqual(['lz64', 'body'])
     expect(pick(decodePayload({ ...body(''), query: new URLSearchParams({ data: '{"a":1}' }) }, MB))).toEqual(['json', 'query'])
+  })
+})
+
+describe('nesting limits', () => {
+  test('jsonNestingExceeds counts objects and arrays, not brackets inside strings', () => {
+    expect(jsonNestingExceeds('{"a":[{"b":1}]}', 3)).toBe(false)
+    expect(jsonNestingExceeds('{"a":[{"b":1}]}', 2)).toBe(true)
+    expect(jsonNestingExceeds('{"a":"[[[[{{{{"}', 1)).toBe(false)
+    expect(jsonNestingExceeds('{"a\\"[[[":"\\\\"}', 1)).toBe(false) // escaped quote, then an escaped backslash
+    expect(jsonNestingExceeds(`{"a":${'['.repeat(1_000_000)}${']'.repeat(1_000_000)}}`, 128)).toBe(true)
+    expect(jsonNestingExceeds('"unterminated', 1)).toBe(false)
+  })
+
+  test('valueNestingExceeds walks without recursion (a million levels)', () => {
+    let v: unknown = 1
+    for (let i = 0; i < 1_000_000; i++) v = [v]
+    expect(valueNestingExceeds(v, 128)).toBe(true)
+    expect(valueNestingExceeds({ a: [{ b: 1 }] }, 3)).toBe(false)
+    expect(valueNestingExceeds({ a: [{ b: 1 }] }, 2)).toBe(true)
   })
 })

@@ -179,6 +179,54 @@ export function decodePayload(raw: RawPayload, maxBytes: number): DecodedPayload
   return { text: unwrapped, form: null, encoding, via: 'body' }
 }
 
+/**
+ * How deep JSON may nest (PostHog's capture parses with serde_json, whose default limit is 128). Deeper values
+ * are refused where they arrive: the stores, the serialiser and every walk over properties stay bounded.
+ */
+export const MAX_JSON_DEPTH = 128
+
+/**
+ * Whether JSON text nests deeper than `limit` objects and arrays, without parsing it and without recursion:
+ * one pass that skips strings with indexOf (most of the bytes), so it costs a fraction of JSON.parse.
+ */
+export function jsonNestingExceeds(text: string, limit: number): boolean {
+  let depth = 0
+  const n = text.length
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i)
+    if (c === 34) {
+      // to the closing quote: one preceded by an even number of backslashes
+      for (;;) {
+        const q = text.indexOf('"', i + 1)
+        if (q < 0) return false
+        let b = q - 1
+        while (text.charCodeAt(b) === 92) b--
+        i = q
+        if ((q - 1 - b) % 2 === 0) break
+      }
+    } else if (c === 123 || c === 91) {
+      if (++depth > limit) return true
+    } else if (c === 125 || c === 93) {
+      depth--
+    }
+  }
+  return false
+}
+
+/** Whether a parsed value nests deeper than `limit` (iteratively: the value may be a million levels deep). */
+export function valueNestingExceeds(value: unknown, limit: number): boolean {
+  const stack: [unknown, number][] = [[value, 1]]
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!
+    if (typeof v !== 'object' || v === null) continue
+    if (depth > limit) return true
+    for (const child of Array.isArray(v) ? v : Object.values(v)) {
+      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1])
+    }
+  }
+  return false
+}
+
 /** JSON.parse with PostHog's tolerance of NaN/Infinity (Python clients send them) and a helpful error. */
 export function parseJson(text: string): unknown {
   try {

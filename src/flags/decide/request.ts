@@ -1,8 +1,7 @@
 // Reading a /decide or /flags request (PostHog's decide.py and the Rust flags service's FlagRequest):
 // the body however it was encoded, the version, the token, the distinct id and the property overrides.
-import { decodePayload, type RawPayload } from '../../http/decode'
+import { decodePayload, jsonNestingExceeds, MAX_JSON_DEPTH, parseJson, type RawPayload } from '../../http/decode'
 import { ApiError, errors } from '../../http/errors'
-import { parseJson } from '../../http/decode'
 import { pyStr } from '../engine/pyvalue'
 
 export type Shape = 'decide-v1' | 'decide-v2' | 'decide-v3' | 'decide-v4' | 'flags-v2' | 'flags-legacy'
@@ -57,6 +56,14 @@ export function processBool(value: unknown): boolean {
 /** The request body as an object; an empty body is `{}`. Decoding errors are decide's `malformed_data`. */
 const utf8 = new TextDecoder('utf-8', { fatal: true })
 
+/** A body nesting deeper than the limit (a distinct_id a million levels deep) is refused before it is parsed. */
+function parseBounded(text: string): unknown {
+  if (jsonNestingExceeds(text, MAX_JSON_DEPTH)) {
+    throw errors.validation('malformed_data', `Malformed request data: JSON nested deeper than ${MAX_JSON_DEPTH} levels.`)
+  }
+  return parseJson(text)
+}
+
 export function readBody(raw: RawPayload, maxBytes: number): { data: Record<string, unknown>; form: URLSearchParams | null } {
   if (raw.body.length === 0 && !raw.query.get('data')) return { data: {}, form: null }
   try {
@@ -69,13 +76,13 @@ export function readBody(raw: RawPayload, maxBytes: number): { data: Record<stri
         // not UTF-8: decodePayload explains
       }
       if (text !== null) {
-        const data = parseJson(text)
+        const data = parseBounded(text)
         if (!isObject(data)) throw errors.validation('malformed_data', 'Malformed request data: expected a JSON object.')
         return { data, form: null }
       }
     }
     const decoded = decodePayload(raw, maxBytes)
-    const data = parseJson(decoded.text)
+    const data = parseBounded(decoded.text)
     if (!isObject(data)) throw errors.validation('malformed_data', 'Malformed request data: expected a JSON object.')
     return { data, form: decoded.form }
   } catch (error) {
