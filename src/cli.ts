@@ -8,13 +8,14 @@ import { createLogger } from './log'
 import { createPersonalKey, createProject } from './projects/repository'
 import { createEventStore } from './events/factory'
 import { dlqCommand } from './pipeline/dlq-cli'
+import { openLearnerReplay } from './people/learner-replay'
 
 const USAGE = `usage: npm run cli -- <command>
   project create --name NAME [--organization UUID]   create a project; prints {"id", "api_token"}
   personal-key create --label LABEL [--email EMAIL]   create a personal API key; prints {"key"} (shown only once)
   migrate                                             apply Postgres and event-store migrations
   dlq list                                            dead-lettered events, by file and reason
-  dlq replay [--file NAME]                            re-insert dead-lettered events into the event store`
+  dlq replay [--file NAME]                            hand dead-lettered events back to the event store or the learner`
 
 export class UsageError extends Error {}
 
@@ -70,10 +71,13 @@ export async function runCli(argv: string[], config: Config): Promise<unknown> {
   }
   if (group === 'dlq') {
     if (action !== 'list' && action !== 'replay') throw new UsageError('dlq needs list or replay')
-    return dlqCommand(action, { file: values.file }, config, async () => {
-      const store = createEventStore(config)
-      await store.init()
-      return store
+    return dlqCommand(action, { file: values.file }, config, {
+      store: async () => {
+        const store = createEventStore(config)
+        await store.init()
+        return store
+      },
+      learner: () => openLearnerReplay(config),
     })
   }
   throw new UsageError(`unknown command "${positionals.join(' ')}"\n${USAGE}`)

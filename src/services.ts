@@ -115,7 +115,14 @@ export async function startServices(config: Config, log: Logger, options: { metr
         write_ahead_log: room ? 'ok' : 'full',
         server: lifecycle.draining ? 'draining' : 'ok',
       }
-      return { ready: postgres && store && room && !lifecycle.draining, checks }
+      // A consumer that has had work for long without finishing any is stuck, even if every store answers.
+      let consumersMoving = true
+      for (const [name, state] of Object.entries(captureLog.consumerStates())) {
+        const stuck = state.behindMs > config.CONSUMER_STALL_MS
+        checks[`consumer_${name}`] = stuck ? `stalled ${Math.round(state.behindMs / 1000)} s${state.failing ? `: ${state.failing}` : ''}` : 'ok'
+        if (stuck) consumersMoving = false
+      }
+      return { ready: postgres && store && room && consumersMoving && !lifecycle.draining, checks }
     }
 
     log.info({ postgres: db.describe, events: events.kind }, 'stores ready')

@@ -7,6 +7,8 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
 
   const metrics = {
     registry,
+    /** run before every scrape: gauges that read live state (the log's backlog) set themselves here */
+    beforeScrape: [] as (() => void)[],
     httpRequests: new Counter({
       name: 'http_requests_total',
       help: 'HTTP requests by route, method and status',
@@ -78,6 +80,18 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
     walEvents: new Gauge({
       name: 'pipeline_backlog_records',
       help: 'Log records (requests) accepted but not yet flushed',
+      registers: [registry],
+    }),
+    consumerLag: new Gauge({
+      name: 'pipeline_consumer_lag_records',
+      help: 'Log records (requests) a consumer of the log (store, learn) has not finished',
+      labelNames: ['consumer'] as const,
+      registers: [registry],
+    }),
+    consumerBehind: new Gauge({
+      name: 'pipeline_consumer_stalled_seconds',
+      help: 'How long a consumer of the log has had work waiting without finishing any (0 when caught up)',
+      labelNames: ['consumer'] as const,
       registers: [registry],
     }),
     storeUp: new Gauge({

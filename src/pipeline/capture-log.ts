@@ -47,7 +47,16 @@ export interface CaptureLogStats {
   backlogRecords: number
   backlogBytes: number
   waitingEvents: number
-  consumers: Record<string, { position: number; failing: string | null }>
+  consumers: Record<string, ConsumerState>
+}
+
+export interface ConsumerState {
+  position: number
+  /** records in the log this consumer has not finished */
+  lag: number
+  /** how long it has had work without finishing any (0 when caught up) */
+  behindMs: number
+  failing: string | null
 }
 
 const RESTART_DELAY_MS = 1000
@@ -66,6 +75,8 @@ export class CaptureLog {
   private draining: ((caughtUp: boolean) => void) | null = null
   private ready: Promise<void> | null = null
   private lastRefusalLogged = 0
+  /** per consumer: since when it has had work waiting without moving (absent when caught up) */
+  private readonly behindSince = new Map<string, number>()
 
   constructor(
     private readonly options: CaptureLogOptions,
@@ -83,6 +94,8 @@ export class CaptureLog {
     const done = Object.values(Checkpoint.read(join(this.walDir, 'checkpoint')).done)
     if (done.length > 0) this.wal.startAt(Math.min(...done) + 1)
     this.publish(0)
+    // Gauges are read at every scrape: current whether or not the worker is making progress.
+    deps.metrics.beforeScrape.push(() => this.updateGauges())
   }
 
   private publish(items: number): void {
@@ -154,6 +167,9 @@ export class CaptureLog {
   }
 
   private onProgress(progress: Progress): void {
+    for (const [name, position] of Object.entries(progress.positions)) {
+      if (this.progress?.positions[name] !== position) this.behindSince.delete(name) // it moved: not stuck
+    }
     this.progress = progress
     this.wal.release(this.minPosition(progress))
     this.updateGauges()
@@ -169,11 +185,29 @@ export class CaptureLog {
     return Math.max(0, this.backlogBase + this.appendedSinceBase - this.consumed('consumedBytes'))
   }
 
+  /** Each consumer's position, lag and how long it has been behind without moving. */
+  consumerStates(now = Date.now()): Record<string, ConsumerState> {
+    const states: Record<string, ConsumerState> = {}
+    if (!this.progress) return states
+    for (const [name, position] of Object.entries(this.progress.positions)) {
+      const lag = Math.max(0, this.wal.lastSeq - position)
+      let since = this.behindSince.get(name)
+      if (lag === 0) this.behindSince.delete(name)
+      else if (since === undefined) this.behindSince.set(name, (since = now))
+      states[name] = { position, lag, behindMs: lag > 0 && since !== undefined ? now - since : 0, failing: this.progress.failing[name] ?? null }
+    }
+    return states
+  }
+
   private updateGauges(): void {
     const m = this.deps.metrics
     m.walBytes.set(this.backlogBytes())
-    m.walEvents.set(this.progress ? this.wal.lastSeq - this.minPosition(this.progress) : 0)
+    m.walEvents.set(this.progress ? this.wal.lastSeq - this.minPosition(this.progress) : this.wal.lastSeq)
     m.ringDepth.set(Math.max(0, this.counters.acceptedItems - this.consumed('consumedItems')))
+    for (const [consumer, state] of Object.entries(this.consumerStates())) {
+      m.consumerLag.set({ consumer }, state.lag)
+      m.consumerBehind.set({ consumer }, state.behindMs / 1000)
+    }
   }
 
   /**
@@ -222,18 +256,12 @@ export class CaptureLog {
   }
 
   stats(): CaptureLogStats {
-    const consumers: CaptureLogStats['consumers'] = {}
-    if (this.progress) {
-      for (const [name, position] of Object.entries(this.progress.positions)) {
-        consumers[name] = { position, failing: this.progress.failing[name] ?? null }
-      }
-    }
     return {
       lastSeq: this.wal.lastSeq,
       backlogRecords: this.progress ? this.wal.lastSeq - this.minPosition(this.progress) : this.wal.lastSeq,
       backlogBytes: this.backlogBytes(),
       waitingEvents: Math.max(0, this.counters.acceptedItems - this.consumed('consumedItems')),
-      consumers,
+      consumers: this.consumerStates(),
     }
   }
 

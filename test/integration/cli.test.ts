@@ -1,5 +1,7 @@
 // The admin CLI as a user runs it, on the embedded store (with and without a running server) and on real Postgres.
 import { describe, expect, test } from 'bun:test'
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { freshEnv } from '../helpers/stack'
 import { runCli, spawnService } from '../helpers/spawn-service'
 
@@ -10,6 +12,23 @@ function onlyJson(stdout: string): any {
 }
 
 describe('cli', () => {
+  test('dlq replay counts only rows the store kept: a row the embedded store skips stays dead-lettered with the reason', async () => {
+    const env = await freshEnv({ postgres: 'embedded', clickhouse: 'embedded' })
+    const dir = join(env.DATA_DIR, 'dlq')
+    mkdirSync(dir, { recursive: true })
+    const row = (uuid: string, event: string | null) => ({ uuid, teamId: 1, event, distinctId: 'd', properties: '{}', timestamp: Date.now(), createdAt: Date.now(), personId: null })
+    const good = crypto.randomUUID()
+    const bad = crypto.randomUUID()
+    const letters = [row(good, 'fine'), row(bad, null)].map((event) => JSON.stringify({ reason: 'rejected_by_store', error: 'x', failed_at: new Date().toISOString(), event }))
+    writeFileSync(join(dir, 'dlq-2026-01-01.jsonl'), `${letters.join('\n')}\n`)
+    const replay = await runCli(['dlq', 'replay'], env)
+    expect(replay.code).toBe(0)
+    expect(onlyJson(replay.stdout)).toEqual({ files: 1, replayed: 1, failed: 1 })
+    const listed = onlyJson((await runCli(['dlq', 'list'], env)).stdout)
+    expect(listed.events).toBe(1)
+    expect(Object.keys(listed.files[0].reasons)).toEqual([expect.stringMatching(/^(not_kept_by_store|replay_failed)$/)])
+  })
+
   test('on the embedded store with no server running: project, personal key, migrate', async () => {
     const env = await freshEnv({ postgres: 'embedded', clickhouse: 'embedded' })
     const project = await runCli(['project', 'create', '--name', 'Shop'], env)
