@@ -2,6 +2,7 @@
 // fetch_team_fail, /decide answers what needs no stored data with errorComputingFlags; when Postgres
 // returns, everything recovers without a restart (persons learned during the outage included).
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { EmbeddedEventStore } from '../../src/events/embedded'
 import { startPostgres, type PostgresServer } from '../helpers/postgres-server'
@@ -96,6 +97,10 @@ describe('Postgres outage under load', () => {
       if (!landed) console.error(`not all acknowledged events landed; logs:\n${service.logs().slice(-6000)}`)
       expect(load.acked.length).toBeGreaterThan(0)
       expect(exactlyOnce(await store.countByUuid(1, load.sent), load.acked)).toEqual({ missing: 0, duplicated: 0 })
+      // a store that is down is waited for, never mistaken for poison: nothing was dead-lettered
+      expect(existsSync(join(env.DATA_DIR, 'dlq'))).toBe(false)
+      const metrics = await (await fetch(`${service.url}/metrics`)).text()
+      expect(metrics).not.toContain('pipeline_dead_lettered_events_total{')
     } finally {
       await store.close()
     }
