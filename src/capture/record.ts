@@ -89,7 +89,7 @@ export function parseRequest(request: CaptureRequest, maxBytes: number) {
   // a batch envelope adds two levels ({"batch": [event]}): deeper than that, each event is checked
   const deep = jsonNestingExceeds(decoded.text, MAX_JSON_DEPTH + 2)
   const extracted = extractPayload(parseJson(decoded.text), decoded.form, request.query)
-  return { ...extracted, depth: { check: deep, single: extracted.single }, encoding: decoded.encoding, via: decoded.via }
+  return { ...extracted, depth: { check: deep, single: extracted.single }, encoding: decoded.encoding, via: decoded.via, decodedSize: decoded.text.length }
 }
 
 /** The events of a logged request, exactly as capture produced them when it acknowledged it. */
@@ -104,5 +104,6 @@ export function replayRecord(record: WalRecord, maxBytes: number): LoggedRecord 
     events: normalized.events,
     dropped: normalized.dropped,
     size: record.size,
+    decodedSize: extracted.decodedSize,
   }
 }

@@ -19,6 +19,7 @@ function batchOf(rows: StoredEvent[]): Batch {
     events: [{ uuid: row.uuid, event: row.event, distinctId: row.distinctId, properties: JSON.parse(row.properties), timestamp: row.timestamp }],
     dropped: new Map(),
     size: 0,
+    decodedSize: 0,
   }))
   return { records, firstSeq: 0, lastSeq: 0, events: rows.length, items: rows.length, bytes: 0 }
 }

@@ -117,7 +117,7 @@ export class Flusher {
       writeFileSync(join(this.deadLetters.dir, `raw-${record.seq}.bin`), record.payload)
       this.deps.metrics.inc('deadLettered', { consumer: 'decode', reason: 'replay_failed' })
       this.deps.log.error({ err: error, seq: record.seq }, 'logged request could not be replayed; kept in the dead-letter directory')
-      return { seq: record.seq, projectId: 0, receivedAt: 0, events: [], dropped: new Map(), size: record.size }
+      return { seq: record.seq, projectId: 0, receivedAt: 0, events: [], dropped: new Map(), size: record.size, decodedSize: 0 }
     }
   }
 

@@ -6,6 +6,7 @@ const rec = (seq: number, n = 1): LoggedRecord => ({
   projectId: 1,
   receivedAt: 0,
   size: 10,
+  decodedSize: 10,
   dropped: new Map(),
   events: Array.from({ length: n }, () => ({ uuid: '', event: 'e', distinctId: 'd', properties: {}, timestamp: 0 })),
 })
@@ -41,5 +42,14 @@ describe('ring', () => {
     expect(ring.push(rec(3))).toBe(false) // 30 > 25
     const empty = new Ring(1000, 5)
     expect(empty.push(rec(1))).toBe(false)
+  })
+
+  test('bounded by decoded size, not by the bytes a compressed record took in the log', () => {
+    const ring = new Ring(1000, 1000)
+    const small = (seq: number, decodedSize: number): LoggedRecord => ({ ...rec(seq), size: 10, decodedSize })
+    expect(ring.push(small(1, 600))).toBe(true)
+    expect(ring.push(small(2, 600))).toBe(false) // 10 logged bytes, but 600 decoded: over the cap
+    ring.evictThrough(1)
+    expect(ring.push(small(2, 600))).toBe(true)
   })
 })

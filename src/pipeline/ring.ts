@@ -12,6 +12,8 @@ export interface LoggedRecord {
   dropped: Map<DropReason, number>
   /** bytes in the log */
   size: number
+  /** characters of decoded JSON: what the record costs in memory (a compressed log record may expand 100×) */
+  decodedSize: number
 }
 
 export class Ring {
@@ -20,7 +22,10 @@ export class Ring {
   private events = 0
   private bytes = 0
 
-  /** bounded in events and in bytes (of the logged requests: a few huge ones must not fill memory) */
+  /**
+   * Bounded in events and in decoded size: what the records hold in memory, not what they took in the log
+   * (12 KB of lz64 can decode to 19 MB), so a few huge requests cannot fill memory.
+   */
   constructor(
     private readonly maxEvents: number,
     private readonly maxBytes = 32 * 1024 * 1024,
@@ -45,13 +50,13 @@ export class Ring {
       const last = this.entries[this.entries.length - 1]!
       if (record.seq !== last.seq + 1) return false
       if (this.events + record.events.length > this.maxEvents) return false
-      if (this.bytes + record.size > this.maxBytes) return false
-    } else if (record.size > this.maxBytes) {
+      if (this.bytes + record.decodedSize > this.maxBytes) return false
+    } else if (record.decodedSize > this.maxBytes) {
       return false
     }
     this.entries.push(record)
     this.events += record.events.length
-    this.bytes += record.size
+    this.bytes += record.decodedSize
     return true
   }
 
@@ -65,7 +70,7 @@ export class Ring {
   evictThrough(seq: number): void {
     while (this.head < this.entries.length && this.entries[this.head]!.seq <= seq) {
       this.events -= this.entries[this.head]!.events.length
-      this.bytes -= this.entries[this.head]!.size
+      this.bytes -= this.entries[this.head]!.decodedSize
       this.entries[this.head] = undefined
       this.head++
     }

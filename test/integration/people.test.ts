@@ -17,7 +17,7 @@ function capturedEvent(event: string, distinctId: string, properties: Record<str
 /** A batch of one logged record holding these events (what a replay after a crash hands the learner again). */
 function oneRecordBatch(events: CapturedEvent[]): Batch {
   return {
-    records: [{ seq: 1, projectId: 1, receivedAt: Date.now(), size: 1, dropped: new Map(), events }],
+    records: [{ seq: 1, projectId: 1, receivedAt: Date.now(), size: 1, decodedSize: 1, dropped: new Map(), events }],
     firstSeq: 1,
     lastSeq: 1,
     events: events.length,
