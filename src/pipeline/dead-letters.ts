@@ -1,6 +1,6 @@
 // Events a consumer of the log could not handle for good (the event store refused them, or the learner's
 // Postgres did), kept as JSON lines in DATA_DIR/dlq until replayed. Each line names the consumer, so a replay
-// hands the event back to the one that failed it (docs/compatibility.md#dead-letters).
+// hands the event back to the one that failed it (README, "Poison events").
 import { closeSync, existsSync, fdatasyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 import type { StoredEvent } from '../events/store'
