@@ -19,14 +19,41 @@ const REDACT = [
 
 const KEY_SHAPE = /\bph[cxs]_[A-Za-z0-9_-]{4,}/g
 
+const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@]*@/gi
+
+/** Keys and URL credentials out of a text (a connection string in an error message carries a password). */
 export function scrubKeys(text: string): string {
-  return text.replace(KEY_SHAPE, (k) => `${k.slice(0, 4)}…redacted`)
+  let out = text.replace(KEY_SHAPE, (k) => `${k.slice(0, 4)}…redacted`)
+  if (out.includes('://')) out = out.replace(URL_CREDENTIALS, '$1[redacted]@')
+  return out
+}
+
+// What database and network errors carry besides their message: Postgres (code, detail, hint …), sockets
+// (errno, syscall, address, port) and our own (transient, status).
+const ERROR_FIELDS = ['code', 'detail', 'hint', 'severity', 'position', 'where', 'schema', 'table', 'column', 'constraint', 'routine', 'errno', 'syscall', 'address', 'port', 'path', 'status', 'transient', 'reason']
+
+/**
+ * An error as plain fields: type, message, stack, what its kind carries, and its cause chain. (Error fields are
+ * not enumerable: a generic copy of the log line turned every error into `{}`.)
+ */
+export function errorFields(e: Error, depth = 0): Record<string, unknown> {
+  const out: Record<string, unknown> = { type: e.constructor?.name ?? e.name, message: e.message, stack: e.stack }
+  const fields = e as unknown as Record<string, unknown>
+  for (const k of ERROR_FIELDS) {
+    const v = fields[k]
+    // (Bun sets a numeric column/line on every error: a source position, not Postgres's column name)
+    if (v !== undefined && v !== null && typeof v !== 'object' && typeof v !== 'function' && !(k === 'column' && typeof v === 'number')) out[k] = v
+  }
+  if (e.cause !== undefined) out.cause = e.cause instanceof Error && depth < 4 ? errorFields(e.cause, depth + 1) : String(e.cause)
+  if (e instanceof AggregateError && depth < 4) out.errors = e.errors.slice(0, 5).map((x) => (x instanceof Error ? errorFields(x, depth + 1) : String(x)))
+  return out
 }
 
 /** Every string field of a log line, nested ones included (paths and URLs carry keys too). */
 function scrubFields(value: unknown, depth = 0): unknown {
-  if (typeof value === 'string') return value.includes('ph') ? scrubKeys(value) : value
-  if (depth > 4 || typeof value !== 'object' || value === null) return value
+  if (typeof value === 'string') return value.includes('ph') || value.includes('://') ? scrubKeys(value) : value
+  if (value instanceof Error) return scrubFields(errorFields(value), depth)
+  if (depth > 6 || typeof value !== 'object' || value === null) return value
   if (Array.isArray(value)) return value.map((v) => scrubFields(v, depth + 1))
   const out: Record<string, unknown> = {}
   for (const [k, v] of Object.entries(value)) out[k] = scrubFields(v, depth + 1)
@@ -52,12 +79,7 @@ export function createLogger(level: string, destination: pino.DestinationStream 
         },
       },
       serializers: {
-        err: (e: unknown) => {
-          const s = pino.stdSerializers.err(e as Error)
-          if (s && typeof s.message === 'string') s.message = scrubKeys(s.message)
-          if (s && typeof s.stack === 'string') s.stack = scrubKeys(s.stack)
-          return s
-        },
+        err: (e: unknown) => (e instanceof Error ? errorFields(e) : e),
       },
     },
     dest,

@@ -3,6 +3,7 @@ import { createApp } from './app'
 import { ConfigError, loadConfig, type Config } from './config'
 import { serverBodyLimit } from './http/body'
 import { createLogger } from './log'
+import { assertDataDirWritable, assertPortFree, describeBootFailure } from './ops/boot'
 import { startServices } from './services'
 
 let config: Config
@@ -17,8 +18,14 @@ try {
 }
 
 const log = createLogger(config.LOG_LEVEL)
-const services = await startServices(config, log).catch((error) => {
-  log.fatal({ err: error }, 'could not start')
+const services = await (async () => {
+  // checked before anything is changed (migrations, the log), so a failed boot leaves nothing half-done
+  assertDataDirWritable(config)
+  await assertPortFree(config)
+  return startServices(config, log)
+})().catch((error) => {
+  // the last line says, in words, what failed and what to change; the error (stack, cause) is on it too
+  log.fatal({ err: error }, `could not start: ${describeBootFailure(error, config)}`)
   // let pino flush before exiting
   setTimeout(() => process.exit(1), 50)
   return undefined
@@ -32,7 +39,7 @@ app.listen({
   reusePort: config.REUSE_PORT,
   maxRequestBodySize: serverBodyLimit(config.MAX_BODY_BYTES),
 })
-log.info({ host: config.HOST, port: app.server?.port, pid: process.pid }, 'listening')
+log.info({ host: config.HOST, port: app.server?.port }, 'listening')
 
 let stopping = false
 async function shutdown(signal: string): Promise<void> {

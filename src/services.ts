@@ -10,6 +10,7 @@ import { PersonalKeyAuth } from './http/auth'
 import { RateLimiter } from './http/rate-limit'
 import type { Logger } from './log'
 import { createMetrics, type Metrics } from './ops/metrics'
+import { waitForPostgres } from './ops/boot'
 import type { Readiness } from './ops/routes'
 import { bootstrap } from './projects/repository'
 import { ProjectTokenCache } from './projects/token-cache'
@@ -62,6 +63,7 @@ export async function startServices(config: Config, log: Logger, options: { metr
     for (const c of closers.reverse()) await c().catch((error) => log.warn({ err: error }, 'error while closing'))
   }
   try {
+    if (!db.embedded) await waitForPostgres(db.sql, config, log)
     const applied = await migratePostgres(db.sql)
     if (applied.length) log.info({ applied }, 'postgres migrations applied')
     await bootstrap(db.sql, { projectKey: config.INIT_PROJECT_API_KEY, personalKey: config.INIT_PERSONAL_API_KEY })
