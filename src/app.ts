@@ -13,20 +13,26 @@ import { flagRoutes } from './flags/routes'
 import { decideRoutes } from './flags/decide/routes'
 import { remoteConfigRoutes } from './remote-config/routes'
 import type { Services } from './services'
+import { throttled } from './log'
 
 const VERSION = '0.1.0'
 
 export function createApp(services: Services) {
   const { metrics, log } = services
   const maxBodyBytes = services.config.MAX_BODY_BYTES
+  const logRequests = services.config.LOG_REQUESTS && log.isLevelEnabled('info')
   const privateApi = {
     sql: services.db.sql,
     auth: services.auth,
     limiter: services.apiLimiter,
     trustProxy: services.config.TRUST_PROXY,
   }
+  const started = new WeakMap<Request, number>()
+  const logServerError = throttled(1000)
+  const durationMs = (request: Request) => Math.round((performance.now() - (started.get(request) ?? performance.now())) * 10) / 10
   return new Elysia({ name: 'phog' })
     .onRequest(({ request, set }) => {
+      started.set(request, performance.now())
       set.headers['x-request-id'] = request.headers.get('x-request-id') || crypto.randomUUID()
       // Every route's bodies are capped here by their declared length; capture and decide also cap chunked ones.
       // With CORS headers, so that a browser client can read why.
@@ -35,22 +41,24 @@ export function createApp(services: Services) {
         throw errors.tooLarge()
       }
     })
-    .onError({ as: 'global' }, ({ code, error, set, request, path }) => {
+    .onError({ as: 'global' }, ({ code, error, set, request, route }) => {
       const { status, body, headers } = toErrorResponse(code, error)
-      // Deliberate 5xx answers (503 backpressure, store down) are counted in metrics; only surprises are logged.
-      if (status >= 500 && !(error instanceof ApiError)) {
-        log.error({ err: error, path, method: request.method, requestId: set.headers['x-request-id'] }, 'request failed')
+      if (status >= 500) {
+        // every 5xx with its reason; a deliberate one (503 backpressure, a store down) at most once a second per cause
+        const line = { requestId: set.headers['x-request-id'], method: request.method, route: route || 'unmatched', status, durationMs: durationMs(request), code: body.code }
+        if (error instanceof ApiError) logServerError(`${line.route}:${body.code}`, (suppressed) => log.error({ ...line, suppressed }, `request answered ${status}: ${body.detail}`))
+        else log.error({ ...line, err: error }, `request failed: ${(error as Error)?.message ?? String(error)}`)
       }
       set.status = status
       set.headers['content-type'] = 'application/json'
       for (const [k, v] of Object.entries(headers)) set.headers[k] = v
       return body
     })
-    .onAfterResponse({ as: 'global' }, ({ request, route, set, path }) => {
+    .onAfterResponse({ as: 'global' }, ({ request, route, set }) => {
       const status = typeof set.status === 'number' ? set.status : 200
       metrics.httpRequests.inc({ route: route || 'unmatched', method: request.method, status })
-      if (log.isLevelEnabled('debug')) {
-        log.debug({ method: request.method, path, status, requestId: set.headers['x-request-id'] }, 'request')
+      if (logRequests) {
+        log.info({ method: request.method, route: route || 'unmatched', status, durationMs: durationMs(request), requestId: set.headers['x-request-id'] }, 'request')
       }
     })
     .use(

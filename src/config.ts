@@ -21,6 +21,7 @@ export const ConfigSchema = Type.Object({
   INIT_PERSONAL_API_KEY: OptionalString('personal API key of the admin user created at boot', '^phx_[A-Za-z0-9_-]{8,}$'),
   MAX_BODY_BYTES: Int({ default: 20 * MiB, minimum: 1024, description: 'request body cap in bytes (decompressed bodies too)' }),
   FLUSH_INTERVAL_MS: Int({ default: 1000, minimum: 5, description: 'flush the event buffer at least this often' }),
+  LOG_REQUESTS: Bool(false, 'one info line per request: method, route, status, duration, request id'),
   BOOT_WAIT_MS: Int({ default: 60_000, minimum: 0, description: 'how long boot retries an unreachable Postgres (DATABASE_URL) before giving up' }),
   CONSUMER_STALL_MS: Int({
     default: 60_000,

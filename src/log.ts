@@ -86,5 +86,24 @@ export function createLogger(level: string, destination: pino.DestinationStream 
   )
 }
 
+/**
+ * At most one line per key per interval: an outage must not repeat the same warning several times a second.
+ * The next line that gets through says how many were held back.
+ */
+export function throttled(intervalMs: number): (key: string, write: (suppressed: number) => void) => void {
+  const last = new Map<string, { at: number; suppressed: number }>()
+  return (key, write) => {
+    const now = Date.now()
+    const entry = last.get(key)
+    if (entry && now - entry.at < intervalMs) {
+      entry.suppressed++
+      return
+    }
+    if (last.size > 1000) last.clear() // keys are a handful of routes and reasons; never let them grow
+    last.set(key, { at: now, suppressed: 0 })
+    write(entry?.suppressed ?? 0)
+  }
+}
+
 /** A logger that writes nothing, for unit tests. */
 export const silentLogger: Logger = pino({ level: 'silent' })

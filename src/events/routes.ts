@@ -1,5 +1,6 @@
 // GET /api/projects/:project_id/events/ — events as stored, newest first, with a cursor that continues
 // the listing exactly (no event skipped or repeated, however many share a timestamp).
+import { StoreError } from './store'
 import { Elysia, t } from 'elysia'
 import type { PersonalKeyAuth } from '../http/auth'
 import { errors } from '../http/errors'
@@ -63,15 +64,21 @@ export function eventRoutes(deps: { events: EventStore; auth: PersonalKeyAuth; l
         }
         limit = Math.min(MAX_LIMIT, Number(query.limit))
       }
-      const rows = await deps.events.query({
-        teamId: project.id,
-        event: query.event || undefined,
-        distinctId: query.distinct_id || undefined,
-        after: timeParam(query.after, 'after'),
-        before: timeParam(query.before, 'before'),
-        limit: limit + 1,
-        cursor: query.cursor ? decodeCursor(query.cursor) : undefined,
-      })
+      const rows = await deps.events
+        .query({
+          teamId: project.id,
+          event: query.event || undefined,
+          distinctId: query.distinct_id || undefined,
+          after: timeParam(query.after, 'after'),
+          before: timeParam(query.before, 'before'),
+          limit: limit + 1,
+          cursor: query.cursor ? decodeCursor(query.cursor) : undefined,
+        })
+        .catch((error: unknown) => {
+          // the event store is down or starting: a 503 the client may retry, not a 500
+          if (error instanceof StoreError && error.transient) throw errors.unavailable('event_store_unavailable', 'The event store is not reachable. Please retry shortly.')
+          throw error
+        })
       let next: string | null = null
       if (rows.length > limit) {
         rows.length = limit

@@ -3,7 +3,7 @@ import type { Config } from '../config'
 import type { Database } from '../db/postgres'
 import type { PersonalKeyAuth } from '../http/auth'
 import { RateLimiter } from '../http/rate-limit'
-import type { Logger } from '../log'
+import { throttled, type Logger } from '../log'
 import type { Metrics } from '../ops/metrics'
 import type { ProjectTokenCache } from '../projects/token-cache'
 import { FlagCache } from './cache'
@@ -27,10 +27,12 @@ export async function startFlags(deps: {
   metrics: Metrics
 }): Promise<Flags> {
   const { config, db, log, metrics } = deps
+  // while Postgres is down these fire on every reload attempt and request: one line per 10 s is enough
+  const warnOnce = throttled(10_000)
   const cache = new FlagCache(postgresFlagSource(db.sql, { listen: db.supportsNotify }), {
     refreshIntervalMs: config.FLAG_REFRESH_INTERVAL_MS,
     onReload: (outcome, reason) => metrics.flagCacheReloads.inc({ outcome, reason }),
-    onError: (error, what) => log.warn({ err: error, what }, 'flag cache')
+    onError: (error, what) => warnOnce(`cache:${what}`, (suppressed) => log.warn({ err: error, what, suppressed }, 'flag cache')),
   })
   await cache.start()
   const service = new FlagService({ sql: db.sql, cache, notify: db.supportsNotify })
@@ -42,7 +44,8 @@ export async function startFlags(deps: {
     limiter: new RateLimiter(config.RATE_LIMIT_DECIDE_PER_SECOND, 1000),
     maxBodyBytes: config.MAX_BODY_BYTES,
     onStoredLoad: (outcome) => metrics.decideStoredLoads.inc({ outcome }),
-    onError: (error, what) => log.warn({ err: error, what }, 'decide: answering without what could not be read'),
+    onError: (error, what) =>
+      warnOnce(`decide:${what}`, (suppressed) => log.warn({ err: error, what, suppressed }, 'decide: answering without what could not be read')),
   })
   return { cache, service, decide, close: () => cache.stop() }
 }
