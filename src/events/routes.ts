@@ -1,6 +1,5 @@
 // GET /api/projects/:project_id/events/ — events as stored, newest first, with a cursor that continues
 // the listing exactly (no event skipped or repeated, however many share a timestamp).
-import { StoreError } from './store'
 import { Elysia, t } from 'elysia'
 import type { PersonalKeyAuth } from '../http/auth'
 import { errors } from '../http/errors'
@@ -9,7 +8,7 @@ import { personalKeyGuard } from '../http/guards'
 import { publicUrl } from '../http/pagination'
 import type { RateLimiter } from '../http/rate-limit'
 import { parseTimestamp } from '../capture/timestamp'
-import type { EventStore, StoredEvent } from './store'
+import { StoreError, type EventStore, type StoredEvent } from './store'
 
 const MAX_LIMIT = 1000
 
