@@ -127,6 +127,7 @@ export async function startServices(config: Config, log: Logger, options: { metr
       return { ready: postgres && store && room && consumersMoving && !lifecycle.draining, checks }
     }
 
+    metrics.beforeScrape.push(readiness) // store_up is current at every scrape
     log.info({ postgres: db.describe, events: events.kind }, 'stores ready')
     return {
       config,

@@ -9,6 +9,15 @@ export const CAPTURE_PATHS = ['/capture', '/batch', '/e', '/i/v0/e', '/track', '
 
 const OK = JSON.stringify({ status: 1 })
 
+/** `/batch/?x=1` → `batch`, `/i/v0/e` → `i/v0/e`: the metrics label of a capture path. */
+function endpointOf(url: string): string {
+  const start = url.indexOf('/', url.indexOf('//') + 2) + 1
+  let end = url.indexOf('?', start)
+  if (end < 0) end = url.length
+  if (url[end - 1] === '/') end--
+  return url.slice(start, end)
+}
+
 export function captureRoutes(deps: { capture: CaptureService; metrics: Metrics; maxBodyBytes: number; trustProxy: boolean }) {
   // Handlers answer with a string and set headers through `set`: a returned Response would be copied
   // through a stream by Elysia on every request, because a global hook sets x-request-id.
@@ -35,7 +44,7 @@ export function captureRoutes(deps: { capture: CaptureService; metrics: Metrics;
       engage: request.url.startsWith('/engage', request.url.indexOf('/', 8)),
       receivedAt,
       seed: crypto.getRandomValues(new Uint8Array(16)),
-    })
+    }, endpointOf(request.url))
     // posthog-js sends navigator.sendBeacon requests with ?beacon=1 and ignores the body.
     if (query.get('beacon') === '1') {
       set.status = 204

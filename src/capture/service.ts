@@ -30,7 +30,7 @@ export class CaptureService {
    * in the flush worker from the logged request, exactly as they would on a replay: nothing in the answer
    * depends on them (seed §6.2).
    */
-  async capture(request: CaptureRequest): Promise<void> {
+  async capture(request: CaptureRequest, endpoint = 'capture'): Promise<void> {
     const extracted = parseRequest(request, this.deps.maxBodyBytes)
     this.deps.metrics.captureRequests.inc({ encoding: extracted.encoding, via: extracted.via })
     const projectId = await this.projectFor(extracted.token, extracted.projectId)
@@ -38,5 +38,7 @@ export class CaptureService {
     if (extracted.items.length === 0) return
     const durable = this.deps.log.accept(encodeRecord(projectId, request), extracted.items.length)
     if (durable) await durable
+    // counted once acknowledged, whatever the stores do next (what they stored or dropped is counted apart)
+    this.deps.metrics.eventsReceived.inc({ endpoint }, extracted.items.length)
   }
 }

@@ -1,14 +1,32 @@
 // Prometheus metrics (prom-client), one registry per app instance.
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import { heapSize, memoryUsage } from 'bun:jsc'
+import { Counter, Gauge, Histogram, Registry } from 'prom-client'
+
+/**
+ * The process's own figures, read from Bun at scrape time. prom-client's default `nodejs_*` metrics read V8
+ * statistics Bun only approximates (they showed more heap used than the heap's total), so they are not used.
+ */
+function processMetrics(registry: Registry): void {
+  const gauge = (name: string, help: string, read: () => number) =>
+    new Gauge({ name, help, registers: [registry], collect() { this.set(read()) } })
+  gauge('process_resident_memory_bytes', 'Resident memory of the process (all threads)', () => process.memoryUsage.rss())
+  gauge('process_cpu_seconds_total', 'User and system CPU time of the process, in seconds', () => {
+    const { user, system } = process.cpuUsage()
+    return (user + system) / 1e6
+  })
+  gauge('process_start_time_seconds', 'When the process started, in seconds since the epoch', () => Math.round(Date.now() / 1000 - process.uptime()))
+  gauge('bun_heap_size_bytes', 'Bytes of live JavaScript objects in this thread\'s heap (bun:jsc heapSize)', () => heapSize())
+  gauge('bun_allocator_bytes', 'Bytes the allocator holds for the process (bun:jsc memoryUsage().current)', () => memoryUsage().current)
+}
 
 export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
   const registry = new Registry()
-  if (options.defaultMetrics) collectDefaultMetrics({ register: registry })
+  if (options.defaultMetrics) processMetrics(registry)
 
   const metrics = {
     registry,
-    /** run before every scrape: gauges that read live state (the log's backlog) set themselves here */
-    beforeScrape: [] as (() => void)[],
+    /** run before every scrape: gauges that read live state (the log's backlog, the stores) set themselves here */
+    beforeScrape: [] as (() => void | Promise<unknown>)[],
     httpRequests: new Counter({
       name: 'http_requests_total',
       help: 'HTTP requests by route, method and status',
@@ -19,6 +37,12 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
       name: 'capture_events_total',
       help: 'Events received by capture, by outcome (accepted, or the reason it was dropped)',
       labelNames: ['outcome'] as const,
+      registers: [registry],
+    }),
+    eventsReceived: new Counter({
+      name: 'capture_received_events_total',
+      help: 'Events in requests capture acknowledged (200), by endpoint, counted at acceptance whatever the stores do next',
+      labelNames: ['endpoint'] as const,
       registers: [registry],
     }),
     captureRequests: new Counter({
@@ -96,7 +120,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
     }),
     storeUp: new Gauge({
       name: 'store_up',
-      help: '1 when the store answered its last health check',
+      help: '1 when the store (postgres, clickhouse or embedded) answers a health check, checked at every scrape and readiness probe',
       labelNames: ['store'] as const,
       registers: [registry],
     }),

@@ -23,7 +23,7 @@ export function opsRoutes(deps: { metrics: Metrics; readiness: () => Promise<Rea
       '/metrics',
       async ({ set }) => {
         set.headers['content-type'] = deps.metrics.registry.contentType
-        for (const update of deps.metrics.beforeScrape) update()
+        await Promise.all(deps.metrics.beforeScrape.map((update) => update()))
         return deps.metrics.registry.metrics()
       },
       { detail: { summary: 'Prometheus metrics', tags: ['ops'] } },
