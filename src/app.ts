@@ -54,11 +54,14 @@ export function createApp(services: Services) {
       for (const [k, v] of Object.entries(headers)) set.headers[k] = v
       return body
     })
-    .onAfterResponse({ as: 'global' }, ({ request, route, set }) => {
+    .onAfterResponse({ as: 'global' }, ({ request, route, set, path }) => {
       const status = typeof set.status === 'number' ? set.status : 200
       metrics.httpRequests.inc({ route: route || 'unmatched', method: request.method, status })
-      if (logRequests) {
-        log.info({ method: request.method, route: route || 'unmatched', status, durationMs: durationMs(request), requestId: set.headers['x-request-id'] }, 'request')
+      // the access line: at info with LOG_REQUESTS=true, and always at debug
+      if (logRequests || log.isLevelEnabled('debug')) {
+        const line = { method: request.method, route: route || 'unmatched', path, status, durationMs: durationMs(request), requestId: set.headers['x-request-id'] }
+        if (logRequests) log.info(line, 'request')
+        else log.debug(line, 'request')
       }
     })
     .use(

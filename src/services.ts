@@ -2,6 +2,7 @@
 // main.ts, the CLI and the tests all build the service through here.
 import type { Config } from './config'
 import { migratePostgres } from './db/migrate'
+import { lockDataDir } from './db/data-dir-lock'
 import { isConnectionError, openDatabase, type Database } from './db/postgres'
 import { createEventStore } from './events/factory'
 import { ResilientStore } from './events/resilient-store'
@@ -57,8 +58,13 @@ async function withTimeout<T>(promise: Promise<T>, ms: number, fallback: T): Pro
 
 export async function startServices(config: Config, log: Logger, options: { metrics?: Metrics } = {}): Promise<Services> {
   const metrics = options.metrics ?? createMetrics({ defaultMetrics: true })
-  const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, poolMax: config.PG_POOL_MAX })
-  const closers: (() => Promise<void>)[] = [() => db.close()]
+  // the write-ahead log and the embedded database belong to one live process
+  const unlock = await lockDataDir(config.DATA_DIR)
+  const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, poolMax: config.PG_POOL_MAX }).catch(async (error) => {
+    await unlock()
+    throw error
+  })
+  const closers: (() => Promise<void>)[] = [unlock, () => db.close()]
   const close = async () => {
     for (const c of closers.reverse()) await c().catch((error) => log.warn({ err: error }, 'error while closing'))
   }

@@ -1,81 +1,71 @@
-// Embedded Postgres: PGlite persisted in DATA_DIR/pg, served in-process over a socket so that postgres.js
-// is the one driver. One process owns the data directory at a time (a lock file records who and where
-// its socket is), so the CLI can talk to a running server instead of opening the directory twice.
+// Embedded Postgres: PGlite persisted in DATA_DIR/pg, served in-process over a Unix socket so that postgres.js
+// is the one driver. The process holding the DATA_DIR lock (data-dir-lock.ts) owns it; a connection file
+// (DATA_DIR/pg.lock) tells the CLI and the flush worker where its socket is, so they join it instead of opening
+// the directory twice. The database has no password: the socket lives in a directory only this user can enter,
+// never on TCP (docs/compatibility.md#embedded-database).
 import { createServer, type Server, type Socket } from 'node:net'
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync, openSync, closeSync } from 'node:fs'
+import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { createHash } from 'node:crypto'
+import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
 import { PGLiteSocketHandler } from '@electric-sql/pglite-socket'
+import { dataDirHolder, lockDataDir } from './data-dir-lock'
 import { ExclusiveQueryQueue } from './pglite-queue'
 
 export interface EmbeddedPostgres {
   /** postgres.js connection options reaching this instance */
-  connection: { path?: string; host?: string; port?: number }
+  connection: { path: string }
   stop(): Promise<void>
 }
 
-interface LockInfo {
+interface ConnectionInfo {
   pid: number
-  path?: string
-  host?: string
-  port?: number
-}
-
-export class EmbeddedPostgresBusy extends Error {
-  constructor(readonly owner: LockInfo) {
-    super(`embedded Postgres is held by process ${owner.pid}`)
-  }
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM'
-  }
+  path: string
 }
 
 export function lockFile(dataDir: string): string {
   return join(resolve(dataDir), 'pg.lock')
 }
 
-/** The live owner of the embedded database, if another process holds it. */
-export function embeddedOwner(dataDir: string): LockInfo | null {
-  const file = lockFile(dataDir)
-  if (!existsSync(file)) return null
+/** The running server's embedded database, if a live process holds this DATA_DIR and serves one. */
+export async function embeddedOwner(dataDir: string): Promise<ConnectionInfo | null> {
+  const holder = await dataDirHolder(dataDir)
+  if (holder === null || !existsSync(lockFile(dataDir))) return null
   try {
-    const info = JSON.parse(readFileSync(file, 'utf8')) as LockInfo
-    if (processAlive(info.pid)) return info
+    const info = JSON.parse(readFileSync(lockFile(dataDir), 'utf8')) as ConnectionInfo
+    return typeof info.path === 'string' ? info : null
   } catch {
-    // unreadable lock: treat as stale
+    return null
   }
-  return null
 }
 
-function acquireLock(dataDir: string, info: LockInfo): void {
-  const file = lockFile(dataDir)
-  const owner = embeddedOwner(dataDir)
-  if (owner) throw new EmbeddedPostgresBusy(owner)
-  rmSync(file, { force: true })
-  // O_EXCL: of two processes racing past the liveness check, only one creates the file.
-  const fd = openSync(file, 'wx', 0o600)
-  try {
-    writeFileSync(fd, JSON.stringify(info))
-  } finally {
-    closeSync(fd)
-  }
+// Unix socket paths are limited to 107 bytes.
+const MAX_SOCKET_PATH = 100
+
+/** A directory only this user can enter: created 0700, and refused if someone else owns it or it is a link. */
+function privateDir(dir: string): string {
+  mkdirSync(dir, { recursive: true, mode: 0o700 })
+  const stat = lstatSync(dir)
+  const uid = process.getuid?.() ?? stat.uid
+  if (!stat.isDirectory() || stat.uid !== uid) throw new Error(`${dir} is not a directory owned by this user: refusing to put the database socket there`)
+  chmodSync(dir, 0o700)
+  return dir
+}
+
+/** Where the socket goes: DATA_DIR/run, or a private directory under the temp dir when that path is too long. */
+function socketPath(root: string): string {
+  const inDataDir = join(root, 'run', 'pg.sock')
+  if (Buffer.byteLength(inDataDir) < MAX_SOCKET_PATH) return join(privateDir(join(root, 'run')), 'pg.sock')
+  const tag = createHash('sha256').update(root).digest('hex').slice(0, 16)
+  return join(privateDir(join(tmpdir(), `phog-${process.getuid?.() ?? 0}-${tag}`)), 'pg.sock')
 }
 
 export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPostgres> {
   const root = resolve(dataDir)
   mkdirSync(root, { recursive: true, mode: 0o700 })
-  const socketPath = join(root, 'pg.sock')
-  // Unix socket paths are limited to ~107 bytes; fall back to loopback TCP on a random port.
-  const useUnixSocket = Buffer.byteLength(socketPath) < 100
-  const owner = embeddedOwner(dataDir)
-  if (owner) throw new EmbeddedPostgresBusy(owner)
-  acquireLock(dataDir, { pid: process.pid })
+  const unlock = await lockDataDir(root)
+  const sockPath = socketPath(root)
 
   let db: PGlite | undefined
   let server: Server | undefined
@@ -96,17 +86,11 @@ export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPo
       handler.attach(socket).catch(() => socket.destroy())
     })
     const srv = server
-    if (useUnixSocket) {
-      rmSync(socketPath, { force: true })
-      await new Promise<void>((ok, fail) => srv.once('error', fail).listen(socketPath, () => ok()))
-    } else {
-      await new Promise<void>((ok, fail) => srv.once('error', fail).listen(0, '127.0.0.1', () => ok()))
-    }
-    const address = srv.address()
-    const connection = useUnixSocket
-      ? { path: socketPath }
-      : { host: '127.0.0.1', port: typeof address === 'object' && address ? address.port : 0 }
-    writeFileSync(lockFile(dataDir), JSON.stringify({ pid: process.pid, ...connection }))
+    rmSync(sockPath, { force: true })
+    await new Promise<void>((ok, fail) => srv.once('error', fail).listen(sockPath, () => ok()))
+    chmodSync(sockPath, 0o600)
+    const connection = { path: sockPath }
+    writeFileSync(lockFile(dataDir), JSON.stringify({ pid: process.pid, ...connection } satisfies ConnectionInfo), { mode: 0o600 })
     const openDb = db
     return {
       connection,
@@ -114,14 +98,16 @@ export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPo
         for (const h of handlers) await h.detach(true).catch(() => undefined)
         await new Promise<void>((ok) => srv.close(() => ok()))
         await openDb.close()
-        if (useUnixSocket) rmSync(socketPath, { force: true })
+        rmSync(sockPath, { force: true })
         rmSync(lockFile(dataDir), { force: true })
+        await unlock()
       },
     }
   } catch (error) {
     server?.close()
     await db?.close().catch(() => undefined)
     rmSync(lockFile(dataDir), { force: true })
+    await unlock()
     throw error
   }
 }

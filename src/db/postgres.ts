@@ -63,11 +63,11 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     }
   }
 
-  const owner = options.joinRunningServer ? embeddedOwner(options.dataDir) : null
+  const owner = options.joinRunningServer ? await embeddedOwner(options.dataDir) : null
   let embedded: EmbeddedPostgres | undefined
-  let connection: { path?: string; host?: string; port?: number }
+  let connection: { path: string }
   if (owner) {
-    connection = owner.path ? { path: owner.path } : { host: owner.host, port: owner.port }
+    connection = { path: owner.path }
   } else {
     embedded = await startEmbeddedPostgres(options.dataDir)
     connection = embedded.connection
