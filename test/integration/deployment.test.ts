@@ -1,0 +1,118 @@
+// How operators run it: `npm start` under a supervisor that signals only npm's pid, a production install
+// (`npm ci --omit=dev && npm start`) in a fresh clone, and the Docker files (which cannot be run here: they
+// are parsed, and every variable they set must be one the service reads).
+import { describe, expect, test } from 'bun:test'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { parse } from 'yaml'
+import { ConfigSchema } from '../../src/config'
+import { freePort, ROOT } from '../helpers/spawn-service'
+import { freshEnv } from '../helpers/stack'
+
+const CONFIG_NAMES = new Set(Object.keys(ConfigSchema.properties))
+
+async function healthy(url: string, withinMs: number): Promise<boolean> {
+  const deadline = Date.now() + withinMs
+  while (Date.now() < deadline) {
+    try {
+      if ((await fetch(`${url}/_health`, { signal: AbortSignal.timeout(1000) })).ok) return true
+    } catch {
+      // not yet
+    }
+    await Bun.sleep(100)
+  }
+  return false
+}
+
+/** Pids in a process group (from /proc), so a test can prove nothing was left behind. */
+function groupMembers(pgid: number): number[] {
+  const out: number[] = []
+  for (const entry of new Bun.Glob('[0-9]*').scanSync({ cwd: '/proc', onlyFiles: false })) {
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      if (Number(fields[2]) === pgid && fields[0] !== 'Z') out.push(Number(entry))
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out
+}
+
+/** `npm start` in `cwd` as its own process group; SIGTERM to npm's pid alone; how it ended. */
+async function startAndTerminate(cwd: string, env: Record<string, string>): Promise<{ healthy: boolean; code: number | null; leftBehind: number[]; logs: string }> {
+  const port = await freePort()
+  const proc = Bun.spawn(['setsid', 'npm', 'start'], {
+    cwd,
+    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info' },
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
+  const logs = new Response(proc.stderr).text()
+  const up = await healthy(`http://127.0.0.1:${port}`, 120_000)
+  // setsid execs npm: the spawned pid is npm's, and it leads its own process group
+  process.kill(proc.pid, 'SIGTERM')
+  const code = await Promise.race([proc.exited, Bun.sleep(30_000).then(() => null)])
+  await Bun.sleep(200)
+  const leftBehind = groupMembers(proc.pid)
+  for (const pid of leftBehind) process.kill(pid, 'SIGKILL')
+  return { healthy: up, code, leftBehind, logs: await logs }
+}
+
+describe('running it', () => {
+  test('SIGTERM to the `npm start` process drains and exits 0, leaving nothing in its process group', async () => {
+    const env = await freshEnv({ postgres: 'embedded', clickhouse: 'embedded' })
+    const r = await startAndTerminate(ROOT, env)
+    expect(r.healthy).toBe(true)
+    expect(r.code).toBe(0)
+    expect(r.leftBehind).toEqual([])
+    expect(r.logs).toContain('"msg":"draining"')
+    expect(r.logs).toContain('"msg":"stopped"')
+  })
+
+  test('a production install in a fresh clone: npm ci --omit=dev && npm start', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'phog-prod-'))
+    try {
+      const clone = Bun.spawnSync(['git', 'clone', '-q', ROOT, join(dir, 'phog')])
+      expect(clone.exitCode).toBe(0)
+      const install = Bun.spawnSync(['npm', 'ci', '--omit=dev', '--no-audit', '--no-fund'], { cwd: join(dir, 'phog'), stdout: 'pipe', stderr: 'pipe' })
+      expect(install.exitCode).toBe(0)
+      // no dev tools came with it
+      expect(Bun.spawnSync(['test', '-e', join(dir, 'phog/node_modules/typescript')]).exitCode).not.toBe(0)
+      const r = await startAndTerminate(join(dir, 'phog'), { DATA_DIR: join(dir, 'data') })
+      expect(r.healthy).toBe(true)
+      expect(r.code).toBe(0)
+      expect(r.leftBehind).toEqual([])
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+})
+
+describe('Docker files', () => {
+  test('compose.yaml: service, Postgres 16, ClickHouse 24.8, volumes, health checks, ordered start; its variables are the service’s', () => {
+    const compose = parse(readFileSync(join(ROOT, 'compose.yaml'), 'utf8'))
+    expect(Object.keys(compose.services).sort()).toEqual(['clickhouse', 'phog', 'postgres'])
+    expect(compose.services.postgres.image).toBe('postgres:16')
+    expect(compose.services.clickhouse.image).toBe('clickhouse/clickhouse-server:24.8')
+    for (const name of ['phog', 'postgres', 'clickhouse']) expect(compose.services[name].healthcheck.test.length).toBeGreaterThan(0)
+    expect(compose.services.phog.depends_on).toEqual({ postgres: { condition: 'service_healthy' }, clickhouse: { condition: 'service_healthy' } })
+    expect(Object.keys(compose.volumes).sort()).toEqual(['clickhouse-data', 'phog-data', 'postgres-data'])
+    for (const name of Object.keys(compose.services.phog.environment)) expect(CONFIG_NAMES.has(name) ? name : `unknown ${name}`).toBe(name)
+    // the URLs point at the compose services and carry the same password as the databases
+    expect(compose.services.phog.environment.DATABASE_URL).toContain('@postgres:5432/phog')
+    expect(compose.services.phog.environment.CLICKHOUSE_URL).toContain('@clickhouse:8123/phog')
+  })
+
+  test('Dockerfile: the official Bun image at the pinned version; every ENV is a setting the service reads', () => {
+    const text = readFileSync(join(ROOT, 'Dockerfile'), 'utf8')
+    const bun = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).dependencies.bun
+    expect(text).toContain(`FROM oven/bun:${bun}-slim`)
+    const env = text.slice(text.lastIndexOf('ENV ')).split('\n\n')[0]!
+    const names = [...env.matchAll(/([A-Z_]+)=/g)].map((m) => m[1]!).filter((n) => n !== 'NODE_ENV' && n !== 'BUN_JSC_forceRAMSize')
+    expect(names.length).toBeGreaterThan(2)
+    for (const name of names) expect(CONFIG_NAMES.has(name) ? name : `unknown ${name}`).toBe(name)
+    expect(text).toContain('CMD ["bun", "run", "src/main.ts"]')
+  })
+})
