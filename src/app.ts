@@ -1,7 +1,9 @@
 // Builds the HTTP app from the capability plugins. main.ts serves it; tests call app.handle() in-process.
 import { Elysia } from 'elysia'
 import { swagger } from '@elysiajs/swagger'
-import { corsHeaders } from './http/cors'
+import { apiPreflightHeaders, corsHeaders } from './http/cors'
+import { refuseTooLarge } from './http/body'
+import { allowedMethods } from './http/methods'
 import { ApiError, errors, toErrorResponse } from './http/errors'
 import { opsRoutes } from './ops/routes'
 import { projectRoutes } from './projects/routes'
@@ -30,19 +32,28 @@ export function createApp(services: Services) {
   const started = new WeakMap<Request, number>()
   const logServerError = throttled(1000)
   const durationMs = (request: Request) => Math.round((performance.now() - (started.get(request) ?? performance.now())) * 10) / 10
-  return new Elysia({ name: 'phog' })
-    .onRequest(({ request, set }) => {
+  // standardHostname: false — find the path after "http://", not at index 11: a Host shorter than 4 characters
+  // (`Host: api`) made every route answer 404, and a crafted path could slip past a proxy rule on /api/.
+  const app = new Elysia({ name: 'phog', handler: { standardHostname: false } })
+  const methodsOf = allowedMethods(() => app.routes)
+  return app
+    .onRequest(async ({ request, set }) => {
       started.set(request, performance.now())
       set.headers['x-request-id'] = request.headers.get('x-request-id') || crypto.randomUUID()
+      // the private API answers browsers on other origins (an admin tool with a Bearer key)
+      if (request.headers.has('origin') && request.url.includes('/api/')) Object.assign(set.headers, corsHeaders(request))
       // Every route's bodies are capped here by their declared length; capture and decide also cap chunked ones.
       // With CORS headers, so that a browser client can read why.
       if (Number(request.headers.get('content-length') ?? 0) > maxBodyBytes) {
         Object.assign(set.headers, corsHeaders(request))
-        throw errors.tooLarge()
+        await refuseTooLarge(request)
       }
     })
-    .onError({ as: 'global' }, ({ code, error, set, request, route }) => {
-      const { status, body, headers } = toErrorResponse(code, error)
+    .onError({ as: 'global' }, ({ code, error, set, request, route, path }) => {
+      // a known path with a method it does not serve: 405 with Allow; an unknown path stays 404
+      const allow = code === 'NOT_FOUND' ? methodsOf(path) : []
+      if (allow.length > 0) set.headers.allow = allow.join(', ')
+      const { status, body, headers } = toErrorResponse(code, allow.length > 0 ? errors.methodNotAllowed(request.method) : error)
       if (status >= 500) {
         // every 5xx with its reason; a deliberate one (503 backpressure, a store down) at most once a second per cause
         const line = { requestId: set.headers['x-request-id'], method: request.method, route: route || 'unmatched', status, durationMs: durationMs(request), code: body.code }
@@ -80,6 +91,11 @@ export function createApp(services: Services) {
         },
       }),
     )
+    .options('/api/*', ({ request, set }) => {
+      Object.assign(set.headers, apiPreflightHeaders(request))
+      set.status = 204
+      return ''
+    }, { detail: { hide: true } })
     .use(opsRoutes({ metrics, readiness: services.readiness }))
     .use(
       captureRoutes({

@@ -63,9 +63,13 @@ describe('normalizeEvents', () => {
     expect(derivedUuid(NOW, new Uint8Array(16), 0).startsWith(NOW.toString(16).padStart(12, '0').slice(0, 8))).toBe(true)
   })
 
-  test('a valid client uuid is kept (lower-cased); an invalid one is replaced', () => {
+  test('a valid client uuid is kept (lower-cased); one that is not a UUID refuses the payload; empty means absent', () => {
     expect(one({ event: 'a', distinct_id: 'x', uuid: '0190D7A4-1C2B-7000-8000-00000000ABCD' }).events[0].uuid).toBe('0190d7a4-1c2b-7000-8000-00000000abcd')
-    expect(one({ event: 'a', distinct_id: 'x', uuid: 'nope' }).events[0].uuid).toMatch(/^[0-9a-f-]{36}$/)
+    for (const uuid of ['nope', 42, {}, '0190d7a4-1c2b-7000-8000-00000000abcz']) {
+      expect(() => one({ event: 'a', distinct_id: 'x', uuid })).toThrow('Event field "uuid" is not a valid UUID!')
+    }
+    expect(one({ event: 'a', distinct_id: 'x', uuid: '' }).events[0].uuid).toMatch(/^[0-9a-f-]{36}$/)
+    expect(one({ event: 'a', distinct_id: 'x', uuid: null }).events[0].uuid).toMatch(/^[0-9a-f-]{36}$/)
   })
 
   test('distinct id from $distinct_id or properties.distinct_id; numbers and booleans become their JSON text', () => {

@@ -223,6 +223,10 @@ function eventTimestamp(e: Json, properties: Json, now: number, sentAt: number |
 function assertEventShape(e: unknown): asserts e is Json {
   if (e === null) throw errors.invalidPayload('Invalid payload: some events are null.')
   if (!isObject(e)) throw errors.invalidPayload(`Invalid payload: All events must be dictionaries not ${typeOfJson(e)}!`)
+  // a uuid is the event's identity (deduplication): one that is not a UUID is refused, not replaced
+  if (e.uuid !== undefined && e.uuid !== null && e.uuid !== '' && !(typeof e.uuid === 'string' && UUID.test(e.uuid))) {
+    throw errors.invalidPayload('Invalid payload: Event field "uuid" is not a valid UUID!')
+  }
   if (e.properties !== undefined && e.properties !== null && !isObject(e.properties)) {
     throw errors.invalidPayload(`Invalid payload: Properties must be a JSON object, received ${typeOfJson(e.properties)}!`)
   }

@@ -4,12 +4,41 @@
 import { errors } from './errors'
 
 const EMPTY = new Uint8Array(0)
+/**
+ * A lingering close: before answering 413, what the client keeps sending is read and thrown away, up to these
+ * bounds. Clients that write the whole body before reading (Python's urllib and requests, curl without
+ * Expect) otherwise see a reset or a broken pipe instead of the answer.
+ */
+const LINGER_MAX_BYTES = 128 * 1024 * 1024
+const LINGER_MS = 5000
+
+async function discardRest(reader: { read(): Promise<{ done: boolean; value?: Uint8Array }>; cancel(): Promise<void> }): Promise<void> {
+  const deadline = Date.now() + LINGER_MS
+  let seen = 0
+  try {
+    while (seen < LINGER_MAX_BYTES) {
+      const left = deadline - Date.now()
+      if (left <= 0) break
+      const next = await Promise.race([reader.read(), Bun.sleep(left).then(() => null)])
+      if (next === null || next.done) break
+      seen += next.value?.byteLength ?? 0
+    }
+  } finally {
+    await reader.cancel().catch(() => undefined)
+  }
+}
+
+/** Refuse an oversized request with 413, after reading and discarding (bounded) what the client still sends. */
+export async function refuseTooLarge(request: Request): Promise<never> {
+  if (request.body !== null && !request.bodyUsed) await discardRest(request.body.getReader())
+  throw errors.tooLarge()
+}
 
 export async function readCappedBody(request: Request, maxBytes: number): Promise<Uint8Array> {
   if (request.method !== 'POST' && request.method !== 'PUT' && request.method !== 'PATCH') return EMPTY
   const declared = request.headers.get('content-length')
   if (declared !== null) {
-    if (Number(declared) > maxBytes) throw errors.tooLarge()
+    if (Number(declared) > maxBytes) return refuseTooLarge(request)
     // the length is known and within the cap: one read, no copies
     return new Uint8Array(await request.arrayBuffer())
   }
@@ -22,7 +51,7 @@ export async function readCappedBody(request: Request, maxBytes: number): Promis
     if (done) break
     size += value.byteLength
     if (size > maxBytes) {
-      await reader.cancel().catch(() => undefined)
+      await discardRest(reader)
       throw errors.tooLarge()
     }
     chunks.push(value)

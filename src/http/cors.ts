@@ -32,3 +32,13 @@ export function queryOf(request: Request): URLSearchParams {
   const q = url.indexOf('?')
   return new URLSearchParams(q === -1 ? '' : url.slice(q + 1))
 }
+
+/** Preflight of the private API: a browser admin tool on another origin may call it with a Bearer key. */
+export function apiPreflightHeaders(request: Request): Record<string, string> {
+  return {
+    ...corsHeaders(request),
+    'access-control-allow-methods': 'GET, POST, PUT, PATCH, DELETE, OPTIONS',
+    'access-control-allow-headers': request.headers.get('access-control-request-headers') || 'authorization, content-type',
+    'access-control-max-age': '86400',
+  }
+}
