@@ -38,25 +38,47 @@ async function withDatabase<T>(config: Config, fn: (db: Database) => Promise<T>)
   }
 }
 
+/** `--help`: the usage on stdout, exit 0. */
+export class HelpRequested extends Error {}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+function parse(argv: string[]) {
+  try {
+    return parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        name: { type: 'string' },
+        organization: { type: 'string' },
+        label: { type: 'string' },
+        email: { type: 'string' },
+        file: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    })
+  } catch (error) {
+    // e.g. "Unknown option '--nmae'": one line, not a stack
+    throw new UsageError(`${(error as Error).message.split('\n')[0]} (see --help)`)
+  }
+}
+
 export async function runCli(argv: string[], config: Config): Promise<unknown> {
-  const { positionals, values } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      name: { type: 'string' },
-      organization: { type: 'string' },
-      label: { type: 'string' },
-      email: { type: 'string' },
-      file: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  })
+  const { positionals, values } = parse(argv)
   const [group, action] = positionals
-  if (values.help || !group) throw new UsageError(USAGE)
+  if (values.help) throw new HelpRequested(USAGE)
+  if (!group) throw new UsageError(USAGE)
 
   if (group === 'project' && action === 'create') {
     if (!values.name) throw new UsageError('project create needs --name NAME')
-    return withDatabase(config, (db) => createProject(db.sql, { name: values.name!, organizationId: values.organization }))
+    const organizationId = values.organization
+    if (organizationId !== undefined && !UUID.test(organizationId)) throw new UsageError(`--organization must be an organization id (a UUID), not ${JSON.stringify(organizationId)}`)
+    return withDatabase(config, (db) =>
+      createProject(db.sql, { name: values.name!, organizationId }).catch((error: { code?: string }) => {
+        if (error?.code === '23503') throw new UsageError(`no organization has the id ${organizationId}`)
+        throw error
+      }),
+    )
   }
   if (group === 'personal-key' && action === 'create') {
     if (!values.label) throw new UsageError('personal-key create needs --label LABEL')
@@ -96,6 +118,10 @@ if (import.meta.main) {
     print(await runCli(process.argv.slice(2), config))
     process.exit(0)
   } catch (error) {
+    if (error instanceof HelpRequested) {
+      process.stdout.write(`${error.message}\n`)
+      process.exit(0)
+    }
     if (error instanceof UsageError) {
       process.stderr.write(`${error.message}\n`)
       process.exit(64)

@@ -87,3 +87,22 @@ describe('cli', () => {
     expect(r.stderr).toContain('FLUSH_INTERVAL_MS: got "soon", expected an integer')
   })
 })
+
+describe('cli usage', () => {
+  test('--help exits 0; an unknown option or a bad --organization is one clear line, exit 64', async () => {
+    const env = await freshEnv({ postgres: 'embedded', clickhouse: 'embedded' })
+    const help = await runCli(['--help'], env)
+    expect(help.code).toBe(0)
+    expect(help.stdout).toContain('usage: npm run cli')
+    const unknown = await runCli(['project', 'create', '--nmae', 'x'], env)
+    expect(unknown.code).toBe(64)
+    expect(unknown.stderr.trim().split('\n')).toEqual([expect.stringContaining("Unknown option '--nmae'")])
+    expect(unknown.stdout).toBe('')
+    const notUuid = await runCli(['project', 'create', '--name', 'x', '--organization', 'acme'], env)
+    expect(notUuid.code).toBe(64)
+    expect(notUuid.stderr.trim()).toBe('--organization must be an organization id (a UUID), not "acme"')
+    const missing = await runCli(['project', 'create', '--name', 'x', '--organization', '00000000-0000-4000-8000-000000000000'], env)
+    expect(missing.code).toBe(64)
+    expect(missing.stderr.trim()).toBe('no organization has the id 00000000-0000-4000-8000-000000000000')
+  })
+})
