@@ -3,6 +3,7 @@ import { Elysia, t } from 'elysia'
 import type { Sql } from 'postgres'
 import type { PersonalKeyAuth } from '../http/auth'
 import { errors } from '../http/errors'
+import { charField } from '../http/fields'
 import { isoDate } from '../http/format'
 import { personalKeyGuard } from '../http/guards'
 import { page, PageQuery, parsePaging, publicUrl } from '../http/pagination'
@@ -64,10 +65,26 @@ export function searchTerms(search: string | undefined): string[] {
   return (search ?? '').replace(/\0/g, '').split(' ').filter((t) => t.length > 0)
 }
 
+// Dates Postgres and its driver give back as they were given: postgres.js reads years 1–99 as 19xx/20xx.
+const EARLIEST_DATE_MS = Date.UTC(1900, 0, 1)
+const LATEST_DATE_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999)
+const CALENDAR_DATE = /^(\d{4})-(\d{2})-(\d{2})/
+
 function dateMember(value: unknown, attr: string): Date | null {
   if (value === null) return null
   const ms = typeof value === 'string' ? parseTimestamp(value) : null
   if (ms === null) throw errors.validation('invalid', 'Datetime has wrong format. Use ISO 8601.', attr)
+  // 2024-02-30 is not 2024-03-01: a day the month does not have is refused, not rolled over
+  const calendar = CALENDAR_DATE.exec((value as string).trim())
+  if (calendar) {
+    const [, y, m, d] = calendar.map(Number) as [number, number, number, number]
+    const day = new Date(Date.UTC(2000, 0, 1))
+    day.setUTCFullYear(y, m - 1, d)
+    if (day.getUTCMonth() !== m - 1 || day.getUTCDate() !== d) throw errors.validation('invalid', 'Datetime has wrong format. Use ISO 8601.', attr)
+  }
+  if (ms < EARLIEST_DATE_MS || ms > LATEST_DATE_MS) {
+    throw errors.validation('invalid', 'Datetime out of range: use a date between 1900-01-01 and 9999-12-31.', attr)
+  }
   return new Date(ms)
 }
 
@@ -80,9 +97,7 @@ export function parseChanges(body: unknown): DefinitionChanges {
   for (const [key, value] of Object.entries(body)) {
     if (!PATCHABLE.has(key)) throw errors.validation('invalid_input', `Unknown field "${key}": only name, created_at, last_seen_at, tags and post_to_chat can be changed.`, key)
     if (key === 'name') {
-      if (typeof value !== 'string' || value.trim() === '') throw errors.validation('blank', 'This field may not be blank.', 'name')
-      if (value.length > 400) throw errors.validation('max_length', 'Ensure this field has no more than 400 characters.', 'name')
-      changes.name = value
+      changes.name = charField(value, 'name', { allowBlank: false, maxLength: 400 })
     } else if (key === 'created_at' || key === 'last_seen_at') {
       changes[key] = dateMember(value, key)
     } else if (key === 'tags') {

@@ -3,6 +3,7 @@
 // active, ensure_experience_continuity), so the first error reported is the one PostHog would report.
 // Cohort properties are refused as PostHog refuses an unknown cohort: this service has no cohorts.
 import { errors } from '../http/errors'
+import { assertStorable, charField } from '../http/fields'
 import { parseFilterDate } from './engine/dates'
 import { compilePythonRegex, sanitizeRegexPattern } from './engine/pyregex'
 import { pyStr } from './engine/pyvalue'
@@ -46,30 +47,6 @@ function fail(code: string, detail: string, attr: string | null): never {
 
 function invalidFilters(detail: string, code = 'invalid_input'): never {
   throw errors.validation(code, detail, 'filters')
-}
-
-/** Postgres stores neither NUL characters nor unpaired UTF-16 surrogates (JSON allows both). */
-function storable(value: unknown): boolean {
-  if (typeof value === 'string') return value.isWellFormed() && !value.includes('\0')
-  if (Array.isArray(value)) return value.every(storable)
-  if (value !== null && typeof value === 'object') return Object.entries(value).every(([k, v]) => storable(k) && storable(v))
-  return true
-}
-
-function assertStorable(value: unknown, attr: string): void {
-  if (!storable(value)) fail('invalid_input', 'Null characters and unpaired surrogates are not allowed.', attr)
-}
-
-/** DRF CharField: strings (and numbers, as text), whitespace trimmed. */
-function charField(value: unknown, attr: string, options: { allowBlank: boolean; maxLength?: number }): string {
-  if (value === null) fail('null', 'This field may not be null.', attr)
-  if (typeof value !== 'string' && (typeof value !== 'number' || !Number.isFinite(value))) fail('invalid_input', 'Not a valid string.', attr)
-  const text = String(value).trim()
-  if (!options.allowBlank && text === '') fail('blank', 'This field may not be blank.', attr)
-  if (options.maxLength !== undefined && text.length > options.maxLength) {
-    fail('max_length', `Ensure this field has no more than ${options.maxLength} characters.`, attr)
-  }
-  return text
 }
 
 /** DRF BooleanField. */

@@ -111,6 +111,31 @@ for (const postgres of ['real', 'embedded'] as StoreChoice[]) {
       expect(taken).toMatchObject({ type: 'validation_error', code: 'unique', attr: 'name' })
     })
 
+    test('PATCH reads fields as the flag API does: a number name is its text, blank/null/lone surrogates refused, dates in range', async () => {
+      const d = (await json(stack.api(`${base}/?search=axb`))).results[0]
+      const patch = (body: unknown) => stack.api(`${base}/${d.id}/`, { method: 'PATCH', json: body })
+      expect((await json(patch({ name: 123 }))).name).toBe('123')
+      const flagName = await json(stack.api('/api/projects/@current/feature_flags/', { method: 'POST', json: { key: 'number-name', name: 123, filters: { groups: [{ rollout_percentage: 0 }] } } }))
+      expect(flagName.name).toBe('123')
+      for (const [body, code] of [
+        [{ name: '   ' }, 'blank'],
+        [{ name: null }, 'null'],
+        [{ name: {} }, 'invalid_input'],
+        [{ name: '\ud800' }, 'invalid_input'],
+      ] as const) {
+        const r = await patch(body)
+        expect(r.status).toBe(400)
+        expect(await json(r)).toMatchObject({ type: 'validation_error', code, attr: 'name' })
+      }
+      for (const when of ['99999999999999999', '0042-01-01T00:00:00Z', '2024-02-30T00:00:00Z', '2024-13-01']) {
+        const r = await patch({ created_at: when })
+        expect(r.status).toBe(400)
+        expect(await json(r)).toMatchObject({ type: 'validation_error', attr: 'created_at' })
+      }
+      expect((await json(patch({ created_at: '2024-02-29T00:00:00Z' }))).created_at).toBe('2024-02-29T00:00:00Z')
+      await patch({ name: 'axb' })
+    })
+
     test('DELETE answers 204, then the definition is 404', async () => {
       const d = (await json(stack.api(`${base}/?search=signed_up`))).results[0]
       const r = await stack.api(`${base}/${d.id}/`, { method: 'DELETE' })
