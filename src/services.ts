@@ -5,6 +5,7 @@ import { migratePostgres } from './db/migrate'
 import { lockDataDir } from './db/data-dir-lock'
 import { isConnectionError, openDatabase, type Database } from './db/postgres'
 import { createEventStore } from './events/factory'
+import { parseClickHouseUrl } from './events/clickhouse'
 import { ResilientStore } from './events/resilient-store'
 import type { EventStore } from './events/store'
 import { PersonalKeyAuth } from './http/auth'
@@ -78,6 +79,10 @@ export async function startServices(config: Config, log: Logger, options: { metr
     const events = new ResilientStore(createEventStore(config))
     await events.init()
     closers.push(() => events.close())
+    if (config.CLICKHOUSE_URL && !(await withTimeout(events.health(), 3000, false))) {
+      const { url, database } = parseClickHouseUrl(config.CLICKHOUSE_URL)
+      log.warn({ clickhouse: `${url}/${database}` }, 'ClickHouse (CLICKHOUSE_URL) is not reachable: capture keeps logging events, /_ready answers 503 until it answers')
+    }
 
     const tokens = new ProjectTokenCache(db.sql)
     await tokens.start()

@@ -29,6 +29,8 @@ describe('request logs', () => {
     expect(access).toMatchObject({ level: 'info', msg: 'request', method: 'GET', route: '/_health', status: 200 })
     // no key in any line, and no duplicate keys in the "listening" line
     expect(svc.logs()).not.toContain(PERSONAL_KEY)
+    // ClickHouse unreachable at boot is a warning naming it, without its credentials
+    expect(lines().some((l) => l.level === 'warn' && l.msg.startsWith('ClickHouse (CLICKHOUSE_URL) is not reachable') && l.clickhouse.endsWith('/phog'))).toBe(true)
     const listening = svc.logs().split('\n').find((l) => l.includes('"listening"'))!
     expect(listening.match(/"pid"/g)).toHaveLength(1)
   })
