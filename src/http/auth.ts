@@ -1,7 +1,7 @@
 // Personal API keys (Authorization: Bearer phx_…) for the private API, and project access checks.
 import type { Sql } from 'postgres'
 import { isConnectionError } from '../db/postgres'
-import { hashKey, sameHash } from '../projects/keys'
+import { hashKey, plausibleKey, sameHash } from '../projects/keys'
 import { currentProjectId, projectOfUser, type ProjectRow } from '../projects/repository'
 import { ApiError, errors } from './errors'
 
@@ -19,6 +19,8 @@ interface CachedKey {
 
 const CACHE_TTL_MS = 10_000
 const CACHE_MAX = 10_000
+/** Unknown keys are remembered this long, so a flood of bad keys costs one query per key, not per request. */
+const NEGATIVE_TTL_MS = 2_000
 const LAST_USED_EVERY_MS = 60 * 60 * 1000
 const BEARER = /^Bearer\s+(\S.*)$/
 
@@ -40,6 +42,8 @@ export function findPersonalKey(authorization: string | undefined | null, query:
 
 export class PersonalKeyAuth {
   private readonly cache = new Map<string, CachedKey>()
+  /** hashes of keys Postgres did not know, and when: bounded in count (and so in bytes: hashes are fixed-size) */
+  private readonly unknown = new Map<string, number>()
   private readonly lastUsedWritten = new Map<string, number>()
 
   constructor(private readonly sql: Sql) {}
@@ -47,10 +51,13 @@ export class PersonalKeyAuth {
   /** The principal behind a request's personal key; 401 when absent or unknown, 503 when Postgres is down. */
   async authenticate(candidate: KeyCandidate | null): Promise<Principal> {
     if (!candidate || !candidate.key) throw errors.notAuthenticated()
+    if (!plausibleKey(candidate.key)) throw errors.invalidPersonalKey(candidate.source)
     const secureValue = hashKey(candidate.key)
     const now = Date.now()
     const cached = this.cache.get(secureValue)
     if (cached && cached.expiresAt > now && sameHash(cached.secureValue, secureValue)) return cached.principal
+    const missedAt = this.unknown.get(secureValue)
+    if (missedAt !== undefined && now - missedAt < NEGATIVE_TTL_MS) throw errors.invalidPersonalKey(candidate.source)
 
     let row: { id: string; user_id: number; uuid: string; secure_value: string; last_used_at: Date | null } | undefined
     try {
@@ -63,7 +70,11 @@ export class PersonalKeyAuth {
       if (isConnectionError(error)) throw errors.databaseUnavailable()
       throw error
     }
-    if (!row || !sameHash(row.secure_value, secureValue)) throw errors.invalidPersonalKey(candidate.source)
+    if (!row || !sameHash(row.secure_value, secureValue)) {
+      if (this.unknown.size >= CACHE_MAX) this.unknown.delete(this.unknown.keys().next().value!)
+      this.unknown.set(secureValue, now)
+      throw errors.invalidPersonalKey(candidate.source)
+    }
     const principal: Principal = { userId: row.user_id, userUuid: row.uuid, keyId: row.id }
     if (this.cache.size >= CACHE_MAX) this.cache.delete(this.cache.keys().next().value!)
     this.cache.set(secureValue, { secureValue, principal, expiresAt: now + CACHE_TTL_MS })

@@ -199,3 +199,22 @@ describe('nesting limits', () => {
     expect(valueNestingExceeds({ a: [{ b: 1 }] }, 2)).toBe(true)
   })
 })
+
+describe('decoding costs bounded before the key is known', () => {
+  test('an lz64 payload expanding more than 100 times its size is refused as soon as it passes that', () => {
+    const bomb = LZString.compressToBase64(JSON.stringify({ event: 'a'.repeat(2_000_000), distinct_id: 'd' }))
+    const e = fails(raw({ body: bomb, query: new URLSearchParams('compression=lz64') }), 20 * MB)
+    expect(e.status).toBe(400)
+    expect(e.detail).toContain('expands more than 100 times')
+    // an ordinary payload decodes
+    const ok = LZString.compressToBase64(JSON.stringify({ event: 'x', distinct_id: 'd', properties: { url: 'https://example.com/a' } }))
+    expect(JSON.parse(decodePayload(raw({ body: ok, query: new URLSearchParams('compression=lz64') }), MB).text).event).toBe('x')
+  })
+
+  test('base64 with whitespace: spaces are form-encoded pluses, other whitespace is dropped (one pass, no callbacks)', () => {
+    const json = JSON.stringify({ event: 'e', distinct_id: 'a+b?c>' })
+    const encoded = b64(json)
+    const spaced = `${encoded.slice(0, 10)}\n\r\t${encoded.slice(10, 20)}\n${encoded.slice(20)}`.replaceAll('+', ' ')
+    expect(JSON.parse(decodePayload(raw({ body: spaced }), MB).text)).toEqual(JSON.parse(json))
+  })
+})

@@ -19,6 +19,16 @@ export function generateKey(kind: KeyKind): string {
   return `${kind}_${base62(randomBytes(32))}`
 }
 
+/**
+ * No real key is longer (ours are 47 characters, PostHog's about as long): a longer one is refused before it
+ * is hashed, cached or looked up, so junk keys of megabytes cannot pin memory or cost a query.
+ */
+export const MAX_KEY_LENGTH = 128
+
+export function plausibleKey(key: string): boolean {
+  return key.length > 0 && key.length <= MAX_KEY_LENGTH
+}
+
 export function hashKey(key: string): string {
   return `sha256$${createHash('sha256').update(key, 'utf8').digest('hex')}`
 }

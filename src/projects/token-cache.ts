@@ -2,10 +2,12 @@
 //
 // The cache holds a snapshot of every project's key hash. A key missing from it triggers a reload, at most
 // one at a time and at most once per MISS_RELOAD_INTERVAL_MS, so a flood of bad keys costs Postgres at most
-// one query a second; misses a reload has confirmed are remembered in a bounded negative cache. When Postgres is down the snapshot keeps answering for known keys; an unknown
-// key then gets 503 fetch_team_fail (seed §7.1).
+// one query a second; misses a reload has confirmed are remembered in a bounded negative cache. Keys longer than
+// any real one are refused before they are hashed or cached, so every cache here is bounded in bytes too
+// (entries × at most MAX_KEY_LENGTH characters). When Postgres is down the snapshot keeps answering for known
+// keys; an unknown key then gets 503 fetch_team_fail.
 import type { Sql } from 'postgres'
-import { hashKey } from './keys'
+import { hashKey, plausibleKey } from './keys'
 import { errors } from '../http/errors'
 
 export interface TokenCacheOptions {
@@ -52,11 +54,12 @@ export class ProjectTokenCache {
 
   /** Fast path: the project id for a token already known, without a promise. */
   cached(token: string): number | undefined {
-    return this.byHash.get(this.hash(token))
+    return plausibleKey(token) ? this.byHash.get(this.hash(token)) : undefined
   }
 
   /** The project id, 'unknown' for a key no project has, or 'unavailable' when that cannot be told. */
   async lookup(token: string): Promise<TokenLookup> {
+    if (!plausibleKey(token)) return 'unknown'
     const hash = this.hash(token)
     const hit = this.byHash.get(hash)
     if (hit !== undefined) return hit
