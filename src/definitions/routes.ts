@@ -60,9 +60,17 @@ export function parseOrdering(values: string[]): { key: OrderKey; descending: bo
   return out
 }
 
-/** `search`: split on spaces; NUL characters dropped. */
+/** Each term is one more pattern over every definition: a thousand of them once held a query for 19 s. */
+export const MAX_SEARCH_TERMS = 10
+export const MAX_SEARCH_TERM_LENGTH = 200
+
+/** `search`: split on spaces; NUL characters dropped; at most 10 terms of at most 200 characters. */
 export function searchTerms(search: string | undefined): string[] {
-  return (search ?? '').replace(/\0/g, '').split(' ').filter((t) => t.length > 0)
+  const terms = (search ?? '').replace(/\0/g, '').split(' ').filter((t) => t.length > 0)
+  if (terms.length > MAX_SEARCH_TERMS || terms.some((t) => t.length > MAX_SEARCH_TERM_LENGTH)) {
+    throw errors.validation('invalid_input', `search takes at most ${MAX_SEARCH_TERMS} terms of at most ${MAX_SEARCH_TERM_LENGTH} characters.`, 'search')
+  }
+  return terms
 }
 
 // Dates Postgres and its driver give back as they were given: postgres.js reads years 1–99 as 19xx/20xx.

@@ -4,7 +4,7 @@ import { errors } from './errors'
 
 // Kept as strings so that a bad value gets DRF's message naming the parameter (see parsePaging).
 export const PageQuery = {
-  limit: t.Optional(t.String({ description: 'page size, an integer >= 1 (default 100)' })),
+  limit: t.Optional(t.String({ description: 'page size, an integer >= 1 (default 100, at most 1000)' })),
   offset: t.Optional(t.String({ description: 'items to skip, an integer >= 0 (default 0)' })),
 }
 
@@ -17,8 +17,14 @@ function integerParam(raw: string | undefined, name: string, min: number, fallba
   return Math.min(value, Number.MAX_SAFE_INTEGER)
 }
 
+/** The largest page any list answers: a larger `limit` gets this many (one request once returned 111 MB). */
+export const MAX_PAGE_SIZE = 1000
+
 export function parsePaging(query: { limit?: string; offset?: string }, defaultLimit = 100): { limit: number; offset: number } {
-  return { limit: integerParam(query.limit, 'limit', 1, defaultLimit), offset: integerParam(query.offset, 'offset', 0, 0) }
+  return {
+    limit: Math.min(MAX_PAGE_SIZE, integerParam(query.limit, 'limit', 1, defaultLimit)),
+    offset: integerParam(query.offset, 'offset', 0, 0),
+  }
 }
 
 export interface Page<T> {

@@ -1,6 +1,6 @@
 // Groups learned from events: group types get the lowest free index 0..4 in order of first sight (at most
 // five per project), and $groupidentify's $group_set is merged into the group's properties.
-import type { PersonEvent } from './identity'
+import { setOwn, type PersonEvent } from './identity'
 
 export const MAX_GROUP_TYPES = 5
 
@@ -49,7 +49,7 @@ export function groupUpdates(events: PersonEvent[]): GroupUpdate[] {
     if (key.length === 0 || key.length > 400) continue
     const id = `${type}\u0000${key}`
     const update = byGroup.get(id) ?? { type, key, properties: {} }
-    if (isObject(e.properties.$group_set)) Object.assign(update.properties, e.properties.$group_set)
+    if (isObject(e.properties.$group_set)) for (const [k, v] of Object.entries(e.properties.$group_set)) setOwn(update.properties, k, v)
     byGroup.set(id, update)
   }
   return [...byGroup.values()]

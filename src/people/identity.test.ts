@@ -129,3 +129,23 @@ describe('properties', () => {
     expect(model.personOf('visitor')).toMatchObject({ isIdentified: false, properties: {} })
   })
 })
+
+describe('property names that are special in JavaScript objects', () => {
+  test('__proto__, constructor, toString, hasOwnProperty, valueOf are ordinary keys for $set, $set_once and $unset', () => {
+    const target: Record<string, unknown> = {}
+    const names = ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf']
+    const setOnce = JSON.parse(`{${names.map((n) => `"${n}": "once-${n}"`).join(',')}}`)
+    expect(applyPropertyUpdates(target, { $set_once: setOnce })).toBe(true)
+    for (const n of names) expect(Object.getOwnPropertyDescriptor(target, n)?.value).toBe(`once-${n}`)
+    expect(Object.getPrototypeOf(target)).toBe(Object.prototype)
+    // an injected __proto__ object must not make later $set_once keys look present
+    const injected: Record<string, unknown> = {}
+    applyPropertyUpdates(injected, { $set: JSON.parse('{"__proto__": {"plan": "free"}}') })
+    applyPropertyUpdates(injected, { $set_once: { plan: 'pro' } })
+    expect(Object.hasOwn(injected, 'plan')).toBe(true)
+    expect(injected.plan).toBe('pro')
+    expect(JSON.parse(JSON.stringify(injected))).toEqual(JSON.parse('{"__proto__": {"plan": "free"}, "plan": "pro"}'))
+    applyPropertyUpdates(target, { $unset: ['constructor'] })
+    expect(Object.hasOwn(target, 'constructor')).toBe(false)
+  })
+})

@@ -165,21 +165,30 @@ export class IdentityModel {
   }
 }
 
+/**
+ * A property set as an own key whatever its name: `target[k] = v` with k = "__proto__" would replace the
+ * object's prototype instead (the key lost, and the injected prototype's keys then look present).
+ */
+export function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true })
+}
+
 /** $set overwrites, $set_once fills only absent keys, $unset removes; true when anything changed. */
 export function applyPropertyUpdates(target: Record<string, unknown>, properties: Record<string, unknown>): boolean {
   let changed = false
+  // own keys only: "constructor" or "toString" are not "present" because every object inherits them
   if (isObject(properties.$set_once)) {
     for (const [k, v] of Object.entries(properties.$set_once)) {
-      if (!(k in target)) {
-        target[k] = v
+      if (!Object.hasOwn(target, k)) {
+        setOwn(target, k, v)
         changed = true
       }
     }
   }
   if (isObject(properties.$set)) {
     for (const [k, v] of Object.entries(properties.$set)) {
-      if (!(k in target) || JSON.stringify(target[k]) !== JSON.stringify(v)) {
-        target[k] = v
+      if (!Object.hasOwn(target, k) || JSON.stringify(target[k]) !== JSON.stringify(v)) {
+        setOwn(target, k, v)
         changed = true
       }
     }
@@ -187,7 +196,7 @@ export function applyPropertyUpdates(target: Record<string, unknown>, properties
   const unset = properties.$unset
   const keys = Array.isArray(unset) ? unset : isObject(unset) ? Object.keys(unset) : []
   for (const k of keys) {
-    if (typeof k === 'string' && k in target) {
+    if (typeof k === 'string' && Object.hasOwn(target, k)) {
       delete target[k]
       changed = true
     }

@@ -1,0 +1,44 @@
+// What one request may cost: page sizes capped on every list, definition search bounded, on both stores.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { recordSightings } from '../../src/definitions/repository'
+import { startStack, type Stack, json } from '../helpers/stack'
+
+for (const postgres of ['embedded', 'real'] as const) {
+  describe(`request limits (${postgres} Postgres)`, () => {
+    let stack: Stack
+    beforeAll(async () => {
+      stack = await startStack({ postgres, clickhouse: 'embedded' })
+      // more definitions than the largest page
+      const now = Date.now()
+      await recordSightings(stack.services.db.sql, Array.from({ length: 1005 }, (_, i) => ({ teamId: 1, name: `event-${i}`, seenAt: now })))
+    })
+    afterAll(async () => {
+      await stack?.close()
+    })
+
+    test('every list caps its page at 1000, whatever limit asks for', async () => {
+      for (const list of ['/api/projects/', '/api/projects/@current/persons/', '/api/projects/@current/feature_flags/', '/api/projects/@current/event_definitions/']) {
+        const r = await stack.api(`${list}?limit=9007199254740991`)
+        expect(r.status).toBe(200)
+        const body = await json(r)
+        expect(body.results.length).toBeLessThanOrEqual(1000)
+        if (body.next) expect(new URL(body.next).searchParams.get('limit')).toBe('1000')
+      }
+      const definitions = await json(stack.api('/api/projects/@current/event_definitions/?limit=9007199254740991'))
+      expect(definitions.results).toHaveLength(1000)
+      expect(definitions.count).toBe(1005)
+      expect(new URL(definitions.next).searchParams.get('limit')).toBe('1000')
+      const events = await stack.api('/api/projects/@current/events/?limit=9007199254740991')
+      expect(events.status).toBe(200)
+    })
+
+    test('definition search: at most 10 terms of at most 200 characters, refused with 400 naming search', async () => {
+      const many = await stack.api(`/api/projects/@current/event_definitions/?search=${encodeURIComponent(Array(1000).fill('a').join(' '))}`)
+      expect(many.status).toBe(400)
+      expect(await json(many)).toMatchObject({ type: 'validation_error', attr: 'search' })
+      const long = await stack.api(`/api/projects/@current/event_definitions/?search=${'a'.repeat(201)}`)
+      expect(long.status).toBe(400)
+      expect((await stack.api(`/api/projects/@current/event_definitions/?search=${encodeURIComponent(Array(10).fill('a').join(' '))}`)).status).toBe(200)
+    })
+  })
+}
