@@ -1,7 +1,8 @@
 // Builds the HTTP app from the capability plugins. main.ts serves it; tests call app.handle() in-process.
 import { Elysia } from 'elysia'
 import { swagger } from '@elysiajs/swagger'
-import { apiPreflightHeaders, corsHeaders } from './http/cors'
+import { findPersonalKey } from './http/auth'
+import { apiPreflightHeaders, corsHeaders, queryOf } from './http/cors'
 import { refuseTooLarge } from './http/body'
 import { allowedMethods } from './http/methods'
 import { ApiError, errors, toErrorResponse } from './http/errors'
@@ -40,8 +41,14 @@ export function createApp(services: Services) {
     .onRequest(async ({ request, set }) => {
       started.set(request, performance.now())
       set.headers['x-request-id'] = request.headers.get('x-request-id') || crypto.randomUUID()
+      const privateApi = request.url.startsWith('/api/', request.url.indexOf('/', 8))
       // the private API answers browsers on other origins (an admin tool with a Bearer key)
-      if (request.headers.has('origin') && request.url.includes('/api/')) Object.assign(set.headers, corsHeaders(request))
+      if (privateApi && request.headers.has('origin')) Object.assign(set.headers, corsHeaders(request))
+      // ... and checks the key before reading a body: an anonymous 70 MB chunked body is not parsed first
+      if (privateApi && request.body !== null && request.method !== 'GET' && request.method !== 'OPTIONS') {
+        const query = request.url.includes('personal_api_key=') ? queryOf(request) : null
+        await services.auth.authenticate(findPersonalKey(request.headers.get('authorization'), query))
+      }
       // Every route's bodies are capped here by their declared length; capture and decide also cap chunked ones.
       // With CORS headers, so that a browser client can read why.
       if (Number(request.headers.get('content-length') ?? 0) > maxBodyBytes) {
