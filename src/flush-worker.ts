@@ -74,7 +74,13 @@ async function start(init: WorkerInit): Promise<void> {
     new StoreWriter({ events, checkpoint: flusher.checkpoint, deadLetters: flusher.deadLetters, metrics, log }),
   )
   // Its own connection (on the embedded store: through the capture thread's PGlite socket).
-  const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, poolMax: 2, joinRunningServer: true })
+  const db = await openDatabase({
+    databaseUrl: config.DATABASE_URL,
+    dataDir: config.DATA_DIR,
+    poolMax: 2,
+    joinRunningServer: true,
+    statementTimeoutMs: config.LEARNER_STATEMENT_TIMEOUT_MS,
+  })
   // Persons, groups and definitions are learned from what has landed in the event store.
   flusher.addConsumer(new Learner({ sql: db.sql, tracker: new DefinitionTracker(), metrics, log }), { after: storeWriter })
   flusher.start()

@@ -61,7 +61,12 @@ export async function startServices(config: Config, log: Logger, options: { metr
   const metrics = options.metrics ?? createMetrics({ defaultMetrics: true })
   // the write-ahead log and the embedded database belong to one live process
   const unlock = await lockDataDir(config.DATA_DIR)
-  const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, poolMax: config.PG_POOL_MAX }).catch(async (error) => {
+  const db = await openDatabase({
+    databaseUrl: config.DATABASE_URL,
+    dataDir: config.DATA_DIR,
+    poolMax: config.PG_POOL_MAX,
+    statementTimeoutMs: config.PG_STATEMENT_TIMEOUT_MS,
+  }).catch(async (error) => {
     await unlock()
     throw error
   })

@@ -31,6 +31,8 @@ export interface DatabaseOptions {
   poolMax: number
   /** CLI: connect to the embedded database of a running server instead of failing */
   joinRunningServer?: boolean
+  /** Postgres cancels any statement running longer (0 = no limit): one request cannot hold a connection for minutes */
+  statementTimeoutMs?: number
 }
 
 const CLIENT_OPTIONS: postgres.Options<{}> = {
@@ -53,7 +55,11 @@ function redactUrl(url: string): string {
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   if (options.databaseUrl) {
-    const sql = postgres(options.databaseUrl, { ...CLIENT_OPTIONS, max: options.poolMax })
+    const sql = postgres(options.databaseUrl, {
+      ...CLIENT_OPTIONS,
+      max: options.poolMax,
+      connection: options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {},
+    })
     return {
       sql,
       embedded: false,

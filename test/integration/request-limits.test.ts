@@ -7,7 +7,7 @@ for (const postgres of ['embedded', 'real'] as const) {
   describe(`request limits (${postgres} Postgres)`, () => {
     let stack: Stack
     beforeAll(async () => {
-      stack = await startStack({ postgres, clickhouse: 'embedded' })
+      stack = await startStack({ postgres, clickhouse: 'embedded' }, { PG_STATEMENT_TIMEOUT_MS: '2000' })
       // more definitions than the largest page
       const now = Date.now()
       await recordSightings(stack.services.db.sql, Array.from({ length: 1005 }, (_, i) => ({ teamId: 1, name: `event-${i}`, seenAt: now })))
@@ -15,6 +15,16 @@ for (const postgres of ['embedded', 'real'] as const) {
     afterAll(async () => {
       await stack?.close()
     })
+
+    // (PGlite runs one statement at a time in-process, with no server-side timer: real Postgres only)
+    if (postgres === 'real') {
+      test('every Postgres statement of a request has a time limit (PG_STATEMENT_TIMEOUT_MS)', async () => {
+        const [row] = await stack.services.db.sql<{ statement_timeout: string }[]>`show statement_timeout`
+        expect(row!.statement_timeout).toBe('2s')
+        // canceling statement due to statement timeout
+        await expect(stack.services.db.sql`select pg_sleep(3)`).rejects.toMatchObject({ code: '57014' })
+      })
+    }
 
     test('every list caps its page at 1000, whatever limit asks for', async () => {
       for (const list of ['/api/projects/', '/api/projects/@current/persons/', '/api/projects/@current/feature_flags/', '/api/projects/@current/event_definitions/']) {
