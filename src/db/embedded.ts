@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
 import { PGLiteSocketHandler } from '@electric-sql/pglite-socket'
-import { dataDirHolder, lockDataDir } from './data-dir-lock'
+import { DataDirBusy, dataDirHolder, lockDataDir } from './data-dir-lock'
 import { ExclusiveQueryQueue } from './pglite-queue'
 
 export interface EmbeddedPostgres {
@@ -61,10 +61,19 @@ function socketPath(root: string): string {
   return join(privateDir(join(tmpdir(), `phog-${process.getuid?.() ?? 0}-${tag}`)), 'pg.sock')
 }
 
+/** Directories whose database this process serves: a second PGlite on the same files would corrupt them. */
+const serving = new Set<string>()
+
 export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPostgres> {
   const root = resolve(dataDir)
   mkdirSync(root, { recursive: true, mode: 0o700 })
+  if (serving.has(root)) throw new DataDirBusy(dataDir, process.pid)
   const unlock = await lockDataDir(root)
+  serving.add(root)
+  const release = async () => {
+    serving.delete(root)
+    await unlock()
+  }
   const sockPath = socketPath(root)
 
   let db: PGlite | undefined
@@ -100,14 +109,14 @@ export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPo
         await openDb.close()
         rmSync(sockPath, { force: true })
         rmSync(lockFile(dataDir), { force: true })
-        await unlock()
+        await release()
       },
     }
   } catch (error) {
     server?.close()
     await db?.close().catch(() => undefined)
     rmSync(lockFile(dataDir), { force: true })
-    await unlock()
+    await release()
     throw error
   }
 }
