@@ -5,6 +5,7 @@ import { corsHeaders } from './http/cors'
 import { ApiError, errors, toErrorResponse } from './http/errors'
 import { opsRoutes } from './ops/routes'
 import { projectRoutes } from './projects/routes'
+import { personalKeyRoutes } from './projects/personal-key-routes'
 import { captureRoutes } from './capture/routes'
 import { eventRoutes } from './events/routes'
 import { definitionRoutes } from './definitions/routes'
@@ -82,6 +83,7 @@ export function createApp(services: Services) {
       projectRoutes({
         sql: services.db.sql,
         auth: services.auth,
+        tokens: services.tokens,
         limiter: services.apiLimiter,
         trustProxy: services.config.TRUST_PROXY,
       }),
@@ -95,6 +97,7 @@ export function createApp(services: Services) {
       }),
     )
     .use(remoteConfigRoutes({ tokens: services.tokens }))
+    .use(personalKeyRoutes(privateApi))
     .use(definitionRoutes(privateApi))
     .use(personRoutes(privateApi))
     .use(decideRoutes({ decide: services.flags.decide, metrics, maxBodyBytes: services.config.MAX_BODY_BYTES }))

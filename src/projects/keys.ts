@@ -13,6 +13,16 @@ function base62(bytes: Uint8Array): string {
   return out || '0'
 }
 
+/**
+ * No real key is longer than this (PostHog's and ours are ~50 characters). A longer one is refused before it is
+ * hashed, looked up or cached, so a presented key costs at most this many bytes in any cache.
+ */
+export const MAX_KEY_LENGTH = 100
+
+export function plausibleKey(key: string): boolean {
+  return key.length > 0 && key.length <= MAX_KEY_LENGTH
+}
+
 export type KeyKind = 'phc' | 'phx'
 
 export function generateKey(kind: KeyKind): string {
