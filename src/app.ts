@@ -1,6 +1,6 @@
 // Builds the HTTP app from the capability plugins. main.ts serves it; tests call app.handle() in-process.
 import { Elysia } from 'elysia'
-import { swagger } from '@elysiajs/swagger'
+import { apiDocsRoutes } from './http/api-docs'
 import { corsHeaders } from './http/cors'
 import { ApiError, errors, toErrorResponse } from './http/errors'
 import { opsRoutes } from './ops/routes'
@@ -17,6 +17,13 @@ import type { Services } from './services'
 
 const VERSION = '0.1.0'
 
+const DOCUMENT_INFO = {
+  title: 'phog: PostHog-compatible ingestion, flags and definitions',
+  version: VERSION,
+  description:
+    'Capture and batch ingestion, /decide and /flags, and the private REST API (personal API key: Authorization: Bearer phx_…).',
+}
+
 export function createApp(services: Services) {
   const { metrics, log } = services
   const maxBodyBytes = services.config.MAX_BODY_BYTES
@@ -26,7 +33,7 @@ export function createApp(services: Services) {
     limiter: services.apiLimiter,
     trustProxy: services.config.TRUST_PROXY,
   }
-  return new Elysia({ name: 'phog' })
+  const app = new Elysia({ name: 'phog' })
     .onRequest(({ request, set }) => {
       set.headers['x-request-id'] = request.headers.get('x-request-id') || crypto.randomUUID()
       // Every route's bodies are capped here by their declared length; capture and decide also cap chunked ones.
@@ -54,22 +61,6 @@ export function createApp(services: Services) {
         log.debug({ method: request.method, path, status, requestId: set.headers['x-request-id'] }, 'request')
       }
     })
-    .use(
-      swagger({
-        path: '/swagger',
-        documentation: {
-          info: {
-            title: 'phog: PostHog-compatible ingestion, flags and definitions',
-            version: VERSION,
-            description:
-              'Capture and batch ingestion, /decide and /flags, and the private REST API (personal API key: Authorization: Bearer phx_…).',
-          },
-          components: {
-            securitySchemes: { personalApiKey: { type: 'http', scheme: 'bearer', description: 'personal API key phx_…' } },
-          },
-        },
-      }),
-    )
     .use(opsRoutes({ metrics, readiness: services.readiness }))
     .use(
       captureRoutes({
@@ -110,6 +101,8 @@ export function createApp(services: Services) {
         trustProxy: services.config.TRUST_PROXY,
       }),
     )
+  // Last, so that the document lists every route registered above (read when first asked for).
+  return app.use(apiDocsRoutes({ routes: () => app.routes as never, info: DOCUMENT_INFO }))
 }
 
 export type App = ReturnType<typeof createApp>

@@ -1,7 +1,8 @@
 // TypeBox schemas of projects and personal keys: the routes validate with them and the OpenAPI document shows them.
 import { t } from 'elysia'
+import { model } from '../http/openapi'
 
-export const Project = t.Object(
+export const Project = model('Project', t.Object(
   {
     id: t.Integer(),
     uuid: t.String({ format: 'uuid' }),
@@ -13,9 +14,9 @@ export const Project = t.Object(
     api_token_hint: t.String({ description: 'first and last four characters of the token' }),
     created_at: t.Union([t.String({ format: 'date-time' }), t.Null()]),
   },
-)
+))
 
-export const PersonalApiKey = t.Object(
+export const PersonalApiKey = model('PersonalApiKey', t.Object(
   {
     id: t.String({ format: 'uuid' }),
     label: t.String({ maxLength: 40 }),
@@ -29,13 +30,23 @@ export const PersonalApiKey = t.Object(
     scoped_teams: t.Union([t.Array(t.Integer()), t.Null()]),
     scoped_organizations: t.Union([t.Array(t.String()), t.Null()]),
   },
-)
+))
 
 /** label and scopes are checked by the service, to answer PostHog's codes (required, blank, max_length). */
-export const PersonalApiKeyCreate = t.Object(
+export const PersonalApiKeyCreate = model('PersonalApiKeyCreate', t.Object(
   {
     label: t.Optional(t.String({ maxLength: 1000, description: 'at most 40 characters' })),
     scopes: t.Optional(t.Array(t.String({ maxLength: 100 }), { maxItems: 100, description: '["*"] or "<object>:read|write"' })),
   },
   { additionalProperties: true },
+))
+
+export const ProjectPage = model(
+  'ProjectPage',
+  t.Object({
+    count: t.Integer(),
+    next: t.Union([t.String(), t.Null()]),
+    previous: t.Union([t.String(), t.Null()]),
+    results: t.Array(Project),
+  }),
 )

@@ -9,7 +9,7 @@ import type { RateLimiter } from '../http/rate-limit'
 import { inTransaction } from '../db/postgres'
 import { errors } from '../http/errors'
 import { announceKeyChange } from './key-changes'
-import { Project } from './model'
+import { Project, ProjectPage } from './model'
 import { isOrganizationAdmin, projectsOfUser, resetProjectToken, type ProjectRow } from './repository'
 import type { ProjectTokenCache } from './token-cache'
 
@@ -42,7 +42,11 @@ export function projectRoutes(deps: {
         const { count, rows } = await projectsOfUser(deps.sql, principal.userId, limit, offset)
         return page(publicUrl(request, deps.trustProxy), count, limit, offset, rows.map(projectJson))
       },
-      { query: t.Object(PageQuery), detail: { summary: 'Projects the key’s user can see', tags: ['projects'] } },
+      {
+        query: t.Object(PageQuery),
+        response: { 200: ProjectPage },
+        detail: { summary: 'Projects the key’s user can see', tags: ['projects'] },
+      },
     )
     .get(
       '/api/projects/:project_id/',
