@@ -70,6 +70,13 @@ function isObject(v: unknown): v is Json {
   return typeof v === 'object' && v !== null && !Array.isArray(v)
 }
 
+const METHODS = ['get', 'post', 'put', 'patch', 'delete', 'options', 'head']
+
+/** Catch-alls (method ALL, or a path with *, e.g. for 404/405 answers) are plumbing, not operations. */
+export function isDocumentable(route: { method: string; path: string }): boolean {
+  return METHODS.includes(route.method.toLowerCase()) && !route.path.includes('*')
+}
+
 export function buildOpenApi(routes: RouteLike[], info: Json): Json {
   const schemas: Json = {}
   const convert = (schema: unknown, top = false): unknown => {
@@ -95,7 +102,7 @@ export function buildOpenApi(routes: RouteLike[], info: Json): Json {
   const paths: Record<string, Json> = {}
   for (const route of routes) {
     const method = route.method.toLowerCase()
-    if (!['get', 'post', 'put', 'patch', 'delete', 'options', 'head'].includes(method)) continue
+    if (!isDocumentable(route)) continue
     const path = route.path.replace(/:(\w+)/g, '{$1}')
     const hooks = route.hooks ?? {}
     const detail = { ...(hooks.detail ?? {}) }

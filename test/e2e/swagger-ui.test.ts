@@ -39,7 +39,7 @@ describe('Swagger UI offline', () => {
       await page.goto(`${service.url}${path}`)
       await page.waitForSelector('.opblock', { timeout: 30_000 })
       // every tag section is expanded by default: one .opblock per operation
-      await page.waitForFunction((n) => document.querySelectorAll('.opblock').length >= n, operations, { timeout: 30_000 })
+      await page.waitForFunction((n) => (globalThis as unknown as { document: { querySelectorAll(s: string): { length: number } } }).document.querySelectorAll(".opblock").length >= n, operations, { timeout: 30_000 })
       const listed = await page.$$eval('.opblock-summary-path', (els) => els.map((e) => e.getAttribute('data-path')))
       expect(listed).toContain('/api/personal_api_keys/')
       expect(listed).toContain('/capture')

@@ -78,6 +78,20 @@ for (const postgres of ['real', 'embedded'] as StoreChoice[]) {
       expect(row.secure_value).toMatch(/^sha256\$[0-9a-f]{64}$/)
     })
 
+    test('last_used_at is written on use, and not again within the hour', async () => {
+      const k = await json(stack.api('/api/personal_api_keys/', { method: 'POST', json: { label: 'used', scopes: ['*'] } }))
+      expect((await call(stack.app, '/api/projects/', k.value)).status).toBe(200)
+      let first: string | null = null
+      for (let i = 0; i < 100 && first === null; i++) {
+        first = (await json(stack.api(`/api/personal_api_keys/${k.id}/`))).last_used_at
+        if (first === null) await Bun.sleep(20)
+      }
+      expect(first).not.toBeNull()
+      for (let i = 0; i < 5; i++) expect((await call(stack.app, '/api/projects/', k.value)).status).toBe(200)
+      await Bun.sleep(50)
+      expect((await json(stack.api(`/api/personal_api_keys/${k.id}/`))).last_used_at).toBe(first)
+    })
+
     test('bad labels and scopes get PostHog’s validation errors', async () => {
       const cases: [unknown, string, string][] = [
         [{ label: '', scopes: ['*'] }, 'blank', 'label'],
