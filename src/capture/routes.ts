@@ -77,7 +77,7 @@ export function captureRoutes(deps: { capture: CaptureService; metrics: Metrics;
           responses: documentedAnswer(CaptureOk),
         },
       })
-      .get(path, recording as never)
+      .get(path, recording as never, { detail: { tags: ['capture'], summary: 'Session recordings: answered and dropped', responses: documentedAnswer(CaptureOk) } })
       .options(path, preflight as never)
   }
   return app
