@@ -30,6 +30,7 @@ describe('key attacks', () => {
       expect((await json(r)).code).toBe('invalid_api_key')
     }
     const grown = rssMb() - before
+    console.log(`RSS grew ${grown.toFixed(0)} MB over 120 unique 10 MB keys`)
     // keeping them would be 120 × 10 MB = 1.2 GB; transient decoding leaves far less behind
     expect(grown).toBeLessThan(400)
     const memo = (stack.services.tokens as unknown as { hashOf: Map<string, string> }).hashOf
