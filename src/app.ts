@@ -1,13 +1,14 @@
 // Builds the HTTP app from the capability plugins. main.ts serves it; tests call app.handle() in-process.
 import { Elysia } from 'elysia'
-import { swagger } from '@elysiajs/swagger'
+import { apiDocsRoutes } from './http/api-docs'
 import { findPersonalKey } from './http/auth'
-import { apiPreflightHeaders, corsHeaders, queryOf } from './http/cors'
+import { apiPreflightHeaders, clientIp, corsHeaders, queryOf } from './http/cors'
 import { refuseTooLarge } from './http/body'
 import { allowedMethods } from './http/methods'
 import { ApiError, errors, toErrorResponse } from './http/errors'
 import { opsRoutes } from './ops/routes'
 import { projectRoutes } from './projects/routes'
+import { personalKeyRoutes } from './projects/personal-key-routes'
 import { captureRoutes } from './capture/routes'
 import { eventRoutes } from './events/routes'
 import { definitionRoutes } from './definitions/routes'
@@ -19,6 +20,13 @@ import type { Services } from './services'
 import { throttled } from './log'
 
 const VERSION = '0.1.0'
+
+const DOCUMENT_INFO = {
+  title: 'phog: PostHog-compatible ingestion, flags and definitions',
+  version: VERSION,
+  description:
+    'Capture and batch ingestion, /decide and /flags, and the private REST API (personal API key: Authorization: Bearer phx_…).',
+}
 
 export function createApp(services: Services) {
   const { metrics, log } = services
@@ -35,10 +43,10 @@ export function createApp(services: Services) {
   const durationMs = (request: Request) => Math.round((performance.now() - (started.get(request) ?? performance.now())) * 10) / 10
   // standardHostname: false — find the path after "http://", not at index 11: a Host shorter than 4 characters
   // (`Host: api`) made every route answer 404, and a crafted path could slip past a proxy rule on /api/.
-  const app = new Elysia({ name: 'phog', handler: { standardHostname: false } })
-  const methodsOf = allowedMethods(() => app.routes)
-  return app
-    .onRequest(async ({ request, set }) => {
+  const base = new Elysia({ name: 'phog', handler: { standardHostname: false } })
+  const methodsOf = allowedMethods(() => base.routes)
+  const app = base
+    .onRequest(async ({ request, set, server }) => {
       started.set(request, performance.now())
       set.headers['x-request-id'] = request.headers.get('x-request-id') || crypto.randomUUID()
       const privateApi = request.url.startsWith('/api/', request.url.indexOf('/', 8))
@@ -47,7 +55,8 @@ export function createApp(services: Services) {
       // ... and checks the key before reading a body: an anonymous 70 MB chunked body is not parsed first
       if (privateApi && request.body !== null && request.method !== 'GET' && request.method !== 'OPTIONS') {
         const query = request.url.includes('personal_api_key=') ? queryOf(request) : null
-        await services.auth.authenticate(findPersonalKey(request.headers.get('authorization'), query))
+        const address = clientIp(request, server?.requestIP(request)?.address, services.auth.trustProxy)
+        await services.auth.authenticate(findPersonalKey(request.headers.get('authorization'), query), address)
       }
       // Every route's bodies are capped here by their declared length; capture and decide also cap chunked ones.
       // With CORS headers, so that a browser client can read why.
@@ -82,22 +91,6 @@ export function createApp(services: Services) {
         else log.debug(line, 'request')
       }
     })
-    .use(
-      swagger({
-        path: '/swagger',
-        documentation: {
-          info: {
-            title: 'phog: PostHog-compatible ingestion, flags and definitions',
-            version: VERSION,
-            description:
-              'Capture and batch ingestion, /decide and /flags, and the private REST API (personal API key: Authorization: Bearer phx_…).',
-          },
-          components: {
-            securitySchemes: { personalApiKey: { type: 'http', scheme: 'bearer', description: 'personal API key phx_…' } },
-          },
-        },
-      }),
-    )
     .options('/api/*', ({ request, set }) => {
       Object.assign(set.headers, apiPreflightHeaders(request))
       set.status = 204
@@ -116,6 +109,7 @@ export function createApp(services: Services) {
       projectRoutes({
         sql: services.db.sql,
         auth: services.auth,
+        tokens: services.tokens,
         limiter: services.apiLimiter,
         trustProxy: services.config.TRUST_PROXY,
       }),
@@ -129,6 +123,7 @@ export function createApp(services: Services) {
       }),
     )
     .use(remoteConfigRoutes({ tokens: services.tokens }))
+    .use(personalKeyRoutes(privateApi))
     .use(definitionRoutes(privateApi))
     .use(personRoutes(privateApi))
     .use(decideRoutes({ decide: services.flags.decide, metrics, maxBodyBytes: services.config.MAX_BODY_BYTES }))
@@ -141,6 +136,8 @@ export function createApp(services: Services) {
         trustProxy: services.config.TRUST_PROXY,
       }),
     )
+  // Last, so that the document lists every route registered above (read when first asked for).
+  return app.use(apiDocsRoutes({ routes: () => app.routes as never, info: DOCUMENT_INFO }))
 }
 
 export type App = ReturnType<typeof createApp>

@@ -5,14 +5,23 @@ import { ConfigError, loadConfig, type Config } from './config'
 import { migratePostgres } from './db/migrate'
 import { openDatabase, type Database } from './db/postgres'
 import { createLogger } from './log'
-import { createPersonalKey, createProject } from './projects/repository'
+import { inTransaction } from './db/postgres'
+import { ApiError } from './http/errors'
+import { announceKeyChange } from './projects/key-changes'
+import { allPersonalKeys, revokePersonalKey, rollPersonalKey } from './projects/personal-keys'
+import { allProjects, createPersonalKey, createProject, resetProjectToken } from './projects/repository'
 import { createEventStore } from './events/factory'
 import { dlqCommand } from './pipeline/dlq-cli'
 import { openLearnerReplay } from './people/learner-replay'
 
 const USAGE = `usage: npm run cli -- <command>
   project create --name NAME [--organization UUID]   create a project; prints {"id", "api_token"}
+  project list                                        every project with its token; prints {"results"}
+  project reset-token --id N                          a new project token; prints {"id", "api_token"}
   personal-key create --label LABEL [--email EMAIL]   create a personal API key; prints {"key"} (shown only once)
+  personal-key list                                   every user's keys, masked; prints {"results"}
+  personal-key revoke --id ID                         delete a key; prints {"id", "revoked": true}
+  personal-key roll --id ID                           a new value for the key; prints the key with its "value"
   migrate                                             apply Postgres and event-store migrations
   dlq list                                            dead-lettered events, by file and reason
   dlq replay [--file NAME]                            hand dead-lettered events back to the event store or the learner`
@@ -54,6 +63,7 @@ function parse(argv: string[]) {
         label: { type: 'string' },
         email: { type: 'string' },
         file: { type: 'string' },
+        id: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     })
@@ -79,6 +89,46 @@ export async function runCli(argv: string[], config: Config): Promise<unknown> {
         throw error
       }),
     )
+  }
+  if (group === 'project' && action === 'list') {
+    return withDatabase(config, async (db) => ({
+      results: (await allProjects(db.sql)).map((p) => ({ id: p.id, name: p.name, organization: p.organizationId, api_token: p.apiToken, api_token_hint: p.apiTokenMask })),
+    }))
+  }
+  if (group === 'project' && action === 'reset-token') {
+    const id = Number(values.id)
+    if (!values.id || !Number.isInteger(id) || id <= 0) throw new UsageError('project reset-token needs --id N')
+    return withDatabase(config, (db) =>
+      db.sql.begin(async (transaction) => {
+        const tx = inTransaction(transaction)
+        const [found] = await tx`select id from projects where id = ${id}`
+        if (!found) throw new Error(`no project with id ${id}`)
+        const token = await resetProjectToken(tx, id)
+        await announceKeyChange(tx)
+        return { id, api_token: token }
+      }),
+    )
+  }
+  if (group === 'personal-key' && action === 'list') {
+    return withDatabase(config, async (db) => ({ results: await allPersonalKeys(db.sql) }))
+  }
+  if (group === 'personal-key' && action === 'revoke') {
+    if (!values.id) throw new UsageError('personal-key revoke needs --id ID')
+    return withDatabase(config, async (db) => {
+      if (!(await revokePersonalKey(db.sql, values.id!))) throw new Error(`no personal key with id ${values.id}`)
+      return { id: values.id, revoked: true }
+    })
+  }
+  if (group === 'personal-key' && action === 'roll') {
+    if (!values.id) throw new UsageError('personal-key roll needs --id ID')
+    return withDatabase(config, async (db) => {
+      try {
+        return await rollPersonalKey(db.sql, values.id!)
+      } catch (error) {
+        if (error instanceof ApiError && error.status === 404) throw new Error(`no personal key with id ${values.id}`)
+        throw error
+      }
+    })
   }
   if (group === 'personal-key' && action === 'create') {
     if (!values.label) throw new UsageError('personal-key create needs --label LABEL')

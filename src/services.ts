@@ -15,6 +15,7 @@ import { createMetrics, type Metrics } from './ops/metrics'
 import { waitForPostgres } from './ops/boot'
 import type { Readiness } from './ops/routes'
 import { bootstrap } from './projects/repository'
+import { KeyChangeWatcher } from './projects/key-changes'
 import { ProjectTokenCache } from './projects/token-cache'
 import { CaptureService } from './capture/service'
 import { CaptureLog } from './pipeline/capture-log'
@@ -78,7 +79,11 @@ export async function startServices(config: Config, log: Logger, options: { metr
     if (!db.embedded) await waitForPostgres(db.sql, config, log)
     const applied = await migratePostgres(db.sql)
     if (applied.length) log.info({ applied }, 'postgres migrations applied')
-    await bootstrap(db.sql, { projectKey: config.INIT_PROJECT_API_KEY, personalKey: config.INIT_PERSONAL_API_KEY })
+    const bootstrapped = await bootstrap(db.sql, { projectKey: config.INIT_PROJECT_API_KEY, personalKey: config.INIT_PERSONAL_API_KEY })
+    if (bootstrapped) log.info('INIT_* keys applied to the new store')
+    else if (config.INIT_PROJECT_API_KEY || config.INIT_PERSONAL_API_KEY) {
+      log.info('INIT_* keys ignored: the store already has an organization (they are applied once, to an empty store)')
+    }
 
     // The service starts even when the event store is down: capture keeps logging, /_ready says not ready.
     const events = new ResilientStore(createEventStore(config))
@@ -93,7 +98,21 @@ export async function startServices(config: Config, log: Logger, options: { metr
     await tokens.start()
     closers.push(async () => tokens.stop())
 
-    const auth = new PersonalKeyAuth(db.sql)
+    const auth = new PersonalKeyAuth(db.sql, {
+      unknownPerMinute: config.UNKNOWN_KEY_LOOKUPS_PER_MINUTE,
+      trustProxy: config.TRUST_PROXY,
+    })
+    // A token reset or a key revoked by another process (or the CLI) reaches this one's caches.
+    const keyChanges = new KeyChangeWatcher(
+      db.sql,
+      () => {
+        auth.forget()
+        void tokens.invalidate()
+      },
+      { checkEveryMs: config.KEY_CHANGE_CHECK_MS, listen: db.supportsNotify },
+    )
+    await keyChanges.start()
+    closers.push(() => keyChanges.stop())
     const flags = await startFlags({ config, db, tokens, auth, log, metrics })
     closers.push(() => flags.close())
     const captureLog = new CaptureLog(

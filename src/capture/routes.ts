@@ -3,6 +3,8 @@ import { Elysia, type AnyElysia } from 'elysia'
 import { clientIp, corsHeaders, preflightHeaders, queryOf } from '../http/cors'
 import { readCappedBody } from '../http/body'
 import type { Metrics } from '../ops/metrics'
+import { documentedAnswer, documentedBody } from '../http/openapi'
+import { CaptureBody, CaptureOk } from './model'
 import type { CaptureService } from './service'
 
 export const CAPTURE_PATHS = ['/capture', '/batch', '/e', '/i/v0/e', '/track', '/engage'] as const
@@ -63,6 +65,8 @@ export function captureRoutes(deps: { capture: CaptureService; metrics: Metrics;
     summary: `Capture events (${path}/)`,
     description:
       'Body: a single event, an array of events, or {api_key, batch: [...]}; JSON, gzip, lz64, base64 or form data=. Answers {"status": 1}.',
+    requestBody: documentedBody(CaptureBody, 'one event, an array of events, or a batch'),
+    responses: documentedAnswer(CaptureOk),
   })
   let app: AnyElysia = new Elysia({ name: 'capture' })
   for (const path of CAPTURE_PATHS) {
@@ -73,8 +77,16 @@ export function captureRoutes(deps: { capture: CaptureService; metrics: Metrics;
   }
   for (const path of ['/s']) {
     app = app
-      .post(path, recording as never, { parse: 'none', detail: { tags: ['capture'], summary: 'Session recordings: answered and dropped' } })
-      .get(path, recording as never)
+      .post(path, recording as never, {
+        parse: 'none',
+        detail: {
+          tags: ['capture'],
+          summary: 'Session recordings: answered and dropped',
+          requestBody: documentedBody(CaptureBody, 'recording events'),
+          responses: documentedAnswer(CaptureOk),
+        },
+      })
+      .get(path, recording as never, { detail: { tags: ['capture'], summary: 'Session recordings: answered and dropped', responses: documentedAnswer(CaptureOk) } })
       .options(path, preflight as never)
   }
   return app

@@ -4,6 +4,7 @@ import { isConnectionError } from '../db/postgres'
 import { hashKey, plausibleKey, sameHash } from '../projects/keys'
 import { currentProjectId, projectOfUser, type ProjectRow } from '../projects/repository'
 import { ApiError, errors } from './errors'
+import { RateLimiter } from './rate-limit'
 
 export interface Principal {
   userId: number
@@ -11,16 +12,32 @@ export interface Principal {
   keyId: string
 }
 
-interface CachedKey {
-  secureValue: string
+/**
+ * Personal keys are looked up in Postgres on every request, as PostHog does, so a revoked or rolled key is refused
+ * from the next request on every process. What is remembered:
+ * - the last principal of each key, used only while Postgres is unreachable (stale beats down), for STALE_MS;
+ * - unknown keys, for NEGATIVE_TTL_MS, so a repeated bad key costs no query;
+ * - per client address, how many unknown keys it presented: past the limit its lookups of keys not seen valid
+ *   recently are refused with 429 before any query.
+ * Every map is bounded in entries and, since a key longer than MAX_KEY_LENGTH is refused before it is hashed,
+ * in bytes (an entry holds a 71-character hash or an address and a few numbers).
+ */
+interface Remembered {
   principal: Principal
-  expiresAt: number
+  at: number
 }
 
-const CACHE_TTL_MS = 10_000
-const CACHE_MAX = 10_000
-/** Unknown keys are remembered this long, so a flood of bad keys costs one query per key, not per request. */
-const NEGATIVE_TTL_MS = 2_000
+export interface PersonalKeyAuthOptions {
+  /** unknown keys a client address may present per minute before its lookups are throttled; 0 = unlimited */
+  unknownPerMinute?: number
+  negativeTtlMs?: number
+  maxEntries?: number
+  /** behind a trusted proxy the client address is the first X-Forwarded-For entry */
+  trustProxy?: boolean
+}
+
+const STALE_MS = 10_000
+const RECENTLY_VALID_MS = 60 * 60 * 1000
 const LAST_USED_EVERY_MS = 60 * 60 * 1000
 const BEARER = /^Bearer\s+(\S.*)$/
 
@@ -40,44 +57,77 @@ export function findPersonalKey(authorization: string | undefined | null, query:
   return null
 }
 
-export class PersonalKeyAuth {
-  private readonly cache = new Map<string, CachedKey>()
-  /** hashes of keys Postgres did not know, and when: bounded in count (and so in bytes: hashes are fixed-size) */
-  private readonly unknown = new Map<string, number>()
-  private readonly lastUsedWritten = new Map<string, number>()
+function remember<V>(map: Map<string, V>, key: string, value: V, max: number): void {
+  map.delete(key)
+  if (map.size >= max) map.delete(map.keys().next().value!)
+  map.set(key, value)
+}
 
-  constructor(private readonly sql: Sql) {}
+export class PersonalKeyAuth {
+  private readonly lastKnown = new Map<string, Remembered>()
+  private readonly unknown = new Map<string, number>()
+  private readonly failures: RateLimiter
+  private readonly blockedUntil = new Map<string, number>()
+  private readonly lastUsedWritten = new Map<string, number>()
+  private readonly negativeTtlMs: number
+  private readonly maxEntries: number
+  /** Postgres lookups of keys, for tests and metrics */
+  lookups = 0
+  readonly trustProxy: boolean
+
+  constructor(
+    private readonly sql: Sql,
+    options: PersonalKeyAuthOptions = {},
+  ) {
+    this.negativeTtlMs = options.negativeTtlMs ?? 10_000
+    this.maxEntries = options.maxEntries ?? 10_000
+    this.trustProxy = options.trustProxy ?? false
+    this.failures = new RateLimiter(options.unknownPerMinute ?? 60, 60_000, this.maxEntries)
+  }
+
+  /** A key was revoked or rolled somewhere: forget what could still let it in while Postgres is down. */
+  forget(): void {
+    this.lastKnown.clear()
+    this.unknown.clear()
+  }
 
   /** The principal behind a request's personal key; 401 when absent or unknown, 503 when Postgres is down. */
-  async authenticate(candidate: KeyCandidate | null): Promise<Principal> {
+  async authenticate(candidate: KeyCandidate | null, clientAddress: string | null = null): Promise<Principal> {
     if (!candidate || !candidate.key) throw errors.notAuthenticated()
     if (!plausibleKey(candidate.key)) throw errors.invalidPersonalKey(candidate.source)
     const secureValue = hashKey(candidate.key)
     const now = Date.now()
-    const cached = this.cache.get(secureValue)
-    if (cached && cached.expiresAt > now && sameHash(cached.secureValue, secureValue)) return cached.principal
     const missedAt = this.unknown.get(secureValue)
-    if (missedAt !== undefined && now - missedAt < NEGATIVE_TTL_MS) throw errors.invalidPersonalKey(candidate.source)
-
+    if (missedAt !== undefined && now - missedAt < this.negativeTtlMs) throw errors.invalidPersonalKey(candidate.source)
+    const known = this.lastKnown.get(secureValue)
+    const address = clientAddress ?? 'unknown address'
+    const blocked = this.blockedUntil.get(address)
+    if (blocked !== undefined && blocked > now && !(known && now - known.at < RECENTLY_VALID_MS)) {
+      throw errors.throttled(Math.max(1, Math.ceil((blocked - now) / 1000)))
+    }
     let row: { id: string; user_id: number; uuid: string; secure_value: string; last_used_at: Date | null } | undefined
     try {
+      this.lookups++
       ;[row] = await this.sql<typeof row[]>`
         select k.id, k.user_id, u.uuid, k.secure_value, k.last_used_at
         from personal_api_keys k join users u on u.id = k.user_id
         where k.secure_value = ${secureValue} and u.is_active`
     } catch (error) {
-      if (cached && isConnectionError(error)) return cached.principal // stale beats down
-      if (isConnectionError(error)) throw errors.databaseUnavailable()
+      if (isConnectionError(error)) {
+        if (known && now - known.at < STALE_MS) return known.principal
+        throw errors.databaseUnavailable()
+      }
       throw error
     }
     if (!row || !sameHash(row.secure_value, secureValue)) {
-      if (this.unknown.size >= CACHE_MAX) this.unknown.delete(this.unknown.keys().next().value!)
-      this.unknown.set(secureValue, now)
+      this.lastKnown.delete(secureValue)
+      remember(this.unknown, secureValue, now, this.maxEntries)
+      const wait = this.failures.take(address, now)
+      if (wait > 0) remember(this.blockedUntil, address, now + wait * 1000, this.maxEntries)
       throw errors.invalidPersonalKey(candidate.source)
     }
     const principal: Principal = { userId: row.user_id, userUuid: row.uuid, keyId: row.id }
-    if (this.cache.size >= CACHE_MAX) this.cache.delete(this.cache.keys().next().value!)
-    this.cache.set(secureValue, { secureValue, principal, expiresAt: now + CACHE_TTL_MS })
+    remember(this.lastKnown, secureValue, { principal, at: now }, this.maxEntries)
     this.touch(row.id, row.last_used_at, now)
     return principal
   }
@@ -86,7 +136,7 @@ export class PersonalKeyAuth {
   private touch(keyId: string, lastUsedAt: Date | null, now: number): void {
     const written = this.lastUsedWritten.get(keyId) ?? lastUsedAt?.getTime() ?? 0
     if (now - written < LAST_USED_EVERY_MS) return
-    this.lastUsedWritten.set(keyId, now)
+    remember(this.lastUsedWritten, keyId, now, this.maxEntries)
     this.sql`update personal_api_keys set last_used_at = now() where id = ${keyId}`.catch(() => {
       this.lastUsedWritten.delete(keyId)
     })

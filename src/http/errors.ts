@@ -41,6 +41,7 @@ export const errors = {
   invalidPayload: (detail: string) => new ApiError(400, 'validation_error', 'invalid_payload', detail),
   tooLarge: () => new ApiError(413, 'client_error', 'request_too_large', 'Request too large.'),
   notFound: (detail = 'Not found.') => new ApiError(404, 'invalid_request', 'not_found', detail),
+  permissionDenied: (detail: string) => new ApiError(403, 'authentication_error', 'permission_denied', detail),
   notAuthenticated: () =>
     new ApiError(401, 'authentication_error', 'not_authenticated', 'Authentication credentials were not provided.'),
   invalidPersonalKey: (source = 'Authorization header') =>

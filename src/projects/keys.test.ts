@@ -24,3 +24,13 @@ describe('keys', () => {
     expect(sameHash('short', hashKey('a'))).toBe(false)
   })
 })
+
+describe('plausibleKey', () => {
+  test('keys longer than any real one are refused before any lookup', () => {
+    const { plausibleKey, MAX_KEY_LENGTH } = require('./keys') as typeof import('./keys')
+    expect(plausibleKey(generateKey('phx'))).toBe(true)
+    expect(plausibleKey('x'.repeat(MAX_KEY_LENGTH))).toBe(true)
+    expect(plausibleKey('x'.repeat(MAX_KEY_LENGTH + 1))).toBe(false)
+    expect(plausibleKey('')).toBe(false)
+  })
+})

@@ -13,20 +13,20 @@ function base62(bytes: Uint8Array): string {
   return out || '0'
 }
 
+/**
+ * No real key is longer than this (PostHog's and ours are ~50 characters). A longer one is refused before it is
+ * hashed, looked up or cached, so a presented key costs at most this many bytes in any cache.
+ */
+export const MAX_KEY_LENGTH = 100
+
+export function plausibleKey(key: string): boolean {
+  return key.length > 0 && key.length <= MAX_KEY_LENGTH
+}
+
 export type KeyKind = 'phc' | 'phx'
 
 export function generateKey(kind: KeyKind): string {
   return `${kind}_${base62(randomBytes(32))}`
-}
-
-/**
- * No real key is longer (ours are 47 characters, PostHog's about as long): a longer one is refused before it
- * is hashed, cached or looked up, so junk keys of megabytes cannot pin memory or cost a query.
- */
-export const MAX_KEY_LENGTH = 128
-
-export function plausibleKey(key: string): boolean {
-  return key.length > 0 && key.length <= MAX_KEY_LENGTH
 }
 
 export function hashKey(key: string): string {

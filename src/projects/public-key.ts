@@ -2,6 +2,7 @@
 // with project_id (seed §5.1). Failures are in the public endpoints' terms of seed §7.1.
 import type { PersonalKeyAuth } from '../http/auth'
 import { ApiError, errors } from '../http/errors'
+import { plausibleKey } from './keys'
 import type { ProjectTokenCache } from './token-cache'
 
 export async function projectOfPublicKey(
@@ -9,10 +10,13 @@ export async function projectOfPublicKey(
   token: string,
   projectId: unknown,
 ): Promise<number> {
+  if (!plausibleKey(token)) throw token.startsWith('phx_') ? errors.invalidPersonalKey('body') : errors.invalidApiKey()
   if (!token.startsWith('phx_')) return deps.tokens.cached(token) ?? (await deps.tokens.resolve(token))
   if (projectId === undefined || projectId === null || projectId === '') throw errors.invalidProject()
   try {
-    const principal = await deps.auth.authenticate({ key: token, source: 'body' })
+    // Public endpoints do not pass the client address down: their unknown personal keys share one throttle bucket,
+    // which bounds the Postgres lookups they can cause (a key seen valid recently is still looked up).
+    const principal = await deps.auth.authenticate({ key: token, source: 'body' }, 'public endpoints')
     return (await deps.auth.project(principal, String(projectId))).id
   } catch (error) {
     if (!(error instanceof ApiError)) throw error

@@ -9,6 +9,8 @@ export interface ProjectRow {
   organizationId: string
   name: string
   apiTokenMask: string
+  /** null for a project created before tokens were kept in clear, until a request presents its token */
+  apiToken: string | null
   createdAt: Date
 }
 
@@ -42,8 +44,8 @@ export async function createProject(
   const token = input.token ?? generateKey('phc')
   const organizationId = input.organizationId ?? (await defaultOrganizationId(sql))
   const [row] = await sql<{ id: number }[]>`
-    insert into projects (organization_id, name, api_token_hash, api_token_mask)
-    values (${organizationId}, ${input.name}, ${hashKey(token)}, ${maskKey(token)})
+    insert into projects (organization_id, name, api_token, api_token_hash, api_token_mask)
+    values (${organizationId}, ${input.name}, ${token}, ${hashKey(token)}, ${maskKey(token)})
     returning id`
   // A user without a current project gets this one, so @current resolves.
   await sql`
@@ -94,33 +96,46 @@ export async function createPersonalKey(
 }
 
 /**
- * INIT_PROJECT_API_KEY / INIT_PERSONAL_API_KEY: make sure the default organization, a project holding the
- * project key and the admin user holding the personal key exist. Safe to run on every boot, concurrently.
+ * INIT_PROJECT_API_KEY / INIT_PERSONAL_API_KEY: on a store with no organization yet, create the default
+ * organization, a project holding the project key and the admin user holding the personal key. Applied once: a
+ * store that already has an organization is left alone, so a key rotated or revoked since is never re-created.
+ * Safe to run on every boot, concurrently. Returns whether it created anything.
  */
-export async function bootstrap(sql: Sql, keys: { projectKey?: string; personalKey?: string }): Promise<void> {
-  if (!keys.projectKey && !keys.personalKey) return
-  await sql.begin(async (transaction) => {
+export async function bootstrap(sql: Sql, keys: { projectKey?: string; personalKey?: string }): Promise<boolean> {
+  if (!keys.projectKey && !keys.personalKey) return false
+  return sql.begin(async (transaction) => {
     const tx = inTransaction(transaction)
     await tx`select pg_advisory_xact_lock(${BOOTSTRAP_LOCK})`
+    const [existing] = await tx`select 1 from organizations limit 1`
+    if (existing) return false
     const organizationId = await defaultOrganizationId(tx)
-    if (keys.projectKey) {
-      const [found] = await tx`select id from projects where api_token_hash = ${hashKey(keys.projectKey)}`
-      if (!found) await createProject(tx, { name: 'Default project', organizationId, token: keys.projectKey })
-    }
+    if (keys.projectKey) await createProject(tx, { name: 'Default project', organizationId, token: keys.projectKey })
     const admin = await ensureUser(tx, { organizationId })
     if (keys.personalKey) {
-      const [found] = await tx`select id from personal_api_keys where secure_value = ${hashKey(keys.personalKey)}`
-      if (!found) {
-        await tx`
-          insert into personal_api_keys (user_id, label, secure_value, mask_value)
-          values (${admin.id}, 'bootstrap', ${hashKey(keys.personalKey)}, ${maskKey(keys.personalKey)})`
-      }
+      await tx`
+        insert into personal_api_keys (user_id, label, secure_value, mask_value)
+        values (${admin.id}, 'bootstrap', ${hashKey(keys.personalKey)}, ${maskKey(keys.personalKey)})`
     }
+    return true
   })
 }
 
+/** A new phc_ token for the project; the old one is refused from now on (callers announce the change). */
+export async function resetProjectToken(sql: Tx, projectId: number): Promise<string> {
+  const token = generateKey('phc')
+  await sql`
+    update projects set api_token = ${token}, api_token_hash = ${hashKey(token)}, api_token_mask = ${maskKey(token)}
+    where id = ${projectId}`
+  return token
+}
+
+/** Every project with its token (null where not yet known), for the CLI. */
+export async function allProjects(sql: Tx): Promise<ProjectRow[]> {
+  return sql<ProjectRow[]>`select ${PROJECT_COLUMNS(sql)} from projects p order by p.id`
+}
+
 const PROJECT_COLUMNS = (sql: Tx) => sql`
-  p.id, p.uuid, p.organization_id as "organizationId", p.name, p.api_token_mask as "apiTokenMask",
+  p.id, p.uuid, p.organization_id as "organizationId", p.name, p.api_token_mask as "apiTokenMask", p.api_token as "apiToken",
   p.created_at as "createdAt"`
 
 export async function projectsOfUser(sql: Tx, userId: number, limit: number, offset: number) {
@@ -151,4 +166,11 @@ export async function currentProjectId(sql: Tx, userId: number): Promise<number 
        where m.user_id = ${userId} order by p.id limit 1)
     ) as id`
   return row?.id ?? null
+}
+
+/** PostHog lets organization admins (level 8) and owners (15) reset a project token. */
+export async function isOrganizationAdmin(sql: Tx, userId: number, organizationId: string): Promise<boolean> {
+  const [row] = await sql<{ level: number }[]>`
+    select level from organization_members where organization_id = ${organizationId} and user_id = ${userId}`
+  return (row?.level ?? 0) >= 8
 }

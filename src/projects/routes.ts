@@ -6,7 +6,12 @@ import { isoDate } from '../http/format'
 import { personalKeyGuard } from '../http/guards'
 import { page, PageQuery, parsePaging, publicUrl } from '../http/pagination'
 import type { RateLimiter } from '../http/rate-limit'
-import { projectsOfUser, type ProjectRow } from './repository'
+import { inTransaction } from '../db/postgres'
+import { errors } from '../http/errors'
+import { announceKeyChange } from './key-changes'
+import { Project, ProjectPage } from './model'
+import { isOrganizationAdmin, projectsOfUser, resetProjectToken, type ProjectRow } from './repository'
+import type { ProjectTokenCache } from './token-cache'
 
 export function projectJson(p: ProjectRow) {
   return {
@@ -14,13 +19,20 @@ export function projectJson(p: ProjectRow) {
     uuid: p.uuid,
     organization: p.organizationId,
     name: p.name,
-    // Keys are stored only as hashes: the API can show which key, never the key itself.
+    // The project token is public by design (every web page using it ships it), so it is shown in clear.
+    api_token: p.apiToken,
     api_token_hint: p.apiTokenMask,
     created_at: isoDate(p.createdAt),
   }
 }
 
-export function projectRoutes(deps: { sql: Sql; auth: PersonalKeyAuth; limiter?: RateLimiter; trustProxy: boolean }) {
+export function projectRoutes(deps: {
+  sql: Sql
+  auth: PersonalKeyAuth
+  tokens: ProjectTokenCache
+  limiter?: RateLimiter
+  trustProxy: boolean
+}) {
   return new Elysia({ name: 'projects', detail: { tags: ['projects'] } as never })
     .use(personalKeyGuard(deps.auth, deps.limiter))
     .get(
@@ -30,14 +42,42 @@ export function projectRoutes(deps: { sql: Sql; auth: PersonalKeyAuth; limiter?:
         const { count, rows } = await projectsOfUser(deps.sql, principal.userId, limit, offset)
         return page(publicUrl(request, deps.trustProxy), count, limit, offset, rows.map(projectJson))
       },
-      { query: t.Object(PageQuery), detail: { summary: 'Projects the key’s user can see', tags: ['projects'] } },
+      {
+        query: t.Object(PageQuery),
+        response: { 200: ProjectPage },
+        detail: { summary: 'Projects the key’s user can see', tags: ['projects'] },
+      },
     )
     .get(
       '/api/projects/:project_id/',
       async ({ principal, params }) => projectJson(await deps.auth.project(principal, params.project_id)),
       {
         params: t.Object({ project_id: t.String({ description: 'numeric id or @current' }) }),
+        response: { 200: Project },
         detail: { summary: 'One project', tags: ['projects'] },
+      },
+    )
+    .patch(
+      '/api/projects/:project_id/reset_token/',
+      async ({ principal, params }) => {
+        const project = await deps.auth.project(principal, params.project_id)
+        if (!(await isOrganizationAdmin(deps.sql, principal.userId, project.organizationId))) {
+          throw errors.permissionDenied('Only organization admins can reset the project token.')
+        }
+        await deps.sql.begin(async (tx) => {
+          await resetProjectToken(inTransaction(tx), project.id)
+          await announceKeyChange(inTransaction(tx))
+        })
+        await deps.tokens.invalidate()
+        return projectJson(await deps.auth.project(principal, String(project.id)))
+      },
+      {
+        params: t.Object({ project_id: t.String({ description: 'numeric id or @current' }) }),
+        response: { 200: Project },
+        detail: {
+          summary: 'A new project token (phc_…); the old one is refused at once on capture, /decide, /flags and remote config',
+          tags: ['projects'],
+        },
       },
     )
 }

@@ -250,3 +250,35 @@ describe('ProjectTokenCache when Postgres is unreachable', () => {
     }
   })
 })
+
+describe('ProjectTokenCache and keys longer than any real one', () => {
+  let pg: Counted
+  let cache: ProjectTokenCache
+  beforeAll(async () => {
+    pg = countedClient(await (await sharedPostgres()).createDatabase())
+    await migratePostgres(pg.sql)
+    cache = new ProjectTokenCache(pg.sql, { missReloadIntervalMs: 0 })
+    await cache.start()
+  })
+  afterAll(async () => {
+    cache?.stop()
+    await (pg?.sql as unknown as { end(o: object): Promise<void> } | undefined)?.end({ timeout: 1 })
+  })
+
+  test('are answered unknown with no query and nothing remembered, however many', async () => {
+    const before = pg.reloads()
+    for (let i = 0; i < 100; i++) expect(await cache.lookup(`phc_${i}_${'x'.repeat(100_000)}`)).toBe('unknown')
+    expect(pg.reloads()).toBe(before)
+    expect(sizeOf(cache, 'hashOf')).toBe(0)
+    expect(sizeOf(cache, 'negative')).toBe(0)
+  })
+
+  test('invalidate() drops a reset token at once', async () => {
+    const project = await createProject(pg.sql, { name: 'reset' })
+    expect(await cache.lookup(project.api_token)).toBe(project.id)
+    await pg.sql`update projects set api_token_hash = 'sha256$reset', api_token = null where id = ${project.id}`
+    expect(cache.cached(project.api_token)).toBe(project.id) // the snapshot still holds it until told
+    await cache.invalidate()
+    expect(cache.cached(project.api_token)).toBeUndefined()
+  })
+})

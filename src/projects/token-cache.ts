@@ -2,10 +2,12 @@
 //
 // The cache holds a snapshot of every project's key hash. A key missing from it triggers a reload, at most
 // one at a time and at most once per MISS_RELOAD_INTERVAL_MS, so a flood of bad keys costs Postgres at most
-// one query a second; misses a reload has confirmed are remembered in a bounded negative cache. Keys longer than
-// any real one are refused before they are hashed or cached, so every cache here is bounded in bytes too
-// (entries × at most MAX_KEY_LENGTH characters). When Postgres is down the snapshot keeps answering for known
-// keys; an unknown key then gets 503 fetch_team_fail.
+// one query a second; misses a reload has confirmed are remembered in a bounded negative cache. When Postgres is down the snapshot keeps answering for known keys; an unknown
+// key then gets 503 fetch_team_fail (seed §7.1).
+//
+// Memory is bounded in bytes, not only in entries: a key longer than MAX_KEY_LENGTH is answered 'unknown' before it
+// is hashed or remembered, so each memo entry holds at most MAX_KEY_LENGTH + 71 characters.
+// A token reset elsewhere reaches this cache through reload() (KeyChangeWatcher).
 import type { Sql } from 'postgres'
 import { hashKey, plausibleKey } from './keys'
 import { errors } from '../http/errors'
@@ -21,6 +23,8 @@ export type TokenLookup = number | 'unknown' | 'unavailable'
 
 export class ProjectTokenCache {
   private byHash = new Map<string, number>()
+  /** projects created before tokens were kept in clear: the first request presenting their token records it */
+  private tokenUnknown = new Set<number>()
   private readonly hashOf = new Map<string, string>()
   private readonly negative = new Map<string, number>()
   private reloadStartedAt = 0
@@ -54,7 +58,10 @@ export class ProjectTokenCache {
 
   /** Fast path: the project id for a token already known, without a promise. */
   cached(token: string): number | undefined {
-    return plausibleKey(token) ? this.byHash.get(this.hash(token)) : undefined
+    if (!plausibleKey(token)) return undefined
+    const id = this.byHash.get(this.hash(token))
+    if (id !== undefined && this.tokenUnknown.size) this.learnToken(token, id)
+    return id
   }
 
   /** The project id, 'unknown' for a key no project has, or 'unavailable' when that cannot be told. */
@@ -62,7 +69,10 @@ export class ProjectTokenCache {
     if (!plausibleKey(token)) return 'unknown'
     const hash = this.hash(token)
     const hit = this.byHash.get(hash)
-    if (hit !== undefined) return hit
+    if (hit !== undefined) {
+      if (this.tokenUnknown.size) this.learnToken(token, hit)
+      return hit
+    }
     const now = Date.now()
     const missedAt = this.negative.get(hash)
     if (missedAt !== undefined && now - missedAt < this.negativeTtlMs && this.lastReloadOk) return 'unknown'
@@ -79,7 +89,10 @@ export class ProjectTokenCache {
       fresh = true
     }
     const after = this.byHash.get(hash)
-    if (after !== undefined) return after
+    if (after !== undefined) {
+      if (this.tokenUnknown.size) this.learnToken(token, after)
+      return after
+    }
     if (!this.lastReloadOk) return 'unavailable'
     if (fresh) this.remember(hash, now)
     return 'unknown'
@@ -98,6 +111,22 @@ export class ProjectTokenCache {
     const hash = this.hash(token)
     this.byHash.set(hash, projectId)
     this.negative.delete(hash)
+  }
+
+  /** A token was reset (here or elsewhere): drop the old one from the snapshot now, whatever the interval. */
+  async invalidate(): Promise<void> {
+    if (this.reloading) await this.reloading
+    await this.reload()
+  }
+
+  /** Record the clear token of a project migrated from hashed tokens, once, off the request path. */
+  private learnToken(token: string, projectId: number): void {
+    if (!this.tokenUnknown.delete(projectId)) return
+    this.sql`
+      update projects set api_token = ${token}
+      where id = ${projectId} and api_token is null and api_token_hash = ${hashKey(token)}`.catch(() => {
+      this.tokenUnknown.add(projectId)
+    })
   }
 
   private hash(token: string): string {
@@ -120,10 +149,16 @@ export class ProjectTokenCache {
     this.reloadStartedAt = Date.now()
     this.reloading = (async () => {
       try {
-        const rows = await this.sql<{ id: number; api_token_hash: string }[]>`select id, api_token_hash from projects`
+        const rows = await this.sql<{ id: number; api_token_hash: string; token_unknown: boolean }[]>`
+          select id, api_token_hash, api_token is null as token_unknown from projects`
         const next = new Map<string, number>()
-        for (const r of rows) next.set(r.api_token_hash, r.id)
+        const unknown = new Set<number>()
+        for (const r of rows) {
+          next.set(r.api_token_hash, r.id)
+          if (r.token_unknown) unknown.add(r.id)
+        }
         this.byHash = next
+        this.tokenUnknown = unknown
         this.lastReloadOk = true
       } catch {
         this.lastReloadOk = false

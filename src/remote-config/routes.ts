@@ -5,6 +5,7 @@ import { Elysia, t } from 'elysia'
 import { corsHeaders } from '../http/cors'
 import { errors } from '../http/errors'
 import type { ProjectTokenCache } from '../projects/token-cache'
+import { documentedAnswer, model } from '../http/openapi'
 import { clientCapabilities } from './capabilities'
 
 export function remoteConfig(token: string) {
@@ -16,6 +17,11 @@ export function remoteConfigScript(token: string): string {
   const config = JSON.stringify(remoteConfig(token))
   return `(function(){window._POSTHOG_REMOTE_CONFIG=window._POSTHOG_REMOTE_CONFIG||{};window._POSTHOG_REMOTE_CONFIG[${JSON.stringify(token)}]={config:${config},siteApps:[]}})();`
 }
+
+const RemoteConfig = model(
+  'RemoteConfig',
+  t.Object({ token: t.String() }, { additionalProperties: true, description: 'what the service offers posthog-js (see the README)' }),
+)
 
 export function remoteConfigRoutes(deps: { tokens: ProjectTokenCache }) {
   const known = async (token: string) => {
@@ -35,7 +41,12 @@ export function remoteConfigRoutes(deps: { tokens: ProjectTokenCache }) {
         await known(params.token)
         return new Response(remoteConfigScript(params.token), { headers: headers(request, 'application/javascript; charset=utf-8') })
       },
-      { params: t.Object({ token: t.String() }), detail: { tags: ['remote config'], summary: 'posthog-js remote config (script)' } },
+      { params: t.Object({ token: t.String() }), detail: {
+          tags: ['remote config'],
+          summary: 'posthog-js remote config (script)',
+          responses: { 200: { description: 'a script setting window._POSTHOG_REMOTE_CONFIG[token]', content: { 'application/javascript': { schema: { type: 'string' } } } } } as never,
+        },
+      },
     )
     .get(
       '/array/:token/config',
@@ -43,6 +54,6 @@ export function remoteConfigRoutes(deps: { tokens: ProjectTokenCache }) {
         await known(params.token)
         return new Response(JSON.stringify(remoteConfig(params.token)), { headers: headers(request, 'application/json') })
       },
-      { params: t.Object({ token: t.String() }), detail: { tags: ['remote config'], summary: 'posthog-js remote config (JSON)' } },
+      { params: t.Object({ token: t.String() }), detail: { tags: ['remote config'], summary: 'posthog-js remote config (JSON)', responses: documentedAnswer(RemoteConfig) } },
     )
 }

@@ -63,7 +63,26 @@ describe('bootstrap (real Postgres)', () => {
     }
   })
 
-  test('keys are stored only as hashes and masks', async () => {
+  test('a later boot never re-creates a reset token or a revoked key (applied once, to a store with no organization)', async () => {
+    const db = await realDatabase()
+    try {
+      await migratePostgres(db.sql)
+      const keys = { projectKey: 'phc_bootstrap_project_key', personalKey: 'phx_bootstrap_personal_key' }
+      expect(await bootstrap(db.sql, keys)).toBe(true)
+      await db.sql`update projects set api_token = 'phc_rotated_token_0001', api_token_hash = ${hashKey('phc_rotated_token_0001')}`
+      await db.sql`delete from personal_api_keys`
+      expect(await bootstrap(db.sql, keys)).toBe(false)
+      const [counts] = await db.sql`
+        select (select count(*)::int from projects) as projects, (select count(*)::int from personal_api_keys) as keys`
+      expect(counts).toEqual({ projects: 1, keys: 0 })
+      const [found] = await db.sql`select id from projects where api_token_hash = ${hashKey(keys.projectKey)}`
+      expect(found).toBeUndefined()
+    } finally {
+      await db.close()
+    }
+  })
+
+  test('personal keys are stored only as hashes and masks; project tokens (public by design) in clear', async () => {
     const db = await realDatabase()
     try {
       await migratePostgres(db.sql)
@@ -74,7 +93,7 @@ describe('bootstrap (real Postgres)', () => {
         await db.sql`select * from personal_api_keys`,
         await db.sql`select * from users`,
       ])
-      expect(dump).not.toContain(project.api_token)
+      expect(dump).toContain(project.api_token)
       expect(dump).not.toContain(key)
       expect(dump).toContain(hashKey(key))
       expect(dump).toContain(hashKey(project.api_token))

@@ -5,6 +5,8 @@ import { readCappedBody } from '../../http/body'
 import { ApiError } from '../../http/errors'
 import type { Metrics } from '../../ops/metrics'
 import type { DecideService } from './service'
+import { documentedAnswer, documentedBody } from '../../http/openapi'
+import { DecideAnswer, DecideBody } from './model'
 import { minimalDecide } from './response'
 
 const OK = JSON.stringify({ status: 1 })
@@ -57,17 +59,21 @@ export function decideRoutes(deps: { decide: DecideService; metrics: Metrics; ma
         summary: 'Feature flags of a user (/decide/?v=1..4)',
         description:
           'Body: {api_key|token, distinct_id, groups, person_properties, group_properties, flag_keys_to_evaluate, $anon_distinct_id}; JSON, form data=, base64, gzip or lz64. v=1: enabled keys; v=2: enabled values; v=3: all values and payloads; v=4: the flags detail map.',
+        requestBody: documentedBody(DecideBody, 'who to evaluate flags for'),
+        responses: documentedAnswer(DecideAnswer),
       },
     })
-    .get('/decide', minimal as never, { detail: { tags: ['flags'], summary: 'Minimal /decide answer (no evaluation)' } })
+    .get('/decide', minimal as never, { detail: { tags: ['flags'], summary: 'Minimal /decide answer (no evaluation)', responses: documentedAnswer(DecideAnswer) } })
     .options('/decide', preflight as never)
     .post('/flags', evaluate('flags') as never, {
       parse: 'none',
       detail: {
         tags: ['flags'],
         summary: 'Feature flags of a user (/flags/?v=2[&config=true]), as posthog-node 5 and current posthog-js call',
+        requestBody: documentedBody(DecideBody, 'who to evaluate flags for'),
+        responses: documentedAnswer(DecideAnswer),
       },
     })
-    .get('/flags', evaluate('flags') as never, { detail: { tags: ['flags'], summary: '/flags with the body in ?data=' } })
+    .get('/flags', evaluate('flags') as never, { detail: { tags: ['flags'], summary: '/flags with the body in ?data=', responses: documentedAnswer(DecideAnswer) } })
     .options('/flags', preflight as never)
 }
