@@ -8,11 +8,11 @@ export function corsHeaders(request: Request): Record<string, string> {
   }
 }
 
-export function preflightHeaders(request: Request): Record<string, string> {
+export function preflightHeaders(request: Request, methods = 'GET, POST, OPTIONS', defaultHeaders = 'content-type'): Record<string, string> {
   return {
     ...corsHeaders(request),
-    'access-control-allow-methods': 'GET, POST, OPTIONS',
-    'access-control-allow-headers': request.headers.get('access-control-request-headers') || 'content-type',
+    'access-control-allow-methods': methods,
+    'access-control-allow-headers': request.headers.get('access-control-request-headers') || defaultHeaders,
     'access-control-max-age': '86400',
   }
 }
@@ -35,10 +35,5 @@ export function queryOf(request: Request): URLSearchParams {
 
 /** Preflight of the private API: a browser admin tool on another origin may call it with a Bearer key. */
 export function apiPreflightHeaders(request: Request): Record<string, string> {
-  return {
-    ...corsHeaders(request),
-    'access-control-allow-methods': 'GET, POST, PUT, PATCH, DELETE, OPTIONS',
-    'access-control-allow-headers': request.headers.get('access-control-request-headers') || 'authorization, content-type',
-    'access-control-max-age': '86400',
-  }
+  return preflightHeaders(request, 'GET, POST, PUT, PATCH, DELETE, OPTIONS', 'authorization, content-type')
 }
