@@ -34,7 +34,7 @@ describe('page links', () => {
 })
 
 describe('paging parameters', () => {
-  const { parsePaging } = require('./pagination') as typeof import('./pagination')
+  const { parsePaging, MAX_PAGE_SIZE } = require('./pagination') as typeof import('./pagination')
   test('default to 100 from 0', () => expect(parsePaging({})).toEqual({ limit: 100, offset: 0 }))
   test('refuse zero, negatives and text with the parameter named', () => {
     expect(() => parsePaging({ limit: '0' })).toThrow('greater than or equal to 1')
@@ -45,7 +45,10 @@ describe('paging parameters', () => {
       expect((e as { code: string }).code).toBe('invalid_input')
     }
   })
-  test('clamp huge values instead of refusing them', () => {
-    expect(parsePaging({ limit: '99999999999999999999999' }).limit).toBe(Number.MAX_SAFE_INTEGER)
+  test('clamp huge values instead of refusing them: a page is at most MAX_PAGE_SIZE, an offset any safe integer', () => {
+    expect(parsePaging({ limit: '99999999999999999999999' }).limit).toBe(MAX_PAGE_SIZE)
+    expect(parsePaging({ limit: '1001' }).limit).toBe(1000)
+    expect(parsePaging({ limit: '1000' }).limit).toBe(1000)
+    expect(parsePaging({ offset: '99999999999999999999999' }).offset).toBe(Number.MAX_SAFE_INTEGER)
   })
 })
