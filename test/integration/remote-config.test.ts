@@ -107,9 +107,10 @@ describe('remote config for an unknown token', () => {
     })
   }
 
-  test('POST is not a remote-config method: 404 for a known token too', async () => {
+  test('POST is not a remote-config method: 405 with Allow, for a known token too', async () => {
     const r = await stack.app.handle(new Request(`${BASE}/array/${PROJECT_KEY}/config`, { method: 'POST', body: '{}' }))
-    expect(r.status).toBe(404)
-    expect(((await r.json()) as { code: string }).code).toBe('not_found')
+    expect(r.status).toBe(405)
+    expect(r.headers.get('allow')).toBe('GET, HEAD')
+    expect(((await r.json()) as { code: string }).code).toBe('method_not_allowed')
   })
 })
