@@ -11,6 +11,8 @@ const EMPTY = new Uint8Array(0)
  */
 const LINGER_MAX_BYTES = 128 * 1024 * 1024
 const LINGER_MS = 5000
+/** ... and only while the client keeps sending: one that declared more than it sends is answered at once. */
+const LINGER_IDLE_MS = 250
 
 async function discardRest(reader: { read(): Promise<{ done: boolean; value?: Uint8Array }>; cancel(): Promise<void> }): Promise<void> {
   const deadline = Date.now() + LINGER_MS
@@ -19,7 +21,7 @@ async function discardRest(reader: { read(): Promise<{ done: boolean; value?: Ui
     while (seen < LINGER_MAX_BYTES) {
       const left = deadline - Date.now()
       if (left <= 0) break
-      const next = await Promise.race([reader.read(), Bun.sleep(left).then(() => null)])
+      const next = await Promise.race([reader.read(), Bun.sleep(Math.min(left, LINGER_IDLE_MS)).then(() => null)])
       if (next === null || next.done) break
       seen += next.value?.byteLength ?? 0
     }
