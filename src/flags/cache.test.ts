@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { FlagCache, type FlagSource } from './cache'
+import { buildEntry, FlagCache, type FlagSource } from './cache'
 import type { CachedFlagRow, ProjectFlags } from './repository'
 
 function row(id: number, key: string, extra: Partial<CachedFlagRow> = {}): CachedFlagRow {
@@ -196,5 +196,28 @@ describe('flag cache', () => {
     const cache = new FlagCache(source, { refreshIntervalMs: 60_000 })
     expect((await cache.get(1)).hasContinuityFlags).toBe(true)
     expect((await cache.get(2)).hasContinuityFlags).toBe(false)
+  })
+})
+
+describe('recompiling what changed', () => {
+  test('a reload keeps the compiled form of every flag whose version did not change', () => {
+    const row = (id: number, version: number, value = 'pro') => ({
+      id,
+      team_id: 1,
+      key: `flag-${id}`,
+      name: '',
+      filters: { groups: [{ properties: [{ key: 'plan', value, type: 'person' }], rollout_percentage: 100 }] },
+      rollout_percentage: null,
+      active: true,
+      deleted: false,
+      ensure_experience_continuity: false,
+      version,
+    })
+    const first = buildEntry(1, { version: 1, flags: [row(1, 1), row(2, 1), row(3, 1)], groupTypes: [] })
+    const second = buildEntry(1, { version: 2, flags: [row(1, 1), row(2, 2, 'team'), row(3, 1)], groupTypes: [] }, Date.now(), first)
+    expect(second.active[0]).toBe(first.active[0]!) // same object: not compiled again
+    expect(second.active[2]).toBe(first.active[2]!)
+    expect(second.active[1]).not.toBe(first.active[1]!) // the written one is compiled anew
+    expect(second.active[1]!.version).toBe(2)
   })
 })

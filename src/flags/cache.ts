@@ -55,12 +55,19 @@ function withGroupTypes(entry: ProjectEntry, groupTypes: [number, string][]): Pr
   }
 }
 
-export function buildEntry(teamId: number, data: ProjectFlags, now = Date.now()): ProjectEntry {
+/**
+ * A project's entry. Flags whose version did not change since `previous` keep their compiled form: a write to
+ * one flag compiles that flag, not the project's hundreds (every flag write bumps that flag's version).
+ */
+export function buildEntry(teamId: number, data: ProjectFlags, now = Date.now(), previous?: ProjectEntry): ProjectEntry {
+  const reusable = new Map<number, CompiledFlag>()
+  for (const compiled of previous?.active ?? []) reusable.set(compiled.id, compiled)
   const active: CompiledFlag[] = []
   let hasContinuityFlags = false
   for (const row of data.flags) {
     if (!row.active || row.deleted) continue
-    const compiled = compileFlag(row)
+    const kept = reusable.get(row.id)
+    const compiled = kept && kept.version === row.version && kept.key === row.key ? kept : compileFlag(row)
     active.push(compiled)
     if (compiled.ensureExperienceContinuity) hasContinuityFlags = true
   }
@@ -250,8 +257,8 @@ export class FlagCache {
       }
       this.options.onReload?.('ok', reason)
       this.failedAt.delete(teamId)
-      const entry = buildEntry(teamId, data)
       const current = this.entries.get(teamId)
+      const entry = buildEntry(teamId, data, Date.now(), current)
       // A slower, older load never replaces what a newer one put there.
       if (!current || (this.generations.get(teamId) ?? 0) === generation || current.version <= entry.version) {
         this.entries.set(teamId, entry)
