@@ -1,5 +1,7 @@
 // Feature flags in Postgres. Every write bumps the project's row in feature_flag_versions and (on a real
 // Postgres) sends NOTIFY in the same transaction, so every process's flag cache learns of it.
+import { errors } from '../http/errors'
+import { FLAG_LIMITS } from './limits'
 import type { Sql } from 'postgres'
 import { asJson, inTransaction } from '../db/postgres'
 import { groupTypeMapping } from '../people/stored-properties'
@@ -76,6 +78,11 @@ export async function createFlag(
     await bump(tx, teamId, notify)
     // PostHog hard-deletes soft-deleted flags with the same key before creating one.
     await tx`delete from feature_flags where team_id = ${teamId} and key = ${input.key} and deleted`
+    // counted under the project's version lock (bump), so concurrent creates cannot pass the limit together
+    const [{ n }] = await tx<{ n: number }[]>`select count(*)::int as n from feature_flags where team_id = ${teamId} and not deleted`
+    if (n >= FLAG_LIMITS.flagsPerProject) {
+      throw errors.validation('limit_exceeded', `A project may have at most ${FLAG_LIMITS.flagsPerProject} feature flags: delete some first.`, null)
+    }
     const [row] = await tx<{ id: number }[]>`
       insert into feature_flags (team_id, key, name, filters, active, deleted, ensure_experience_continuity,
                                  version, created_by_id, last_modified_by_id)

@@ -204,3 +204,36 @@ describe('validate_filters', () => {
     expect(validateFilters({ groups: [{ rollout_percentage: 0 }, { rollout_percentage: null }, {}] }, 'POST')).not.toBe('keep')
   })
 })
+
+describe('size limits of a flag', () => {
+  const filtersError = (filters: unknown) => {
+    try {
+      validateFilters(filters, 'POST')
+    } catch (e) {
+      if (!(e instanceof ApiError)) throw e
+      expect(e.attr).toBe('filters')
+      return { code: e.code, detail: e.detail }
+    }
+    throw new Error('expected a validation error')
+  }
+  const group = (properties: unknown[] = []) => ({ properties, rollout_percentage: 100 })
+  const prop = (i: number) => ({ key: `p${i}`, value: 'x', type: 'person' })
+
+  test('conditions, properties per condition, variants, payload and filters size, name length: 400 limit_exceeded naming the limit', () => {
+    const cases: [Record<string, unknown>, string][] = [
+      [{ groups: Array.from({ length: 101 }, () => group()) }, 'at most 100 groups'],
+      [{ groups: [group()], super_groups: Array.from({ length: 101 }, () => group()) }, 'at most 100 super groups'],
+      [{ groups: [group(Array.from({ length: 101 }, (_, i) => prop(i)))] }, 'at most 100 properties'],
+      [{ groups: [group()], multivariate: { variants: Array.from({ length: 101 }, (_, i) => ({ key: `v${i}`, rollout_percentage: i === 0 ? 100 : 0 })) } }, 'at most 100 variants'],
+      [{ groups: [group()], payloads: { true: JSON.stringify('x'.repeat(70_000)) } }, 'payload may be at most 65536 bytes'],
+      [{ groups: [group([{ key: 'email', type: 'person', value: 'x'.repeat(1_100_000) }])] }, 'at most 1048576 bytes'],
+    ]
+    for (const [filters, detail] of cases) {
+      const e = filtersError(filters)
+      expect(e?.code).toBe('limit_exceeded')
+      expect(e?.detail).toContain(detail)
+    }
+    // at the limits: accepted
+    expect(validateFilters({ groups: Array.from({ length: 100 }, () => group(Array.from({ length: 100 }, (_, i) => prop(i)))) }, 'POST')).not.toBe('keep')
+  })
+})

@@ -7,6 +7,7 @@ import { assertStorable, charField } from '../http/fields'
 import { parseFilterDate } from './engine/dates'
 import { compilePythonRegex, sanitizeRegexPattern } from './engine/pyregex'
 import { pyStr } from './engine/pyvalue'
+import { checkFilterLimits, FLAG_LIMITS } from './limits'
 
 export type WriteMethod = 'POST' | 'PATCH' | 'PUT'
 
@@ -163,6 +164,7 @@ export function validateFilters(filters: unknown, method: WriteMethod): Record<s
     if (method === 'PATCH') return 'keep'
     invalidFilters('Feature flags must have at least one condition set (group).')
   }
+  checkFilterLimits(filters)
   const groups = filters.groups
   if (!Array.isArray(groups) || !groups.every(isObject)) invalidFilters('Filters are not valid (groups must be a list of condition sets)')
   const aggregationRaw = filters.aggregation_group_type_index ?? null
@@ -213,7 +215,7 @@ export async function validateFlagBody(body: unknown, ctx: ValidationContext): P
   const out: FlagInput = {}
   const has = (k: string) => Object.hasOwn(body, k)
   if (has('name')) {
-    out.name = charField(body.name, 'name', { allowBlank: true })
+    out.name = charField(body.name, 'name', { allowBlank: true, maxLength: FLAG_LIMITS.nameCharacters })
     assertStorable(out.name, 'name')
   }
 

@@ -42,6 +42,25 @@ for (const postgres of ['embedded', 'real'] as const) {
       expect(events.status).toBe(200)
     })
 
+    test('a project holds at most 5000 flags; oversized flags are refused with 400 limit_exceeded and attr', async () => {
+      const big = await stack.api('/api/projects/@current/feature_flags/', {
+        method: 'POST',
+        json: { key: 'too-many-conditions', filters: { groups: Array.from({ length: 10_000 }, () => ({ properties: [], rollout_percentage: 100 })) } },
+      })
+      expect(big.status).toBe(400)
+      expect(await json(big)).toMatchObject({ type: 'validation_error', code: 'limit_exceeded', attr: 'filters' })
+      const longName = await stack.api('/api/projects/@current/feature_flags/', { method: 'POST', json: { key: 'long-name', name: 'n'.repeat(4001), filters: { groups: [] } } })
+      expect(await json(longName)).toMatchObject({ type: 'validation_error', code: 'max_length', attr: 'name' })
+      await stack.services.db.sql`
+        insert into feature_flags (team_id, key, filters) select 1, 'bulk-' || i, '{"groups": []}' from generate_series(1, 4999) i`
+      const last = await stack.api('/api/projects/@current/feature_flags/', { method: 'POST', json: { key: 'flag-5000', filters: { groups: [] } } })
+      expect(last.status).toBe(201)
+      const over = await stack.api('/api/projects/@current/feature_flags/', { method: 'POST', json: { key: 'flag-5001', filters: { groups: [] } } })
+      expect(over.status).toBe(400)
+      expect(await json(over)).toMatchObject({ type: 'validation_error', code: 'limit_exceeded' })
+      await stack.services.db.sql`delete from feature_flags where team_id = 1 and (key like 'bulk-%' or key = 'flag-5000')`
+    })
+
     test('definition search: at most 10 terms of at most 200 characters, refused with 400 naming search', async () => {
       const many = await stack.api(`/api/projects/@current/event_definitions/?search=${encodeURIComponent(Array(1000).fill('a').join(' '))}`)
       expect(many.status).toBe(400)
