@@ -1,7 +1,7 @@
 // Builds the HTTP app from the capability plugins. main.ts serves it; tests call app.handle() in-process.
 import { Elysia } from 'elysia'
 import { apiDocsRoutes } from './http/api-docs'
-import { findPersonalKey } from './http/auth'
+import { findPersonalKey } from './projects/auth'
 import { apiPreflightHeaders, clientIp, corsHeaders, queryOf } from './http/cors'
 import { refuseTooLarge } from './http/body'
 import { allowedMethods } from './http/methods'

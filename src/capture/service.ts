@@ -1,6 +1,6 @@
 // Capture: decode, find the project, normalise, log. Never sees the HTTP context.
 import { errors } from '../http/errors'
-import type { PersonalKeyAuth } from '../http/auth'
+import type { PersonalKeyAuth } from '../projects/auth'
 import type { Metrics } from '../ops/metrics'
 import type { CaptureLog } from '../pipeline/capture-log'
 import { projectOfPublicKey } from '../projects/public-key'

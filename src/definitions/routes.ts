@@ -1,11 +1,11 @@
 // /api/projects/:project_id/event_definitions/ — list, retrieve, PATCH, DELETE (personal key).
 import { Elysia, t } from 'elysia'
 import type { Sql } from 'postgres'
-import type { PersonalKeyAuth } from '../http/auth'
+import type { PersonalKeyAuth } from '../projects/auth'
 import { errors } from '../http/errors'
 import { charField } from '../http/fields'
 import { isoDate } from '../http/format'
-import { personalKeyGuard } from '../http/guards'
+import { personalKeyGuard } from '../projects/guards'
 import { page, PageQuery, parsePaging, publicUrl } from '../http/pagination'
 import type { RateLimiter } from '../http/rate-limit'
 import { parseTimestamp } from '../capture/timestamp'

@@ -1,10 +1,10 @@
 // GET /api/projects/:project_id/events/ — events as stored, newest first, with a cursor that continues
 // the listing exactly (no event skipped or repeated, however many share a timestamp).
 import { Elysia, t } from 'elysia'
-import type { PersonalKeyAuth } from '../http/auth'
+import type { PersonalKeyAuth } from '../projects/auth'
 import { errors } from '../http/errors'
 import { isoDate } from '../http/format'
-import { personalKeyGuard } from '../http/guards'
+import { personalKeyGuard } from '../projects/guards'
 import { publicUrl } from '../http/pagination'
 import type { RateLimiter } from '../http/rate-limit'
 import { parseTimestamp } from '../capture/timestamp'

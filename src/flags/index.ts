@@ -1,7 +1,7 @@
 // The feature-flag capability, wired: the cache (kept fresh across processes), the REST service and /decide.
 import type { Config } from '../config'
 import type { Database } from '../db/postgres'
-import type { PersonalKeyAuth } from '../http/auth'
+import type { PersonalKeyAuth } from '../projects/auth'
 import { RateLimiter } from '../http/rate-limit'
 import { throttled, type Logger } from '../log'
 import type { Metrics } from '../ops/metrics'

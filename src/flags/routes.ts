@@ -3,8 +3,8 @@
 // (both by ?token=, the latter what posthog-node 5 calls).
 import { Elysia, t } from 'elysia'
 import { ApiError, errors } from '../http/errors'
-import type { PersonalKeyAuth, Principal } from '../http/auth'
-import { personalKeyGuard } from '../http/guards'
+import type { PersonalKeyAuth, Principal } from '../projects/auth'
+import { personalKeyGuard } from '../projects/guards'
 import { page, parsePaging, publicUrl } from '../http/pagination'
 import type { RateLimiter } from '../http/rate-limit'
 import type { ProjectTokenCache } from '../projects/token-cache'

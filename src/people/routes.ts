@@ -1,9 +1,9 @@
 // GET /api/projects/:project_id/persons/?distinct_id= — who ingestion says is who (personal key).
 import { Elysia, t } from 'elysia'
 import type { Sql } from 'postgres'
-import type { PersonalKeyAuth } from '../http/auth'
+import type { PersonalKeyAuth } from '../projects/auth'
 import { isoDate } from '../http/format'
-import { personalKeyGuard } from '../http/guards'
+import { personalKeyGuard } from '../projects/guards'
 import { page, PageQuery, parsePaging, publicUrl } from '../http/pagination'
 import type { RateLimiter } from '../http/rate-limit'
 import { listPersons, type PersonListing } from './repository'

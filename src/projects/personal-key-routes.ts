@@ -1,8 +1,8 @@
 // /api/personal_api_keys/: a personal key manages its own user's keys (this service has no login sessions).
 import { Elysia, t } from 'elysia'
 import type { Sql } from 'postgres'
-import type { PersonalKeyAuth } from '../http/auth'
-import { personalKeyGuard } from '../http/guards'
+import type { PersonalKeyAuth } from './auth'
+import { personalKeyGuard } from './guards'
 import type { RateLimiter } from '../http/rate-limit'
 import { PersonalApiKey, PersonalApiKeyCreate } from './model'
 import { PersonalKeyService } from './personal-keys'

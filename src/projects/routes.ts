@@ -1,9 +1,9 @@
 // GET /api/projects/, /api/projects/@current/, /api/projects/:project_id/
 import { Elysia, t } from 'elysia'
 import type { Sql } from 'postgres'
-import type { PersonalKeyAuth } from '../http/auth'
+import type { PersonalKeyAuth } from './auth'
 import { isoDate } from '../http/format'
-import { personalKeyGuard } from '../http/guards'
+import { personalKeyGuard } from './guards'
 import { page, PageQuery, parsePaging, publicUrl } from '../http/pagination'
 import type { RateLimiter } from '../http/rate-limit'
 import { inTransaction } from '../db/postgres'

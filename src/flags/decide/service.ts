@@ -6,7 +6,7 @@
 // errorsWhileComputingFlags; nothing on this path queries Postgres unless a flag needs stored data.
 import type { Sql } from 'postgres'
 import { isConnectionError } from '../../db/postgres'
-import type { PersonalKeyAuth } from '../../http/auth'
+import type { PersonalKeyAuth } from '../../projects/auth'
 import type { RawPayload } from '../../http/decode'
 import { ApiError, errors } from '../../http/errors'
 import type { RateLimiter } from '../../http/rate-limit'

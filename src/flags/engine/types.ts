@@ -1,5 +1,5 @@
 // Public types of the pure feature-flag evaluation engine.
-// The semantics follow PostHog's Python `/decide` server (see /work/shared/reference/flags.md).
+// The semantics follow PostHog's Python `/decide` server; docs/compatibility.md says where this service differs.
 
 export interface PropertyFilter {
   key: string

@@ -1,9 +1,10 @@
-// Elysia plugins that authenticate a request before its handler runs.
+// Elysia plugins that authenticate a request before its handler runs (the personal key of the private API).
+// Authentication lives with projects and keys: http/ stays plumbing.
 import { Elysia } from 'elysia'
 import { findPersonalKey, type PersonalKeyAuth, type Principal } from './auth'
-import type { RateLimiter } from './rate-limit'
-import { clientIp } from './cors'
-import { errors } from './errors'
+import type { RateLimiter } from '../http/rate-limit'
+import { clientIp } from '../http/cors'
+import { errors } from '../http/errors'
 
 /** Routes behind a personal API key get `principal`; a bad or missing key never reaches the handler. */
 export function personalKeyGuard(auth: PersonalKeyAuth, limiter?: RateLimiter) {

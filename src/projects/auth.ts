@@ -1,10 +1,10 @@
 // Personal API keys (Authorization: Bearer phx_…) for the private API, and project access checks.
 import type { Sql } from 'postgres'
 import { isConnectionError } from '../db/postgres'
-import { hashKey, plausibleKey, sameHash } from '../projects/keys'
-import { currentProjectId, projectOfUser, type ProjectRow } from '../projects/repository'
-import { ApiError, errors } from './errors'
-import { RateLimiter } from './rate-limit'
+import { hashKey, plausibleKey, sameHash } from './keys'
+import { currentProjectId, projectOfUser, type ProjectRow } from './repository'
+import { ApiError, errors } from '../http/errors'
+import { RateLimiter } from '../http/rate-limit'
 
 export interface Principal {
   userId: number
