@@ -2,7 +2,7 @@
 // stores. Its own composition root: it opens its own store connections.
 import { readlinkSync } from 'node:fs'
 import { setPriority } from 'node:os'
-import { replayRecord } from './capture/record'
+import { replayRecord } from './pipeline/replay'
 import type { Config } from './config'
 import { createLogger } from './log'
 import type { FromWorker, ToWorker, WorkerInit } from './pipeline/capture-log'

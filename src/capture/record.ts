@@ -1,9 +1,7 @@
 // A capture request as the log keeps it: the body bytes as received (still compressed if they came so)
 // with what is needed to interpret them again identically: project, time of receipt, uuid seed, hints.
 import { decodePayload, jsonNestingExceeds, MAX_JSON_DEPTH, parseJson } from '../http/decode'
-import type { LoggedRecord } from '../pipeline/ring'
-import type { WalRecord } from '../pipeline/wal'
-import { extractPayload, normalizeEvents, type CaptureContext, type Normalized } from './normalize'
+import { extractPayload, type CaptureContext } from './normalize'
 
 export interface CaptureRequest {
   method: string
@@ -90,20 +88,4 @@ export function parseRequest(request: CaptureRequest, maxBytes: number) {
   const deep = jsonNestingExceeds(decoded.text, MAX_JSON_DEPTH + 2)
   const extracted = extractPayload(parseJson(decoded.text), decoded.form, request.query)
   return { ...extracted, depth: { check: deep, single: extracted.single }, encoding: decoded.encoding, via: decoded.via, decodedSize: decoded.text.length }
-}
-
-/** The events of a logged request, exactly as capture produced them when it acknowledged it. */
-export function replayRecord(record: WalRecord, maxBytes: number): LoggedRecord {
-  const { projectId, request } = decodeRecord(record.payload)
-  const extracted = parseRequest(request, maxBytes)
-  const normalized: Normalized = normalizeEvents(extracted.items, contextOf(request), extracted.sentAt, extracted.depth)
-  return {
-    seq: record.seq,
-    projectId,
-    receivedAt: request.receivedAt,
-    events: normalized.events,
-    dropped: normalized.dropped,
-    size: record.size,
-    decodedSize: extracted.decodedSize,
-  }
 }

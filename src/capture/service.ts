@@ -2,7 +2,6 @@
 import { errors } from '../http/errors'
 import type { PersonalKeyAuth } from '../projects/auth'
 import type { Metrics } from '../ops/metrics'
-import type { CaptureLog } from '../pipeline/capture-log'
 import { projectOfPublicKey } from '../projects/public-key'
 import type { ProjectTokenCache } from '../projects/token-cache'
 import { assertEventShapes } from './normalize'
@@ -11,9 +10,17 @@ import { encodeRecord, parseRequest, type CaptureRequest } from './record'
 export interface CaptureDeps {
   tokens: ProjectTokenCache
   auth: PersonalKeyAuth
-  log: CaptureLog
+  log: EventLog
   metrics: Metrics
   maxBodyBytes: number
+}
+
+/**
+ * Where accepted requests go (the write-ahead log, pipeline/capture-log.ts): capture answers 200 once accept()
+ * returned and its promise, if any, resolved. Defined here so that capture does not depend on the pipeline.
+ */
+export interface EventLog {
+  accept(parts: Uint8Array[], items: number): Promise<void> | null
 }
 
 export class CaptureService {

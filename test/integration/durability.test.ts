@@ -2,7 +2,7 @@
 // between insert and checkpoint, and rows the store rejects for good.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
-import { replayRecord } from '../../src/capture/record'
+import { replayRecord } from '../../src/pipeline/replay'
 import { ClickHouseEventStore } from '../../src/events/clickhouse'
 import { Checkpoint } from '../../src/pipeline/checkpoint'
 import { WalReader, WriteAheadLog } from '../../src/pipeline/wal'
