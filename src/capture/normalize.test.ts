@@ -87,7 +87,7 @@ describe('normalizeEvents', () => {
     expect(Array.from(one({ event: 'a', distinct_id: emoji }).events[0].distinctId)).toHaveLength(200)
   })
 
-  test('no name, no distinct id, or an empty one: dropped and counted, not refused (seed §7.3)', () => {
+  test('no name, no distinct id, or an empty one: dropped and counted, not refused (docs/compatibility.md#dropped-events)', () => {
     const r = normalizeEvents(
       [
         { distinct_id: 'x' },

@@ -257,7 +257,7 @@ function libFromUserAgent(ua: string | null): { lib: string; version: string | n
 }
 
 /**
- * Normalise each event. Events without a name or a distinct id are dropped (counted, seed §7.3); a payload
+ * Normalise each event. Events without a name or a distinct id are dropped (counted: docs/compatibility.md#dropped-events); a payload
  * whose events are not objects, or whose properties are not an object, is refused with 400.
  */
 export function normalizeEvents(

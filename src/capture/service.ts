@@ -33,9 +33,9 @@ export class CaptureService {
   }
 
   /**
-   * Check the request (decoding, key, shape) and log it. Normalisation, and the drops of seed §7.3, happen
+   * Check the request (decoding, key, shape) and log it. Normalisation, and the drops (docs/compatibility.md#dropped-events), happen
    * in the flush worker from the logged request, exactly as they would on a replay: nothing in the answer
-   * depends on them (seed §6.2).
+   * depends on them.
    */
   async capture(request: CaptureRequest, endpoint = 'capture'): Promise<void> {
     const extracted = parseRequest(request, this.deps.maxBodyBytes)

@@ -8,7 +8,7 @@ export interface LoggedRecord {
   projectId: number
   receivedAt: number
   events: CapturedEvent[]
-  /** events the request carried that normalisation dropped, by reason (seed §7.3) */
+  /** events the request carried that normalisation dropped, by reason (docs/compatibility.md#dropped-events) */
   dropped: Map<DropReason, number>
   /** bytes in the log */
   size: number

@@ -1,5 +1,5 @@
 // The project a public endpoint's key points at (capture, /decide, /flags): a project key, or a personal key
-// with project_id (seed §5.1). Failures are in the public endpoints' terms of seed §7.1.
+// with project_id (docs/compatibility.md#public-key-errors), with the public endpoints' errors.
 import type { PersonalKeyAuth } from './auth'
 import { ApiError, errors } from '../http/errors'
 import { plausibleKey } from './keys'

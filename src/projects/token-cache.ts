@@ -3,7 +3,7 @@
 // The cache holds a snapshot of every project's key hash. A key missing from it triggers a reload, at most
 // one at a time and at most once per MISS_RELOAD_INTERVAL_MS, so a flood of bad keys costs Postgres at most
 // one query a second; misses a reload has confirmed are remembered in a bounded negative cache. When Postgres is down the snapshot keeps answering for known keys; an unknown
-// key then gets 503 fetch_team_fail (seed §7.1).
+// key then gets 503 fetch_team_fail (docs/compatibility.md#public-key-errors).
 //
 // Memory is bounded in bytes, not only in entries: a key longer than MAX_KEY_LENGTH is answered 'unknown' before it
 // is hashed or remembered, so each memo entry holds at most MAX_KEY_LENGTH + 71 characters.
@@ -98,7 +98,7 @@ export class ProjectTokenCache {
     return 'unknown'
   }
 
-  /** lookup() as the capture and decide routes need it: an id, or the seed's errors. */
+  /** lookup() as the capture and decide routes need it: an id, or the public endpoints' errors. */
   async resolve(token: string): Promise<number> {
     const found = await this.lookup(token)
     if (found === 'unknown') throw errors.invalidApiKey()

@@ -2,7 +2,7 @@ import { describe, expect, test } from 'bun:test'
 import { createHash } from 'node:crypto'
 import { flagHash, hashString, holdoutHash } from './hash'
 
-// reference/flags.md §6.1 (exact floats, compared with toBe) and the §1.1 holdout anchors.
+// PostHog's published hash vectors (exact floats, compared with toBe) and its holdout anchors.
 const TABLE: [string, number][] = [
   ['beta-feature.example_id', 0.2093039334578348],
   ['beta-feature.another_id', 0.9656963840044174],
