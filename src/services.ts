@@ -86,7 +86,7 @@ export async function startServices(config: Config, log: Logger, options: { metr
     }
 
     // The service starts even when the event store is down: capture keeps logging, /_ready says not ready.
-    const events = new ResilientStore(createEventStore(config))
+    const events = new ResilientStore(createEventStore(config, { reads: true }))
     await events.init()
     closers.push(() => events.close())
     if (config.CLICKHOUSE_URL && !(await withTimeout(events.health(), 3000, false))) {

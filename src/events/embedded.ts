@@ -3,6 +3,7 @@ import { Database, type Statement } from 'bun:sqlite'
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import type { ReadAnswer, ReadRequest } from './sqlite-reader'
 import { StoreError, type EventQuery, type EventStore, type InsertOptions, type StoredEvent } from './store'
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('../../sql/embedded/', import.meta.url))
@@ -40,13 +41,54 @@ function classify(error: unknown): StoreError {
   return new StoreError(`embedded store: ${(error as Error)?.message ?? error}`, !permanent, error)
 }
 
+const READER = new URL('./sqlite-reader.ts', import.meta.url)
+
+/** Read queries on a worker thread with its own read-only connection (see sqlite-reader.ts). */
+class OffThreadReader {
+  private readonly worker: Worker
+  private next = 0
+  private readonly waiting = new Map<number, { resolve(rows: unknown[]): void; reject(error: Error): void }>()
+
+  constructor(file: string) {
+    this.worker = new Worker(READER.href)
+    this.worker.postMessage({ file })
+    this.worker.onmessage = (event: MessageEvent<ReadAnswer>) => {
+      const answer = event.data
+      const waiter = this.waiting.get(answer.id)
+      this.waiting.delete(answer.id)
+      if ('rows' in answer) waiter?.resolve(answer.rows)
+      else waiter?.reject(Object.assign(new Error(answer.error), { code: answer.code }))
+    }
+    this.worker.unref()
+  }
+
+  all(sql: string, params: (string | number)[]): Promise<unknown[]> {
+    const id = ++this.next
+    return new Promise((resolve, reject) => {
+      this.waiting.set(id, { resolve, reject })
+      this.worker.postMessage({ id, sql, params } satisfies ReadRequest)
+    })
+  }
+
+  close(): void {
+    this.worker.terminate()
+    for (const waiter of this.waiting.values()) waiter.reject(new Error('embedded store closed'))
+    this.waiting.clear()
+  }
+}
+
 export class EmbeddedEventStore implements EventStore {
   readonly kind = 'embedded' as const
   readonly timestampPrecisionMs = 1
   private db: Database | undefined
   private insert: Statement | undefined
+  private reader: OffThreadReader | undefined
 
-  constructor(private readonly file: string) {}
+  /** `readOffThread`: run query() on a worker thread (the server's request side); writers do not need it. */
+  constructor(
+    private readonly file: string,
+    private readonly options: { readOffThread?: boolean } = {},
+  ) {}
 
   async init(): Promise<void> {
     if (this.file !== ':memory:') mkdirSync(dirname(this.file), { recursive: true })
@@ -70,6 +112,7 @@ export class EmbeddedEventStore implements EventStore {
       'INSERT OR IGNORE INTO events (uuid, team_id, event, distinct_id, properties, timestamp, created_at, person_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
     )
     this.db = db
+    if (this.options.readOffThread && this.file !== ':memory:') this.reader = new OffThreadReader(this.file)
   }
 
   /** The SQLite handle, for tests that need to shape the store (e.g. a trigger that rejects rows). */
@@ -113,10 +156,9 @@ export class EmbeddedEventStore implements EventStore {
       params.push(q.cursor.timestamp, q.cursor.timestamp, q.cursor.uuid)
     }
     params.push(q.limit)
+    const sql = `SELECT uuid, team_id, event, distinct_id, properties, timestamp, created_at, person_id FROM events WHERE ${where.join(' AND ')} ORDER BY timestamp DESC, uuid DESC LIMIT ?`
     try {
-      const rows = this.handle
-        .query(`SELECT uuid, team_id, event, distinct_id, properties, timestamp, created_at, person_id FROM events WHERE ${where.join(' AND ')} ORDER BY timestamp DESC, uuid DESC LIMIT ?`)
-        .all(...params) as Row[]
+      const rows = (this.reader ? await this.reader.all(sql, params) : this.handle.query(sql).all(...params)) as Row[]
       return rows.map(fromRow)
     } catch (error) {
       throw classify(error)
@@ -145,6 +187,8 @@ export class EmbeddedEventStore implements EventStore {
   }
 
   async close(): Promise<void> {
+    this.reader?.close()
+    this.reader = undefined
     this.insert?.finalize()
     this.db?.close()
     this.db = undefined

@@ -11,3 +11,13 @@ eventStoreContract('embedded SQLite', {
     return store
   },
 })
+
+// The server's request side reads on a worker thread with its own read-only connection: the same contract.
+const offThreadDir = tempDir('phog-store-reader-')
+eventStoreContract('embedded SQLite, reads on a worker thread', {
+  make: async () => {
+    const store = new EmbeddedEventStore(join(offThreadDir, 'events.sqlite'), { readOffThread: true })
+    await store.init()
+    return store
+  },
+})
