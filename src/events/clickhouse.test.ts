@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { deduplicationToken } from './clickhouse'
+import { classify, deduplicationToken } from './clickhouse'
 import type { StoredEvent } from './store'
 
 const row = (uuid: string): StoredEvent => ({
@@ -32,5 +32,16 @@ describe('insert deduplication token', () => {
     const token = deduplicationToken(rows(A, B))
     expect(token).toMatch(/^2-[0-9a-f]{40}$/)
     expect(deduplicationToken([{ ...row(A), event: 'other', timestamp: 5 }])).toBe(deduplicationToken(rows(A)))
+  })
+})
+
+describe('classifying ClickHouse errors', () => {
+  test('rows at fault (kept, and the batch split) versus the store (retried)', () => {
+    const err = (message: string, code?: string) => Object.assign(new Error(message), code ? { code } : {})
+    expect(classify(err('Code: 252, e.displayText() = DB::Exception: Too many partitions for single INSERT block (more than 100).'), 'insert').transient).toBe(false)
+    expect(classify(err('Too many partitions for a single INSERT block (more than 100)', '252'), 'insert').transient).toBe(false)
+    expect(classify(err('Too many parts (300). Merges are processing significantly slower than inserts', '252'), 'insert').transient).toBe(true)
+    expect(classify(err('Code: 27, e.displayText() = DB::Exception: Cannot parse input'), 'insert').transient).toBe(false)
+    expect(classify(err('connect ECONNREFUSED 127.0.0.1:8123'), 'insert').transient).toBe(true)
   })
 })

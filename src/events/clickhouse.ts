@@ -27,12 +27,21 @@ const ROW_ERROR_CODES = new Set([
   '469', // VIOLATED_CONSTRAINT
 ])
 
-function classify(error: unknown, what: string): StoreError {
+/**
+ * A batch spanning more than max_partitions_per_insert_block months (100 on current servers: a historical
+ * import) is refused whole. It is the batch's fault, not the store's: the consumer splits it (pipeline/isolate.ts)
+ * until each insert spans fewer months, and everything lands. Code 252 also means "too many parts", which passes.
+ */
+const TOO_MANY_PARTITIONS = /too many partitions for (a )?single insert block/i
+
+/** Whether an error is the rows' fault (kept as it is) or the store's (retried); exported for its tests. */
+export function classify(error: unknown, what: string): StoreError {
   if (error instanceof StoreError) return error
   const message = (error as Error)?.message ?? String(error)
   // 18.16 words its errors "Code: 395, e.displayText() = …", which the client does not parse into a code.
   const code = String((error as { code?: string | number })?.code ?? /^Code: (\d+)/.exec(message)?.[1] ?? '')
-  return new StoreError(`clickhouse ${what}: ${message}`, !ROW_ERROR_CODES.has(code), error)
+  const rowsAtFault = ROW_ERROR_CODES.has(code) || (code === '252' && TOO_MANY_PARTITIONS.test(message))
+  return new StoreError(`clickhouse ${what}: ${message}`, !rowsAtFault, error)
 }
 
 /**

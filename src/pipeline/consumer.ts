@@ -152,7 +152,8 @@ export class Consumer {
       try {
         const isolated = await isolatePoison(batch, {
           handler: this.handler,
-          isRejection: async (e) => this.handler.rejects?.(e) === true || (await this.storeAnswers()),
+          isDefinite: (e) => this.handler.rejects?.(e) === true,
+          storeAnswers: () => this.storeAnswers(),
           poison: this.deps.poison,
         })
         this.isolatedEvents += isolated

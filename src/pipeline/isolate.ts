@@ -52,41 +52,70 @@ export function batchEvents(batch: Batch): { items: BatchEvent[]; empties: Logge
 
 export interface IsolationDeps {
   handler: BatchHandler
-  /** whether this failure is the batch's fault (the store answers), as opposed to the store being down */
-  isRejection(error: unknown): Promise<boolean>
+  /** the store refused this data for certain (a parse or constraint error), whatever a ping says */
+  isDefinite(error: unknown): boolean
+  /** the store answers its ping now */
+  storeAnswers(): Promise<boolean>
   poison: PoisonSink
 }
 
+/** Between tries of a lone event whose failure is not a definite rejection. */
+const RETRY_PAUSE_MS = 200
+
 /**
- * Handle the batch by halves until every event is either handled or isolated as poison. Throws (leaving the
- * whole batch to be retried, in doubt) as soon as a failure turns out to be the store being down.
+ * Handle the batch by halves until every event is either handled or isolated as poison. A definite rejection
+ * is narrowed down at once. Any other failure counts against the data only once the store has shown it works
+ * (part of this very batch went in, and it answers its ping): a store that answers pings before it can take
+ * inserts (ClickHouse loading its tables) must not turn a whole batch into dead letters. Otherwise this throws,
+ * leaving the whole batch to be retried, in doubt.
  */
 export async function isolatePoison(batch: Batch, deps: IsolationDeps): Promise<number> {
   const { items, empties } = batchEvents(batch)
   let isolated = 0
+  let somethingWentIn = false
+  /** Is this failure the data's fault? Certainly if the store says so; otherwise only once the store has shown it works. */
+  const dataAtFault = async (error: unknown) => deps.isDefinite(error) || (somethingWentIn && (await deps.storeAnswers()))
+  const attempt = async (part: BatchEvent[], withEmpties: LoggedRecord[]): Promise<unknown> => {
+    try {
+      await deps.handler.handle(subBatch(part, withEmpties), true)
+      somethingWentIn = true
+      return null
+    } catch (error) {
+      return error ?? new Error('handler failed')
+    }
+  }
   const settle = async (part: BatchEvent[], withEmpties: LoggedRecord[]): Promise<void> => {
     if (part.length === 0 && withEmpties.length === 0) return
-    let attempts = 0
-    for (;;) {
-      try {
-        await deps.handler.handle(subBatch(part, withEmpties), true)
-        return
-      } catch (error) {
-        if (!(await deps.isRejection(error))) throw error
-        if (part.length > 1) {
-          const half = Math.ceil(part.length / 2)
-          await settle(part.slice(0, half), withEmpties)
-          await settle(part.slice(half), [])
-          return
-        }
-        if (++attempts < LONE_EVENT_ATTEMPTS) continue
-        deps.poison(deps.handler.name, part, reasonOf(error), error)
-        isolated += part.length
-        // what came with it (drop counts of empty records) still needs handling
-        if (withEmpties.length > 0) await settle([], withEmpties)
+    const error = await attempt(part, withEmpties)
+    if (error === null) return
+    if (part.length > 1) {
+      const half = Math.ceil(part.length / 2)
+      const [first, second] = [part.slice(0, half), part.slice(half)]
+      if (!(await dataAtFault(error))) {
+        // Not yet known whether the data or the store is at fault: if neither half goes in, it is the store.
+        const firstFailed = await attempt(first, withEmpties)
+        const secondFailed = await attempt(second, [])
+        if (firstFailed !== null && secondFailed !== null) throw error
+        if (firstFailed !== null) await settle(first, withEmpties)
+        if (secondFailed !== null) await settle(second, [])
         return
       }
+      await settle(first, withEmpties)
+      await settle(second, [])
+      return
     }
+    let last: unknown = error
+    for (let tries = 1; tries < LONE_EVENT_ATTEMPTS; tries++) {
+      if (!(await dataAtFault(last))) throw last
+      if (!deps.isDefinite(last)) await Bun.sleep(RETRY_PAUSE_MS)
+      last = await attempt(part, withEmpties)
+      if (last === null) return
+    }
+    if (!(await dataAtFault(last))) throw last
+    deps.poison(deps.handler.name, part, reasonOf(last), last)
+    isolated += part.length
+    // what came with it (drop counts of empty records) still needs handling
+    if (withEmpties.length > 0) await settle([], withEmpties)
   }
   await settle(items, empties)
   return isolated
