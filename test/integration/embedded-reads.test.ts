@@ -1,5 +1,5 @@
 // The embedded event store's reads run off the request thread: events-API filters that walk 1,000,000 rows,
-// four at a time, used to hold the event loop for hundreds of milliseconds each; /_health now keeps answering.
+// six at a time, used to hold the event loop for hundreds of milliseconds each; /_health now keeps answering.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { Database } from 'bun:sqlite'
 import { join } from 'node:path'
@@ -34,13 +34,13 @@ describe('embedded event store reads', () => {
     await svc?.stop()
   })
 
-  test('four scanning filters at once: /_health answers meanwhile, and the filters answer right', async () => {
+  test('six scanning filters at once: /_health answers meanwhile, and the filters answer right', async () => {
     const scan = () =>
       fetch(`${svc.url}/api/projects/@current/events/?distinct_id=nobody-has-this`, { headers: { authorization: `Bearer ${PERSONAL_KEY}` } }).then(async (r) => {
         expect(r.status).toBe(200)
         return ((await r.json()) as { results: unknown[] }).results.length
       })
-    const scans = Promise.all([scan(), scan(), scan(), scan()])
+    const scans = Promise.all(Array.from({ length: 6 }, scan))
     const latencies: number[] = []
     let done = false
     void scans.finally(() => (done = true))
@@ -50,9 +50,10 @@ describe('embedded event store reads', () => {
       latencies.push(performance.now() - start)
       await Bun.sleep(5)
     }
-    expect(await scans).toEqual([0, 0, 0, 0])
+    expect(await scans).toEqual([0, 0, 0, 0, 0, 0])
     expect(latencies.length).toBeGreaterThan(3) // the scans took long enough to be measured against
-    expect(Math.max(...latencies)).toBeLessThan(100)
+    // on the request thread, six such scans held it ~300 ms; a bound well under that, well over a loaded machine's noise
+    expect(Math.max(...latencies)).toBeLessThan(150)
     const found = await fetch(`${svc.url}/api/projects/@current/events/?distinct_id=user-7&limit=5`, { headers: { authorization: `Bearer ${PERSONAL_KEY}` } })
     expect(((await found.json()) as { results: unknown[] }).results).toHaveLength(5)
   })
