@@ -49,11 +49,11 @@ export function createApp(services: Services) {
     .onRequest(async ({ request, set, server }) => {
       started.set(request, performance.now())
       set.headers['x-request-id'] = request.headers.get('x-request-id') || crypto.randomUUID()
-      const privateApi = request.url.startsWith('/api/', request.url.indexOf('/', 8))
+      const isPrivateApi = request.url.startsWith('/api/', request.url.indexOf('/', 8))
       // the private API answers browsers on other origins (an admin tool with a Bearer key)
-      if (privateApi && request.headers.has('origin')) Object.assign(set.headers, corsHeaders(request))
+      if (isPrivateApi && request.headers.has('origin')) Object.assign(set.headers, corsHeaders(request))
       // ... and checks the key before reading a body: an anonymous 70 MB chunked body is not parsed first
-      if (privateApi && request.body !== null && request.method !== 'GET' && request.method !== 'OPTIONS') {
+      if (isPrivateApi && request.body !== null && request.method !== 'GET' && request.method !== 'OPTIONS') {
         const query = request.url.includes('personal_api_key=') ? queryOf(request) : null
         const address = clientIp(request, server?.requestIP(request)?.address, services.auth.trustProxy)
         await services.auth.authenticate(findPersonalKey(request.headers.get('authorization'), query), address)
