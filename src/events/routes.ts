@@ -5,12 +5,10 @@ import type { PersonalKeyAuth } from '../projects/auth'
 import { errors } from '../http/errors'
 import { isoDate } from '../http/format'
 import { personalKeyGuard } from '../projects/guards'
-import { publicUrl } from '../http/pagination'
+import { parsePaging, publicUrl } from '../http/pagination'
 import type { RateLimiter } from '../http/rate-limit'
 import { parseTimestamp } from '../capture/timestamp'
 import { StoreError, type EventStore, type StoredEvent } from './store'
-
-const MAX_LIMIT = 1000
 
 function encodeCursor(e: StoredEvent): string {
   return Buffer.from(JSON.stringify([e.timestamp, e.uuid])).toString('base64url')
@@ -56,13 +54,8 @@ export function eventRoutes(deps: { events: EventStore; auth: PersonalKeyAuth; l
     '/api/projects/:project_id/events/',
     async ({ principal, params, query, request }) => {
       const project = await deps.auth.project(principal, params.project_id)
-      let limit = 100
-      if (query.limit !== undefined) {
-        if (!/^\d+$/.test(query.limit) || Number(query.limit) < 1) {
-          throw errors.validation('invalid_input', 'limit must be an integer between 1 and 1000.', 'limit')
-        }
-        limit = Math.min(MAX_LIMIT, Number(query.limit))
-      }
+      // the same reading (and the same error codes) as every other list
+      const { limit } = parsePaging({ limit: query.limit })
       const rows = await deps.events
         .query({
           teamId: project.id,

@@ -61,6 +61,13 @@ for (const postgres of ['embedded', 'real'] as const) {
       await stack.services.db.sql`delete from feature_flags where team_id = 1 and (key like 'bulk-%' or key = 'flag-5000')`
     })
 
+    test('every list reads limit and offset alike: the same error codes for the same mistakes', async () => {
+      for (const list of ['/api/projects/', '/api/projects/@current/persons/', '/api/projects/@current/feature_flags/', '/api/projects/@current/event_definitions/', '/api/projects/@current/events/']) {
+        expect(await json(stack.api(`${list}?limit=0`))).toMatchObject({ type: 'validation_error', code: 'min_value', attr: 'limit' })
+        expect(await json(stack.api(`${list}?limit=abc`))).toMatchObject({ type: 'validation_error', code: 'invalid_input', attr: 'limit' })
+      }
+    })
+
     test('definition search: at most 10 terms of at most 200 characters, refused with 400 naming search', async () => {
       const many = await stack.api(`/api/projects/@current/event_definitions/?search=${encodeURIComponent(Array(1000).fill('a').join(' '))}`)
       expect(many.status).toBe(400)
