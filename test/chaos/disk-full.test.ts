@@ -58,6 +58,10 @@ describe('disk full under the write-ahead log', () => {
 
     await ch.start() // the backlog drains, segments are freed, space returns
     await load.stop(Date.now() + 60_000)
+    if (load.acked.length !== load.sent.length) {
+      const metrics = (await (await fetch(`${service.url}/metrics`)).text()).split('\n').filter((l) => /^(pipeline_|capture_requests_rejected|store_up)/.test(l))
+      console.error(`not every batch got in; statuses ${JSON.stringify([...load.statuses])}\n${metrics.join('\n')}\nlogs:\n${service.logs().slice(-6000)}`)
+    }
     expect(load.acked.length).toBe(load.sent.length) // every batch the clients kept retrying got in
     expect(await eventually(async () => (await metric(service.url, 'pipeline_wal_unflushed_bytes')) === 0, 60_000, 250)).toBe(true)
 
