@@ -1,11 +1,11 @@
 // The admin CLI: `npm run cli -- <command>`. The result is one JSON object on stdout; logs go to stderr.
 // Works with or without a running server: on the embedded store it joins the server's database socket.
+import { UUID_PATTERN } from './http/fields'
 import { parseArgs } from 'node:util'
 import { ConfigError, loadConfig, type Config } from './config'
 import { migratePostgres } from './db/migrate'
-import { openDatabase, type Database } from './db/postgres'
+import { inTransaction, openDatabase, type Database } from './db/postgres'
 import { createLogger } from './log'
-import { inTransaction } from './db/postgres'
 import { ApiError } from './http/errors'
 import { announceKeyChange } from './projects/key-changes'
 import { allPersonalKeys, revokePersonalKey, rollPersonalKey } from './projects/personal-keys'
@@ -50,8 +50,6 @@ async function withDatabase<T>(config: Config, fn: (db: Database) => Promise<T>)
 /** `--help`: the usage on stdout, exit 0. */
 export class HelpRequested extends Error {}
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-
 function parse(argv: string[]) {
   try {
     return parseArgs({
@@ -82,7 +80,7 @@ export async function runCli(argv: string[], config: Config): Promise<unknown> {
   if (group === 'project' && action === 'create') {
     if (!values.name) throw new UsageError('project create needs --name NAME')
     const organizationId = values.organization
-    if (organizationId !== undefined && !UUID.test(organizationId)) throw new UsageError(`--organization must be an organization id (a UUID), not ${JSON.stringify(organizationId)}`)
+    if (organizationId !== undefined && !UUID_PATTERN.test(organizationId)) throw new UsageError(`--organization must be an organization id (a UUID), not ${JSON.stringify(organizationId)}`)
     return withDatabase(config, (db) =>
       createProject(db.sql, { name: values.name!, organizationId }).catch((error: { code?: string }) => {
         if (error?.code === '23503') throw new UsageError(`no organization has the id ${organizationId}`)

@@ -1,5 +1,6 @@
 // From a parsed capture payload to the events the pipeline stores. Pure and deterministic: replaying a
 // logged request with the same context yields the same events (same uuids, same timestamps).
+import { UUID_PATTERN } from '../http/fields'
 import { errors } from '../http/errors'
 import { MAX_JSON_DEPTH, valueNestingExceeds } from '../http/decode'
 import { parseTimestamp } from './timestamp'
@@ -156,7 +157,6 @@ function boundIdentityIds(properties: Json): void {
 // ---------------------------------------------------------------------------------------------------
 // uuid
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'))
 
 /** A UUIDv7 for event `index` of a request: time from receipt, the rest from the request's seed. */
@@ -224,7 +224,7 @@ function assertEventShape(e: unknown): asserts e is Json {
   if (e === null) throw errors.invalidPayload('Invalid payload: some events are null.')
   if (!isObject(e)) throw errors.invalidPayload(`Invalid payload: All events must be dictionaries not ${typeOfJson(e)}!`)
   // a uuid is the event's identity (deduplication): one that is not a UUID is refused, not replaced
-  if (e.uuid !== undefined && e.uuid !== null && e.uuid !== '' && !(typeof e.uuid === 'string' && UUID.test(e.uuid))) {
+  if (e.uuid !== undefined && e.uuid !== null && e.uuid !== '' && !(typeof e.uuid === 'string' && UUID_PATTERN.test(e.uuid))) {
     throw errors.invalidPayload('Invalid payload: Event field "uuid" is not a valid UUID!')
   }
   if (e.properties !== undefined && e.properties !== null && !isObject(e.properties)) {
@@ -323,7 +323,7 @@ export function normalizeEvents(
       if (properties.$lib_version === undefined && uaLib.version) properties.$lib_version = uaLib.version
     }
 
-    const uuid = typeof e.uuid === 'string' && UUID.test(e.uuid) ? e.uuid.toLowerCase() : derivedUuid(now, ctx.seed, index)
+    const uuid = typeof e.uuid === 'string' && UUID_PATTERN.test(e.uuid) ? e.uuid.toLowerCase() : derivedUuid(now, ctx.seed, index)
     events.push({ uuid, event: name, distinctId, properties, timestamp: eventTimestamp(e, properties, now, sentAt) })
   }
   return { events, dropped }

@@ -97,6 +97,11 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   }
 }
 
+/** A unique constraint refused the row (SQLSTATE 23505). */
+export function isUniqueViolation(error: unknown): boolean {
+  return (error as { code?: string })?.code === '23505'
+}
+
 /** True when the error means Postgres could not be reached (as opposed to a query error). */
 export function isConnectionError(error: unknown): boolean {
   const code = (error as { code?: string })?.code

@@ -1,9 +1,10 @@
 // /api/projects/:project_id/event_definitions/ — list, retrieve, PATCH, DELETE (personal key).
+import { isUniqueViolation } from '../db/postgres'
 import { Elysia, t } from 'elysia'
 import type { Sql } from 'postgres'
 import type { PersonalKeyAuth } from '../projects/auth'
 import { errors } from '../http/errors'
-import { charField } from '../http/fields'
+import { charField, UUID_PATTERN } from '../http/fields'
 import { isoDate } from '../http/format'
 import { personalKeyGuard } from '../projects/guards'
 import { page, PageQuery, parsePaging, publicUrl } from '../http/pagination'
@@ -20,7 +21,6 @@ import {
   type OrderKey,
 } from './repository'
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const ORDER_KEYS = new Set<OrderKey>(['name', 'last_seen_at', 'last_seen_at::date', 'created_at', 'created_at::date'])
 const EVENT_TYPES: Record<string, EventType> = {
   event: 'event',
@@ -122,16 +122,12 @@ export function parseChanges(body: unknown): DefinitionChanges {
   return changes
 }
 
-function isUniqueViolation(error: unknown): boolean {
-  return (error as { code?: string })?.code === '23505'
-}
-
 export function definitionRoutes(deps: { sql: Sql; auth: PersonalKeyAuth; limiter?: RateLimiter; trustProxy: boolean }) {
   const base = '/api/projects/:project_id/event_definitions'
   const params = t.Object({ project_id: t.String() })
   const idParams = t.Object({ project_id: t.String(), id: t.String() })
   const find = async (teamId: number, id: string) => {
-    const row = UUID.test(id) ? await getDefinition(deps.sql, teamId, id) : null
+    const row = UUID_PATTERN.test(id) ? await getDefinition(deps.sql, teamId, id) : null
     if (!row) throw errors.notFound()
     return row
   }
@@ -199,7 +195,7 @@ export function definitionRoutes(deps: { sql: Sql; auth: PersonalKeyAuth; limite
       `${base}/:id/`,
       async ({ principal, params, set }) => {
         const project = await deps.auth.project(principal, params.project_id)
-        if (!UUID.test(params.id) || !(await deleteDefinition(deps.sql, project.id, params.id))) throw errors.notFound()
+        if (!UUID_PATTERN.test(params.id) || !(await deleteDefinition(deps.sql, project.id, params.id))) throw errors.notFound()
         set.status = 204
         return new Response(null, { status: 204 })
       },

@@ -1,7 +1,8 @@
 // The flag REST API and local_evaluation, behind the routes: validate, write, refresh this process's cache.
+import { NUMERIC_ID } from '../http/fields'
 import { createHash } from 'node:crypto'
 import type { Sql } from 'postgres'
-import { isConnectionError } from '../db/postgres'
+import { isConnectionError, isUniqueViolation } from '../db/postgres'
 import { ApiError, errors } from '../http/errors'
 import type { FlagCache, ProjectEntry } from './cache'
 import { createFlag, getFlag, keyTaken, listFlags, updateFlag, type ListOptions } from './repository'
@@ -14,11 +15,6 @@ export interface LocalEvaluation {
   etag: string
 }
 
-const ID = /^\d{1,9}$/
-
-function isUniqueViolation(error: unknown): boolean {
-  return (error as { code?: string })?.code === '23505'
-}
 
 /** Postgres unreachable → 503 database_unavailable; ApiErrors pass; anything else is a bug (500). */
 async function db<T>(fn: () => Promise<T>): Promise<T> {
@@ -67,7 +63,7 @@ export class FlagService {
 
   retrieve(teamId: number, id: string) {
     return db(async () => {
-      const row = ID.test(id) ? await getFlag(this.deps.sql, teamId, Number(id)) : null
+      const row = NUMERIC_ID.test(id) ? await getFlag(this.deps.sql, teamId, Number(id)) : null
       if (!row) throw errors.notFound()
       return flagJson(row)
     })
@@ -84,7 +80,7 @@ export class FlagService {
 
   update(teamId: number, id: string, userId: number, body: unknown, method: Exclude<WriteMethod, 'POST'>) {
     return db(async () => {
-      const existing = ID.test(id) ? await getFlag(this.deps.sql, teamId, Number(id)) : null
+      const existing = NUMERIC_ID.test(id) ? await getFlag(this.deps.sql, teamId, Number(id)) : null
       if (!existing) throw errors.notFound()
       const input = await validateFlagBody(body, { method, keyTaken: (key) => keyTaken(this.deps.sql, teamId, key, existing.id) })
       // Bringing a flag back (deleted: false) needs its key to be free again.

@@ -2,6 +2,12 @@
 // mistake gets the same answer everywhere (`{"name": 123}` is the text "123" on flags and definitions alike).
 import { errors } from './errors'
 
+/** A UUID in its canonical text form (any case): event uuids, definition and key ids, organization ids. */
+export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/** A numeric id as a path carries it (at most 9 digits, so it fits Postgres's integer). */
+export const NUMERIC_ID = /^\d{1,9}$/
+
 function fail(code: string, detail: string, attr: string): never {
   throw errors.validation(code, detail, attr)
 }

@@ -1,5 +1,6 @@
 // Personal API keys (Authorization: Bearer phx_…) for the private API, and project access checks.
 import type { Sql } from 'postgres'
+import { NUMERIC_ID } from '../http/fields'
 import { isConnectionError } from '../db/postgres'
 import { hashKey, plausibleKey, sameHash } from './keys'
 import { currentProjectId, projectOfUser, type ProjectRow } from './repository'
@@ -150,7 +151,7 @@ export class PersonalKeyAuth {
     try {
       let id: number | null
       if (projectIdParam === '@current') id = await currentProjectId(this.sql, principal.userId)
-      else id = /^\d{1,9}$/.test(projectIdParam) ? Number(projectIdParam) : null
+      else id = NUMERIC_ID.test(projectIdParam) ? Number(projectIdParam) : null
       if (id === null) throw errors.notFound('Project not found.')
       const project = await projectOfUser(this.sql, principal.userId, id)
       if (!project) throw errors.notFound('Project not found.')

@@ -1,6 +1,7 @@
 // Personal API keys: a user's keys listed, created, read, revoked and rolled. Values are shown only when created or
 // rolled; only "sha256$<hex>" is stored. Revoking or rolling announces a key change, so every process's caches
 // drop the old value (see key-changes.ts); authentication itself reads Postgres on every request.
+import { UUID_PATTERN } from '../http/fields'
 import type { Sql } from 'postgres'
 import { errors } from '../http/errors'
 import { isoDate } from '../http/format'
@@ -65,7 +66,6 @@ function toJson(row: KeyRow, value: string | null = null): PersonalKeyJson {
 const COLUMNS = (sql: Sql) => sql`
   id, user_id, label, mask_value, created_at, last_used_at, last_rolled_at, scopes, scoped_teams, scoped_organizations`
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 export function validateLabel(label: unknown): string {
   if (label === undefined || label === null) throw errors.validation('required', 'This field is required.', 'label')
@@ -137,7 +137,7 @@ export class PersonalKeyService {
   }
 
   private async row(userId: number, id: string): Promise<KeyRow> {
-    if (!UUID.test(id)) throw errors.notFound()
+    if (!UUID_PATTERN.test(id)) throw errors.notFound()
     const [row] = await this.sql<KeyRow[]>`
       select ${COLUMNS(this.sql)} from personal_api_keys where id = ${id} and user_id = ${userId}`
     if (!row) throw errors.notFound()
@@ -156,7 +156,7 @@ export async function allPersonalKeys(sql: Sql): Promise<(PersonalKeyJson & { em
 
 /** Delete the key; false when there was none. Every process refuses it from its next request. */
 export async function revokePersonalKey(sql: Sql, id: string): Promise<boolean> {
-  if (!UUID.test(id)) return false
+  if (!UUID_PATTERN.test(id)) return false
   const deleted = await sql`delete from personal_api_keys where id = ${id} returning id`
   if (deleted.length) await announceKeyChange(sql)
   return deleted.length > 0
@@ -164,7 +164,7 @@ export async function revokePersonalKey(sql: Sql, id: string): Promise<boolean> 
 
 /** A new value for the same key id; the old value is refused at once. 404 when there is no such key. */
 export async function rollPersonalKey(sql: Sql, id: string): Promise<PersonalKeyJson> {
-  if (!UUID.test(id)) throw errors.notFound()
+  if (!UUID_PATTERN.test(id)) throw errors.notFound()
   const value = generateKey('phx')
   const [row] = await sql<KeyRow[]>`
     update personal_api_keys
