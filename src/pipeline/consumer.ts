@@ -49,8 +49,12 @@ export interface ConsumerDeps {
 
 const MIN_BACKOFF_MS = 100
 const MAX_BACKOFF_MS = 10_000
-/** Failures of one batch, with a store that answers its ping, before the batch is split to find its poison. */
-const SPLIT_AFTER_FAILURES = 4
+/**
+ * Failures of one batch, with a store that answers its ping, before the batch is split to find its poison when
+ * the store never said the data is wrong: 8 failures are about 20 s of backoff, longer than a restarting store
+ * takes to accept inserts again. (A definite rejection is split at once.)
+ */
+const SPLIT_AFTER_FAILURES = 8
 
 export class Consumer {
   private cursor: number
