@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { mkdtempSync, openSync, writeSync, closeSync } from 'node:fs'
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Checkpoint } from './checkpoint'
@@ -34,5 +34,29 @@ describe('checkpoint', () => {
     const b = new Checkpoint(file)
     expect(b.done('store')).toBe(1)
     b.close()
+  })
+})
+
+describe('checkpoint file size', () => {
+  test('both slots are on disk from the start, so an update never needs a new block (a full disk cannot stop it)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'phog-ckpt-'))
+    const path = join(dir, 'checkpoint')
+    const c = new Checkpoint(path)
+    expect(statSync(path).size).toBe(1024)
+    c.update((s) => {
+      s.done.store = 7
+    })
+    c.update((s) => {
+      s.done.store = 8
+    })
+    expect(statSync(path).size).toBe(1024)
+    c.close()
+    // an older file holding one slot is extended, and keeps its state
+    writeFileSync(join(dir, 'old'), readFileSync(path).subarray(0, 512))
+    const old = new Checkpoint(join(dir, 'old'))
+    expect(statSync(join(dir, 'old')).size).toBe(1024)
+    expect(old.done('store')).toBe(8)
+    old.close()
+    rmSync(dir, { recursive: true, force: true })
   })
 })

@@ -42,8 +42,16 @@ export class Checkpoint {
   private readonly fd: number
 
   constructor(path: string) {
-    if (!existsSync(path)) writeFileSync(path, '')
+    if (!existsSync(path)) writeFileSync(path, Buffer.alloc(2 * SLOT))
     this.fd = openSync(path, 'r+')
+    // Both slots exist on disk before the first update, so every update overwrites blocks the file already has:
+    // on a full disk (the log fills it while a store is down) an update that had to grow the file failed with
+    // ENOSPC, the store writer could never record an attempt, and the log, never released, stayed full.
+    const size = fstatSync(this.fd).size
+    if (size < 2 * SLOT) {
+      writeSync(this.fd, Buffer.alloc(2 * SLOT - size), 0, 2 * SLOT - size, size)
+      fdatasyncSync(this.fd)
+    }
     this.load()
   }
 
