@@ -2,6 +2,7 @@
 // stores. Its own composition root: it opens its own store connections.
 import { readlinkSync } from 'node:fs'
 import { setPriority } from 'node:os'
+import { RecentUuids } from './pipeline/recent-uuids'
 import { replayRecord } from './pipeline/replay'
 import type { Config } from './config'
 import { createLogger } from './log'
@@ -48,6 +49,7 @@ async function start(init: WorkerInit): Promise<void> {
   const events = new ResilientStore(createEventStore(config))
   await events.init()
   const metrics = new MetricsRecorder()
+  const recentUuids = new RecentUuids()
   const relay = setInterval(() => {
     const deltas = metrics.take()
     if (deltas) send({ type: 'metrics', deltas })
@@ -66,7 +68,7 @@ async function start(init: WorkerInit): Promise<void> {
       counters,
       log,
       metrics,
-      replay: (record) => replayRecord(record, config.MAX_BODY_BYTES),
+      replay: (record) => recentUuids.filter(replayRecord(record, config.MAX_BODY_BYTES)),
       onProgress: (progress) => send({ type: 'progress', progress }),
     },
   )

@@ -34,6 +34,8 @@ export type DropReason =
   | 'performance_event'
   | 'recording_event'
   | 'too_deep'
+  /** a later event reusing the (project, uuid) of an earlier one (pipeline/recent-uuids.ts) */
+  | 'duplicate_uuid'
 
 export interface Normalized {
   events: CapturedEvent[]

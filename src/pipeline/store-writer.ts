@@ -72,9 +72,12 @@ export class StoreWriter implements BatchHandler {
     metrics.observe('flushDuration', (performance.now() - started) / 1000)
     metrics.observe('flushBatchSize', rows.length)
     metrics.inc('flushedEvents', undefined, written)
-    // Outcomes are counted here, once per event, however often a record was decoded.
-    metrics.inc('events', { outcome: 'accepted' }, rows.length + unserializable.length)
+    // Outcomes are counted here, once per event, however often a record was decoded. A first attempt that
+    // wrote fewer rows than it gave met uuids stored long before (outside the window of recent-uuids.ts).
+    const alreadyStored = inDoubt ? 0 : rows.length - written
+    metrics.inc('events', { outcome: 'accepted' }, rows.length - alreadyStored + unserializable.length)
     const dropped = new Map<string, number>()
+    if (alreadyStored > 0) dropped.set('duplicate_uuid', alreadyStored)
     for (const record of batch.records) for (const [reason, n] of record.dropped) dropped.set(reason, (dropped.get(reason) ?? 0) + n)
     for (const [reason, n] of dropped) metrics.inc('events', { outcome: `dropped_${reason}` }, n)
   }

@@ -125,6 +125,38 @@ for (const choice of [
       expect(metrics).toContain('capture_events_total{outcome="dropped_empty_distinct_id"} 1')
     })
 
+    test('a second event reusing a uuid is counted as a duplicate, and makes no person or definition', async () => {
+      const uuid = crypto.randomUUID()
+      const first = { event: 'dup-original', distinct_id: 'dup-owner', uuid, properties: { $set: { plan: 'free' } } }
+      expect((await post(stack, '/batch/', JSON.stringify({ api_key: PROJECT_KEY, batch: [first] }))).status).toBe(200)
+      await waitForEvents(stack, 'distinct_id=dup-owner', 1)
+      // the attacker's replay: same uuid, another person, another event name (in its own request and twice in one)
+      const reuse = { event: 'dup-intruder', distinct_id: 'dup-intruder', uuid, properties: { $set: { plan: 'stolen' } } }
+      expect((await post(stack, '/batch/', JSON.stringify({ api_key: PROJECT_KEY, batch: [reuse] }))).status).toBe(200)
+      const twice = crypto.randomUUID()
+      const pair = [
+        { event: 'dup-pair', distinct_id: 'dup-pair', uuid: twice },
+        { event: 'dup-pair-second', distinct_id: 'dup-pair-second', uuid: twice },
+      ]
+      expect((await post(stack, '/batch/', JSON.stringify({ api_key: PROJECT_KEY, batch: pair }))).status).toBe(200)
+      await waitForEvents(stack, 'distinct_id=dup-pair', 1)
+      let metrics = ''
+      for (let i = 0; i < 100 && !metrics.includes('dropped_duplicate_uuid'); i++) {
+        metrics = await (await stack.app.handle(new Request(`${BASE}/metrics`))).text()
+        await Bun.sleep(50)
+      }
+      expect(metrics).toContain('capture_events_total{outcome="dropped_duplicate_uuid"} 2')
+      const stored = (await json(stack.api(`/api/projects/1/events/?distinct_id=dup-owner`))).results
+      expect(stored.map((e: any) => [e.uuid, e.event])).toEqual([[uuid, 'dup-original']])
+      expect((await json(stack.api('/api/projects/1/events/?distinct_id=dup-intruder'))).results).toEqual([])
+      expect((await json(stack.api('/api/projects/1/events/?distinct_id=dup-pair-second'))).results).toEqual([])
+      expect((await json(stack.api('/api/projects/1/persons/?distinct_id=dup-intruder'))).results).toEqual([])
+      const owner = (await json(stack.api('/api/projects/1/persons/?distinct_id=dup-owner'))).results[0]
+      expect(owner.properties.plan).toBe('free')
+      const names = (await json(stack.api('/api/projects/1/event_definitions/?search=dup'))).results.map((d: any) => d.name)
+      expect(names.sort()).toEqual(['dup-original', 'dup-pair'])
+    })
+
     test('client clock skew is corrected with sent_at; long distinct ids are truncated to 200 characters', async () => {
       const now = Date.now()
       const skew = 3_600_000 // client clock an hour fast
