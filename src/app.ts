@@ -4,6 +4,7 @@ import { apiDocsRoutes } from './http/api-docs'
 import { findPersonalKey } from './projects/auth'
 import { apiPreflightHeaders, clientIp, corsHeaders, queryOf } from './http/cors'
 import { refuseTooLarge } from './http/body'
+import { bindRequestSignal } from './db/cancel'
 import { allowedMethods } from './http/methods'
 import { ApiError, errors, toErrorResponse } from './http/errors'
 import { opsRoutes } from './ops/routes'
@@ -50,6 +51,8 @@ export function createApp(services: Services) {
       started.set(request, performance.now())
       set.headers['x-request-id'] = request.headers.get('x-request-id') || crypto.randomUUID()
       const isPrivateApi = request.url.startsWith('/api/', request.url.indexOf('/', 8))
+      // its reads are cancelled in Postgres if the client leaves (db/cancel.ts)
+      if (isPrivateApi) bindRequestSignal(request.signal)
       // the private API answers browsers on other origins (an admin tool with a Bearer key)
       if (isPrivateApi && request.headers.has('origin')) Object.assign(set.headers, corsHeaders(request))
       // ... and checks the key before reading a body: an anonymous 70 MB chunked body is not parsed first

@@ -3,6 +3,7 @@
 import { errors } from '../http/errors'
 import { FLAG_LIMITS } from './limits'
 import type { Sql } from 'postgres'
+import { cancelledWithRequest } from '../db/cancel'
 import { asJson, inTransaction } from '../db/postgres'
 import { groupTypeMapping } from '../people/stored-properties'
 import type { FlagRow } from './serialize'
@@ -38,8 +39,8 @@ export async function listFlags(sql: Sql, teamId: number, o: ListOptions): Promi
     and (${search}::text is null or f.key ilike ${search} or f.name ilike ${search})
     and (${o.active ?? null}::boolean is null or f.active = ${o.active ?? null})`
   const [[{ count }], rows] = await Promise.all([
-    sql<{ count: number }[]>`select count(*)::int as count from feature_flags f where ${where}`,
-    sql<FlagRow[]>`${selectFlags(sql)} where ${where} order by f.created_at desc, f.id desc limit ${o.limit} offset ${o.offset}`,
+    cancelledWithRequest(sql<{ count: number }[]>`select count(*)::int as count from feature_flags f where ${where}`),
+    cancelledWithRequest(sql<FlagRow[]>`${selectFlags(sql)} where ${where} order by f.created_at desc, f.id desc limit ${o.limit} offset ${o.offset}`),
   ])
   return { count, rows }
 }

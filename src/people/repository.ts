@@ -1,6 +1,7 @@
 // Persons, distinct ids, group types and groups in Postgres: what the learner reads and writes, and what
 // the persons API lists. Bulk statements only: one per kind per batch, whatever the number of events.
 import type { Sql } from 'postgres'
+import { cancelledWithRequest } from '../db/cancel'
 import { asJson } from '../db/postgres'
 import type { Person } from './identity'
 
@@ -148,13 +149,13 @@ export async function listPersons(
   const where = byId
     ? sql`p.id in (select person_id from person_distinct_ids where team_id = ${teamId} and distinct_id = ${filter.distinctId!})`
     : sql`p.team_id = ${teamId}`
-  const [{ count }] = await sql<{ count: number }[]>`select count(*)::int as count from persons p where ${where}`
-  const rows = await sql<PersonListing[]>`
+  const [{ count }] = await cancelledWithRequest(sql<{ count: number }[]>`select count(*)::int as count from persons p where ${where}`)
+  const rows = await cancelledWithRequest(sql<PersonListing[]>`
     select p.id, p.uuid, p.properties, p.is_identified, p.created_at,
            array(select distinct_id from person_distinct_ids d where d.person_id = p.id order by distinct_id) as distinct_ids
       from persons p
      where ${where}
      order by p.created_at desc, p.id desc
-     limit ${filter.limit} offset ${filter.offset}`
+     limit ${filter.limit} offset ${filter.offset}`)
   return { count, rows }
 }

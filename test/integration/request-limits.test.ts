@@ -24,6 +24,34 @@ for (const postgres of ['embedded', 'real'] as const) {
         // canceling statement due to statement timeout
         await expect(stack.services.db.sql`select pg_sleep(3)`).rejects.toMatchObject({ code: '57014' })
       })
+
+      test('a listing whose client went away is cancelled in Postgres, not left running', async () => {
+        const sql = stack.services.db.sql
+        const running = async () =>
+          (await sql<{ n: number }[]>`
+            select count(*)::int as n from pg_stat_activity
+             where query like '%from persons p where%' and state = 'active' and pid <> pg_backend_pid()`)[0]!.n
+        // hold the table so the listing waits inside Postgres (a stand-in for a slow query)
+        const locker = await sql.reserve()
+        try {
+          await locker`begin`
+          await locker`lock table persons in access exclusive mode`
+          const left = new AbortController()
+          const stayed = stack.api('/api/projects/1/persons/', {})
+          const abandoned = stack.api('/api/projects/1/persons/', { signal: left.signal }).catch((e) => e)
+          await Bun.sleep(300)
+          expect(await running()).toBe(2)
+          left.abort()
+          await abandoned
+          await Bun.sleep(300)
+          // the abandoned one is gone; the one whose client waits is still there
+          expect(await running()).toBe(1)
+          await locker`rollback`
+          expect((await stayed).status).toBe(200)
+        } finally {
+          locker.release()
+        }
+      })
     }
 
     test('every list caps its page at 1000, whatever limit asks for', async () => {
