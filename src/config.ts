@@ -54,6 +54,16 @@ export const ConfigSchema = Type.Object({
   }),
   RATE_LIMIT_API_PER_MINUTE: Int({ default: 2400, minimum: 0, description: 'private API requests per personal key per minute; 0 = unlimited' }),
   UNKNOWN_KEY_LOOKUPS_PER_MINUTE: Int({ default: 60, minimum: 0, description: 'lookups of unknown personal keys per client address per minute, then 429; 0 = unlimited' }),
+  PERSON_CACHE_MAX_BYTES: Int({
+    default: 32 * 1024 * 1024,
+    minimum: 0,
+    description: 'memory for the stored person and group properties /decide reads (0 = no cache: every read goes to Postgres)',
+  }),
+  PERSON_CACHE_TTL_MS: Int({
+    default: 60_000,
+    minimum: 100,
+    description: 'longest a cached person is served without a change notice re-reading it (a safety net; changes are pushed)',
+  }),
   KEY_CHANGE_CHECK_MS: Int({ default: 1000, minimum: 50, description: 'how often each process checks for reset project tokens (NOTIFY on real Postgres is faster)' }),
   RATE_LIMIT_DECIDE_PER_SECOND: Int({ default: 0, minimum: 0, description: '/decide and /flags requests per project token per second; 0 = unlimited' }),
   REUSE_PORT: Bool(false, 'set SO_REUSEPORT so several processes can share PORT'),

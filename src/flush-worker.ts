@@ -84,7 +84,14 @@ async function start(init: WorkerInit): Promise<void> {
     statementTimeoutMs: config.LEARNER_STATEMENT_TIMEOUT_MS,
   })
   // Persons, groups and definitions are learned from what has landed in the event store.
-  flusher.addConsumer(new Learner({ sql: db.sql, tracker: new DefinitionTracker(), metrics, log }), { after: storeWriter })
+  const learner = new Learner({
+    sql: db.sql,
+    tracker: new DefinitionTracker(),
+    metrics,
+    log,
+    onPersonsChanged: (change) => send({ type: 'notice', notice: change }),
+  })
+  flusher.addConsumer(learner, { after: storeWriter })
   flusher.start()
   shutdown = async () => {
     clearInterval(relay)

@@ -20,6 +20,7 @@ import { ProjectTokenCache } from './projects/token-cache'
 import { CaptureService } from './capture/service'
 import { CaptureLog } from './pipeline/capture-log'
 import { startFlags, type Flags } from './flags'
+import type { PersonChange } from './people/person-cache'
 
 export interface Lifecycle {
   draining: boolean
@@ -123,7 +124,8 @@ export async function startServices(config: Config, log: Logger, options: { metr
         maxWalBytes: config.WAL_MAX_BYTES,
         worker: { url: FLUSH_WORKER, data: { config } },
       },
-      { log, metrics },
+      // the flush worker's only notice: persons and groups it just wrote (the /decide cache drops them)
+      { log, metrics, onNotice: (notice) => flags.onPersonsChanged(notice as PersonChange) },
     )
     // Closers run in reverse: the log drains (the worker catches up) before the stores close.
     closers.push(() => captureLog.drain(Math.max(100, config.SHUTDOWN_TIMEOUT_MS - 1000)).then(() => undefined))

@@ -6,6 +6,9 @@ import { RateLimiter } from '../http/rate-limit'
 import { throttled, type Logger } from '../log'
 import type { Metrics } from '../ops/metrics'
 import type { ProjectTokenCache } from '../projects/token-cache'
+import { PersonCache, type PersonChange } from '../people/person-cache'
+import { listenPersonChanges } from '../people/person-changes'
+import { loadStoredPropertiesSized } from '../people/stored-properties'
 import { FlagCache } from './cache'
 import { DecideService } from './decide/service'
 import { postgresFlagSource } from './repository'
@@ -15,6 +18,9 @@ export interface Flags {
   cache: FlagCache
   service: FlagService
   decide: DecideService
+  /** the stored person/group properties /decide reads; told of changes by the flush worker (onPersonsChanged) */
+  persons: PersonCache
+  onPersonsChanged(change: PersonChange): void
   close(): Promise<void>
 }
 
@@ -36,6 +42,26 @@ export async function startFlags(deps: {
   })
   await cache.start()
   const service = new FlagService({ sql: db.sql, cache, notify: db.supportsNotify })
+  const persons = new PersonCache((request) => loadStoredPropertiesSized(db.sql, request), {
+    maxBytes: config.PERSON_CACHE_MAX_BYTES,
+    ttlMs: config.PERSON_CACHE_TTL_MS,
+    onLookup: (outcome) => metrics.personCacheLookups.inc({ outcome }),
+  })
+  metrics.beforeScrape.push(() => {
+    metrics.personCacheBytes.set(persons.size.bytes)
+    metrics.personCacheEntries.set(persons.size.entries)
+  })
+  // Other processes' flush workers write persons too: their changes arrive by NOTIFY (real Postgres). Without
+  // that feed nothing tells this process, so an entry lives one second at most.
+  let unlistenPersons: (() => Promise<void>) | null = null
+  if (db.supportsNotify) {
+    try {
+      unlistenPersons = await listenPersonChanges(db.sql, (change) => persons.invalidate(change), () => persons.clear())
+    } catch (error) {
+      log.warn({ err: error }, 'person changes: cannot LISTEN; cached persons expire after 1 s instead')
+      persons.limitTtl(1000)
+    }
+  }
   const decide = new DecideService({
     sql: db.sql,
     cache,
@@ -43,9 +69,20 @@ export async function startFlags(deps: {
     auth: deps.auth,
     limiter: new RateLimiter(config.RATE_LIMIT_DECIDE_PER_SECOND, 1000),
     maxBodyBytes: config.MAX_BODY_BYTES,
+    storedProperties: (request) => persons.get(request),
     onStoredLoad: (outcome) => metrics.decideStoredLoads.inc({ outcome }),
     onError: (error, what) =>
       warnOnce(`decide:${what}`, (suppressed) => log.warn({ err: error, what, suppressed }, 'decide: answering without what could not be read')),
   })
-  return { cache, service, decide, close: () => cache.stop() }
+  return {
+    cache,
+    service,
+    decide,
+    persons,
+    onPersonsChanged: (change) => persons.invalidate(change),
+    async close() {
+      await unlistenPersons?.().catch(() => undefined)
+      await cache.stop()
+    },
+  }
 }

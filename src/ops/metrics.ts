@@ -142,6 +142,22 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
       labelNames: ['outcome', 'reason'] as const,
       registers: [registry],
     }),
+    personCacheLookups: new Counter({
+      name: 'decide_person_cache_lookups_total',
+      help: 'Stored person/group properties /decide looked up in memory, by outcome (hit, miss: read from Postgres)',
+      labelNames: ['outcome'] as const,
+      registers: [registry],
+    }),
+    personCacheBytes: new Gauge({
+      name: 'decide_person_cache_bytes',
+      help: 'Memory held by cached person/group properties (bounded by PERSON_CACHE_MAX_BYTES)',
+      registers: [registry],
+    }),
+    personCacheEntries: new Gauge({
+      name: 'decide_person_cache_entries',
+      help: 'Persons and groups whose properties are cached for /decide',
+      registers: [registry],
+    }),
     decideStoredLoads: new Counter({
       name: 'decide_stored_properties_loads_total',
       help: '/decide reads of stored person/group properties (only when a flag needs more than the request gave), by outcome',

@@ -11,6 +11,8 @@ import type { Logger } from '../log'
 import type { Batch, BatchHandler } from '../pipeline/consumer'
 import type { PipelineMetrics } from '../pipeline/metrics-relay'
 import { allocateGroupTypes, groupTypesOf, groupUpdates } from './groups'
+import type { PersonChange } from './person-cache'
+import { notifyPersonChange } from './person-changes'
 import { IdentityModel, type PersonEvent } from './identity'
 import { addGroupTypes, loadGroupTypes, loadPersons, upsertGroups, writePersons } from './repository'
 
@@ -35,7 +37,14 @@ export class Learner implements BatchHandler {
   private readonly known = new Map<string, true>()
 
   constructor(
-    private readonly deps: { sql: Sql; tracker: DefinitionTracker; metrics: PipelineMetrics; log: Logger },
+    private readonly deps: {
+      sql: Sql
+      tracker: DefinitionTracker
+      metrics: PipelineMetrics
+      log: Logger
+      /** after each commit: what it changed, for the caches of stored properties in this process */
+      onPersonsChanged?(change: PersonChange): void
+    },
   ) {}
 
   async handle(batch: Batch): Promise<void> {
@@ -93,6 +102,7 @@ export class Learner implements BatchHandler {
     if (personEvents.length === 0 && typesSeen.length === 0) return
     const { metrics } = this.deps
     let learned: string[] = []
+    const change: PersonChange = { teamId, distinctIds: [], groups: [] }
     await this.deps.sql.begin(async (transaction) => {
       const tx = inTransaction(transaction)
       await tx`select pg_advisory_xact_lock(${PERSONS_LOCK}, ${teamId})`
@@ -105,6 +115,7 @@ export class Learner implements BatchHandler {
           .filter((g) => types.has(g.type))
           .map((g) => ({ index: types.get(g.type)!, key: g.key, properties: g.properties }))
         await upsertGroups(tx, teamId, groups)
+        for (const g of groups) change.groups.push([g.index, g.key])
         if (added.length) metrics.inc('personUpdates', { kind: 'group_types' }, added.length)
         if (groups.length) metrics.inc('personUpdates', { kind: 'groups' }, groups.length)
       }
@@ -124,8 +135,15 @@ export class Learner implements BatchHandler {
         if (written.merged) metrics.inc('personUpdates', { kind: 'persons_merged' }, written.merged)
         if (written.distinctIds) metrics.inc('personUpdates', { kind: 'distinct_ids' }, written.distinctIds)
         learned = [...ids].filter((id) => model.personOf(id) !== undefined)
+        const changedIds = new Set<string>()
+        for (const person of model.touched()) for (const id of person.distinctIds) changedIds.add(id)
+        for (const [id] of model.assignments()) changedIds.add(id)
+        change.distinctIds = [...changedIds]
       }
+      // other processes' caches hear of it when this commits
+      if (change.distinctIds.length || change.groups.length) await notifyPersonChange(tx, change)
     })
     this.remember(teamId, learned)
+    if (change.distinctIds.length || change.groups.length) this.deps.onPersonsChanged?.(change)
   }
 }

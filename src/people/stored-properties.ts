@@ -16,31 +16,54 @@ export interface StoredProperties {
   groups: Map<number, Record<string, unknown> | null>
 }
 
+export interface SizedProperties {
+  value: Record<string, unknown> | null
+  /** the bytes of its JSON text: what the parsed value costs in memory, roughly */
+  bytes: number
+}
+
 /**
- * One round trip for everything a /decide request needs. Throws when Postgres cannot be reached (the caller
- * then answers what needs no stored data, with errorsWhileComputingFlags).
+ * One round trip for everything a /decide request needs, each value with its size (for the cache). Throws
+ * when Postgres cannot be reached (the caller then answers what needs no stored data, with
+ * errorsWhileComputingFlags).
  */
-export async function loadStoredProperties(sql: Sql, request: StoredPropertiesRequest): Promise<StoredProperties> {
+export async function loadStoredPropertiesSized(
+  sql: Sql,
+  request: StoredPropertiesRequest,
+): Promise<{ person: SizedProperties | undefined; groups: Map<number, SizedProperties> }> {
   const groups = request.groups ?? []
-  const result: StoredProperties = { person: request.distinctId === undefined ? undefined : null, groups: new Map() }
-  for (const [index] of groups) result.groups.set(index, null)
+  const result = {
+    person: request.distinctId === undefined ? undefined : { value: null, bytes: 0 } as SizedProperties,
+    groups: new Map<number, SizedProperties>(),
+  }
+  for (const [index] of groups) result.groups.set(index, { value: null, bytes: 0 })
   if (request.distinctId === undefined && groups.length === 0) return result
-  const rows = await sql<{ kind: string; type_index: number | null; properties: Record<string, unknown> }[]>`
-    select 'person' as kind, null::int as type_index, p.properties
+  // as text: parsing it here costs what the driver's parse would, and gives the size for free
+  const rows = await sql<{ kind: string; type_index: number | null; properties: string }[]>`
+    select 'person' as kind, null::int as type_index, p.properties::text as properties
       from person_distinct_ids d join persons p on p.id = d.person_id
      where d.team_id = ${request.teamId} and d.distinct_id = ${request.distinctId ?? null}
        and ${request.distinctId !== undefined}
     union all
-    select 'group', g.group_type_index::int, g.group_properties
+    select 'group', g.group_type_index::int, g.group_properties::text
       from groups g
       join jsonb_to_recordset(${sql.json(groups.map(([idx, key]) => ({ idx, key })))}) as wanted(idx int, key text)
         on g.group_type_index = wanted.idx and g.group_key = wanted.key
      where g.team_id = ${request.teamId}`
   for (const row of rows) {
-    if (row.kind === 'person') result.person = row.properties
-    else result.groups.set(row.type_index!, row.properties)
+    const sized = { value: JSON.parse(row.properties) as Record<string, unknown>, bytes: row.properties.length * 2 }
+    if (row.kind === 'person') result.person = sized
+    else result.groups.set(row.type_index!, sized)
   }
   return result
+}
+
+/** The same, without sizes. */
+export async function loadStoredProperties(sql: Sql, request: StoredPropertiesRequest): Promise<StoredProperties> {
+  const loaded = await loadStoredPropertiesSized(sql, request)
+  const groups = new Map<number, Record<string, unknown> | null>()
+  for (const [index, g] of loaded.groups) groups.set(index, g.value)
+  return { person: loaded.person?.value ?? (request.distinctId === undefined ? undefined : null), groups }
 }
 
 /** The project's group types: index → name. */

@@ -39,6 +39,8 @@ export type FromWorker =
   | { type: 'ready'; progress: Progress }
   | { type: 'progress'; progress: Progress }
   | { type: 'metrics'; deltas: MetricDeltas }
+  /** something a consumer learned that the request thread's caches need (opaque to the pipeline) */
+  | { type: 'notice'; notice: unknown }
   | { type: 'drained'; caughtUp: boolean }
   | { type: 'fatal'; message: string }
 
@@ -80,7 +82,7 @@ export class CaptureLog {
 
   constructor(
     private readonly options: CaptureLogOptions,
-    private readonly deps: { log: Logger; metrics: Metrics },
+    private readonly deps: { log: Logger; metrics: Metrics; onNotice?(notice: unknown): void },
   ) {
     this.walDir = join(options.dataDir, 'wal')
     mkdirSync(this.walDir, { recursive: true })
@@ -124,6 +126,7 @@ export class CaptureLog {
         resolve?.()
       } else if (m.type === 'progress') this.onProgress(m.progress)
       else if (m.type === 'metrics') applyDeltas(this.deps.metrics, m.deltas)
+      else if (m.type === 'notice') this.deps.onNotice?.(m.notice)
       else if (m.type === 'drained') this.draining?.(m.caughtUp)
       else if (m.type === 'fatal') {
         this.deps.log.error({ error: m.message }, 'flush worker failed')

@@ -26,7 +26,9 @@ describe('/decide while Postgres is down', () => {
     })
     await createFlag(stack, { key: 'continuous', ensure_experience_continuity: true, filters: { groups: [{ rollout_percentage: 100 }] } })
     await insertPerson(sql, ['staff'], { email: 'ann@posthog.com' })
+    await insertPerson(sql, ['staff-2'], { email: 'cy@posthog.com' })
     await insertGroup(sql, 0, 'acme', { plan: 'pro' })
+    await insertGroup(sql, 0, 'acme-2', { plan: 'pro' })
     await insertFlag(sql, { key: 'legacy', filters: {}, rolloutPercentage: 100 })
     await flagsChanged(stack)
     // a second project whose flags this process has never loaded
@@ -44,6 +46,8 @@ describe('/decide while Postgres is down', () => {
     return { status: r.status, body: await json(r) }
   }
   const staff = { distinct_id: 'staff', groups: { company: 'acme' } }
+  /** never asked about while Postgres is up: not in the person cache */
+  const staff2 = { distinct_id: 'staff-2', groups: { company: 'acme-2' } }
 
   test('while up, everything is computed', async () => {
     const r = await ask(3, staff)
@@ -59,20 +63,24 @@ describe('/decide while Postgres is down', () => {
 
   test('down: what needs no stored data is answered, the rest left out and flagged; never a 500', async () => {
     await pg.stop()
-    const v3 = await ask(3, staff)
+    // a person and group read while up are answered from memory (nothing can change them while Postgres is down)
+    const cached = await ask(3, staff)
+    expect(cached.body.featureFlags).toEqual({ everyone: true, 'by-email': true, 'by-company': true, legacy: true })
+    expect(cached.body.errorsWhileComputingFlags).toBe(true) // the continuity flag needs Postgres
+    const v3 = await ask(3, { ...staff2 })
     expect(v3.status).toBe(200)
     expect(v3.body.featureFlags).toEqual({ everyone: true, legacy: true })
     expect(v3.body).toMatchObject({ errorsWhileComputingFlags: true, errorComputingFlags: true })
     // overrides make stored data unnecessary: those flags are computed again
-    const overridden = await ask(3, { ...staff, person_properties: { email: 'bob@posthog.com' }, group_properties: { company: { plan: 'pro' } } })
+    const overridden = await ask(3, { ...staff2, person_properties: { email: 'bob@posthog.com' }, group_properties: { company: { plan: 'pro' } } })
     expect(overridden.body.featureFlags).toEqual({ everyone: true, 'by-email': true, 'by-company': true, legacy: true })
     expect(overridden.body.errorsWhileComputingFlags).toBe(true) // the continuity flag still needs Postgres
-    const v4 = await ask(4, staff)
+    const v4 = await ask(4, staff2)
     expect(v4.status).toBe(200)
     expect(Object.keys(v4.body.flags).sort()).toEqual(['everyone', 'legacy'])
     expect(v4.body.errorsWhileComputingFlags).toBe(true)
-    for (const v of [1, 2]) expect((await ask(v, staff)).status).toBe(200)
-    const flags = await stack.app.handle(decideRequest('/flags/?v=2', { token: PROJECT_KEY, ...staff }))
+    for (const v of [1, 2]) expect((await ask(v, staff2)).status).toBe(200)
+    const flags = await stack.app.handle(decideRequest('/flags/?v=2', { token: PROJECT_KEY, ...staff2 }))
     expect(flags.status).toBe(200)
     expect((await json(flags)).errorsWhileComputingFlags).toBe(true)
     // a project whose flags were never loaded: nothing can be computed, still 200

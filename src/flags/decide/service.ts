@@ -11,7 +11,7 @@ import type { RawPayload } from '../../http/decode'
 import { ApiError, errors } from '../../http/errors'
 import type { RateLimiter } from '../../http/rate-limit'
 import { wellFormedText } from '../../db/text'
-import { loadStoredProperties } from '../../people/stored-properties'
+import type { StoredProperties, StoredPropertiesRequest } from '../../people/stored-properties'
 import { projectOfPublicKey } from '../../projects/public-key'
 import type { ProjectTokenCache } from '../../projects/token-cache'
 import type { FlagCache, ProjectEntry } from '../cache'
@@ -39,6 +39,8 @@ export interface DecideDeps {
   auth: PersonalKeyAuth
   limiter: RateLimiter
   maxBodyBytes: number
+  /** the stored person and groups (from memory when cached: people/person-cache.ts) */
+  storedProperties(request: StoredPropertiesRequest): Promise<StoredProperties>
   /** longest wait for stored properties before answering without them */
   storedTimeoutMs?: number
   onStoredLoad?(outcome: 'ok' | 'error' | 'skipped'): void
@@ -241,7 +243,7 @@ export class DecideService {
     }
     try {
       const loaded = await withTimeout(
-        loadStoredProperties(this.deps.sql, { teamId: entry.teamId, distinctId: needed.person ? wellFormedText(distinctId) : undefined, groups }),
+        this.deps.storedProperties({ teamId: entry.teamId, distinctId: needed.person ? wellFormedText(distinctId) : undefined, groups }),
         this.deps.storedTimeoutMs ?? 2000,
       )
       this.deps.onStoredLoad?.('ok')
