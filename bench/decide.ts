@@ -1,9 +1,11 @@
-// Decide: 50 flags of mixed kinds created through the REST API, then wrk posting /decide/?v=3 for random
-// distinct ids with person (and group) property overrides, against a bare Bun.serve that parses the JSON
-// body and echoes an answer, in the same run. Also: peak RSS, and a row where no overrides are sent so each
-// request reads the stored person (what a browser client without person_properties costs).
+// Decide: 50 flags of mixed kinds created through the REST API, then wrk posting /decide/?v=3, against a bare
+// Bun.serve that parses the JSON body and echoes an answer, in the same run. Rows: overrides in the body (what
+// posthog-node sends); returning users (distinct_id only, persons stored by ingestion: what posthog-js sends),
+// checked first against the same requests with the properties as overrides; on the embedded store and on real
+// Postgres; and the same with 500 flags. Peak RSS of each.
 import { rmSync } from 'node:fs'
-import { rssMb, sampler, startBaseline, startService, table, tempDir, wrk, type WrkResult } from './lib'
+import { startPostgres } from '../test/helpers/postgres-server'
+import { metric, rssMb, sampler, startBaseline, startService, table, tempDir, wrk, type Proc, type WrkResult } from './lib'
 
 const KEY = 'phc_bench_decide_project_01'
 const PERSONAL = 'phx_bench_decide_personal_01'
@@ -61,23 +63,28 @@ function rand(seed: number): () => number {
   return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32)
 }
 
+/** The person properties of bench user `i` (what an SDK would send as overrides, and what ingestion stores). */
+function personOf(i: number, r: () => number, distinctId: string): Record<string, unknown> {
+  const pick = <T>(xs: T[]) => xs[Math.floor(r() * xs.length)]
+  return {
+    distinct_id: distinctId,
+    email: `user-${i}@company${i % 5}.com`,
+    plan: pick(['free', 'pro', 'enterprise', 'startup']),
+    country: pick(['US', 'DE', 'FR', 'GB', 'JP']),
+    age: Math.floor(18 + r() * 50),
+    signed_up_at: new Date(Date.now() - r() * 200 * 86_400_000).toISOString(),
+  }
+}
+
 /** Request bodies as a server SDK sends them (posthog-node: token, distinct_id, groups, overrides). */
 export function decideBodies(count: number, overrides = true): string[] {
   const r = rand(42)
-  const pick = <T>(xs: T[]) => xs[Math.floor(r() * xs.length)]
   return Array.from({ length: count }, (_, i) => {
     const distinctId = `user-${Math.floor(r() * 1e9)}`
     const company = `company-${Math.floor(r() * 1000)}`
     const body: Record<string, unknown> = { token: KEY, distinct_id: distinctId, groups: { company } }
     if (overrides) {
-      body.person_properties = {
-        distinct_id: distinctId,
-        email: `user-${i}@company${i % 5}.com`,
-        plan: pick(['free', 'pro', 'enterprise', 'startup']),
-        country: pick(['US', 'DE', 'FR', 'GB', 'JP']),
-        age: Math.floor(18 + r() * 50),
-        signed_up_at: new Date(Date.now() - r() * 200 * 86_400_000).toISOString(),
-      }
+      body.person_properties = personOf(i, r, distinctId)
       body.group_properties = { company: { $group_key: company, seats: Math.floor(r() * 120) } }
     }
     body.geoip_disable = true
@@ -85,8 +92,26 @@ export function decideBodies(count: number, overrides = true): string[] {
   })
 }
 
-async function setUp(url: string): Promise<void> {
-  for (const flag of benchFlags()) {
+const RETURNING = 2000
+
+/** Returning users: persons ingestion stored ($identify + $set), the properties each was given. */
+function returningUsers(): { distinctId: string; properties: Record<string, unknown> }[] {
+  const r = rand(7)
+  return Array.from({ length: RETURNING }, (_, i) => {
+    const distinctId = `returning-${i}`
+    const { distinct_id: _omitted, ...properties } = personOf(i, r, distinctId)
+    return { distinctId, properties }
+  })
+}
+
+async function post(url: string, path: string, body: unknown): Promise<Response> {
+  const r = await fetch(`${url}${path}`, { method: 'POST', body: JSON.stringify(body) })
+  if (r.status !== 200) throw new Error(`${path}: ${r.status} ${await r.text()}`)
+  return r
+}
+
+async function createFlags(url: string, flags: Record<string, unknown>[]): Promise<void> {
+  for (const flag of flags) {
     const r = await fetch(`${url}/api/projects/@current/feature_flags/`, {
       method: 'POST',
       headers: { authorization: `Bearer ${PERSONAL}`, 'content-type': 'application/json' },
@@ -94,21 +119,61 @@ async function setUp(url: string): Promise<void> {
     })
     if (r.status !== 201) throw new Error(`creating ${flag.key}: ${r.status} ${await r.text()}`)
   }
+}
+
+export async function setUp(url: string, flags: Record<string, unknown>[]): Promise<void> {
+  await createFlags(url, flags)
   // the group type, as ingestion would have learned it from a $groupidentify
-  const capture = await fetch(`${url}/capture/`, {
-    method: 'POST',
-    body: JSON.stringify({ api_key: KEY, event: '$groupidentify', distinct_id: 'setup', properties: { $group_type: 'company', $group_key: 'company-1', $group_set: { seats: 10 } } }),
-  })
-  if (capture.status !== 200) throw new Error(`capture: ${capture.status}`)
-  // a stored person for the no-overrides row
-  await fetch(`${url}/capture/`, {
-    method: 'POST',
-    body: JSON.stringify({ api_key: KEY, event: '$identify', distinct_id: 'user-1', properties: { $set: { email: 'user-1@company1.com', plan: 'pro' } } }),
-  })
+  await post(url, '/capture/', { api_key: KEY, event: '$groupidentify', distinct_id: 'setup', properties: { $group_type: 'company', $group_key: 'company-1', $group_set: { seats: 10 } } })
+  // the returning users, stored by ingestion
+  const users = returningUsers()
+  for (let i = 0; i < users.length; i += 500) {
+    const batch = users.slice(i, i + 500).map((u) => ({ event: '$identify', distinct_id: u.distinctId, properties: { $set: u.properties } }))
+    await post(url, '/batch/', { api_key: KEY, batch })
+  }
+  // wait until the flush worker has stored the group type and every person
+  const last = users[users.length - 1]!
+  for (let i = 0; ; i++) {
+    const persons = await fetch(`${url}/api/projects/@current/persons/?distinct_id=${last.distinctId}`, { headers: { authorization: `Bearer ${PERSONAL}` } })
+    const le = await fetch(`${url}/api/feature_flag/local_evaluation?token=${KEY}`, { headers: { authorization: `Bearer ${PERSONAL}` } })
+    const learned = ((await persons.json()) as { results: unknown[] }).results.length > 0
+    if (learned && Object.keys(((await le.json()) as { group_type_mapping: object }).group_type_mapping).length > 0) break
+    if (i > 600) throw new Error('persons were not learned within a minute')
+    await Bun.sleep(100)
+  }
   // check that a request answers every flag
-  const probe = await fetch(`${url}/decide/?v=3`, { method: 'POST', body: decideBodies(1)[0] })
+  const probe = await post(url, '/decide/?v=3', JSON.parse(decideBodies(1)[0]))
   const body = (await probe.json()) as { featureFlags?: Record<string, unknown> }
-  if (probe.status !== 200 || Object.keys(body.featureFlags ?? {}).length !== 50) throw new Error(`probe: ${probe.status} ${JSON.stringify(body).slice(0, 300)}`)
+  if (Object.keys(body.featureFlags ?? {}).length !== flags.length) throw new Error(`probe: ${JSON.stringify(body).slice(0, 300)}`)
+}
+
+/**
+ * The returning-user call must give what the same call gives with the person's properties as overrides: a
+ * cache that answers wrong flags is worse than a slow one. Asked twice each (the second from memory).
+ */
+async function checkReturningAnswers(url: string): Promise<void> {
+  const users = returningUsers()
+  for (let i = 0; i < users.length; i += 40) {
+    const u = users[i]!
+    const bare = { token: KEY, distinct_id: u.distinctId }
+    const expected = await (await post(url, '/decide/?v=3', { ...bare, person_properties: u.properties })).json()
+    for (let round = 0; round < 2; round++) {
+      const got = await (await post(url, '/decide/?v=3', bare)).json()
+      const a = JSON.stringify((got as any).featureFlags)
+      const b = JSON.stringify((expected as any).featureFlags)
+      if (a !== b) throw new Error(`returning user ${u.distinctId}: stored answer ${a} differs from overrides ${b}`)
+    }
+  }
+}
+
+export const returningBodies = () => {
+  const r = rand(99)
+  return Array.from({ length: VARIANTS }, () => JSON.stringify({ token: KEY, distinct_id: `returning-${Math.floor(r() * RETURNING)}` }))
+}
+
+/** 500 flags: the 50 bench flags ten times over, under other keys. */
+function manyFlags(): Record<string, unknown>[] {
+  return Array.from({ length: 10 }, (_, copy) => benchFlags().map((f) => ({ ...f, key: `${f.key}-c${copy}` }))).flat()
 }
 
 type Row = Record<string, string | number>
@@ -126,40 +191,63 @@ function row(target: string, result: WrkResult, baseline: WrkResult, peakRss: nu
   }
 }
 
+/** wrk against the service, sampling its RSS meanwhile. */
+async function measured(service: Proc, bodies: string[], seconds: number): Promise<[WrkResult, number]> {
+  let peak = 0
+  const stop = sampler(200, () => {
+    peak = Math.max(peak, rssMb(service.pid))
+  })
+  const result = await wrk(`${service.url}/decide/?v=3`, bodies, { seconds, connections: CONNECTIONS })
+  await stop()
+  return [result, Math.round(peak)]
+}
+
+/** One service (embedded stores, or real Postgres when databaseUrl is given) through every request kind. */
+async function serviceRows(label: string, env: Record<string, string>, flags: Record<string, unknown>[], seconds: number, baseline: WrkResult, kinds: ('overrides' | 'returning' | 'stored')[]): Promise<Row[]> {
+  const dir = tempDir('phog-bench-decide-')
+  const service = await startService({ DATA_DIR: dir, INIT_PROJECT_API_KEY: KEY, INIT_PERSONAL_API_KEY: PERSONAL, RATE_LIMIT_API_PER_MINUTE: '0', ...env })
+  const rows: Row[] = []
+  try {
+    await setUp(service.url, flags)
+    if (kinds.includes('overrides')) {
+      const [r, peak] = await measured(service, decideBodies(VARIANTS), seconds)
+      rows.push(row(`phog /decide?v=3, ${flags.length} flags, person_properties in the body, ${label}`, r, baseline, peak))
+    }
+    if (kinds.includes('returning')) {
+      await checkReturningAnswers(service.url)
+      const [r, peak] = await measured(service, returningBodies(), seconds)
+      const hits = await metric(service.url, 'decide_person_cache_lookups_total')
+      rows.push(row(`phog /decide?v=3, ${flags.length} flags, returning users (distinct_id only, ${RETURNING} stored persons), ${label}`, r, baseline, peak))
+      if (hits === 0) throw new Error('the person cache was never used')
+    }
+    if (kinds.includes('stored')) {
+      const [r, peak] = await measured(service, decideBodies(VARIANTS, false), seconds)
+      rows.push(row(`phog /decide?v=3, ${flags.length} flags, unknown users with groups (person + group read), ${label}`, r, baseline, peak))
+    }
+  } finally {
+    await service.stop()
+    rmSync(dir, { recursive: true, force: true })
+  }
+  return rows
+}
+
 export async function decideBench(seconds: number): Promise<string> {
   const bodies = decideBodies(VARIANTS)
   const base = await startBaseline('echo')
   const baseline = await wrk(`${base.url}/`, bodies, { seconds, connections: CONNECTIONS })
   await base.stop()
   const rows: Row[] = [row('bare Bun.serve (JSON.parse + echo)', baseline, baseline, '')]
-
-  const dir = tempDir('phog-bench-decide-')
-  const service = await startService({ DATA_DIR: dir, INIT_PROJECT_API_KEY: KEY, INIT_PERSONAL_API_KEY: PERSONAL, RATE_LIMIT_API_PER_MINUTE: '0' })
+  rows.push(...(await serviceRows('embedded', {}, benchFlags(), seconds, baseline, ['overrides', 'returning', 'stored'])))
+  const pg = await startPostgres()
   try {
-    await setUp(service.url)
-    // let the flusher store the group type and the person
-    for (let i = 0; i < 50; i++) {
-      const le = await fetch(`${service.url}/api/feature_flag/local_evaluation?token=${KEY}`, { headers: { authorization: `Bearer ${PERSONAL}` } })
-      if (Object.keys(((await le.json()) as { group_type_mapping: object }).group_type_mapping).length > 0) break
-      await Bun.sleep(100)
-    }
-    let peak = 0
-    const stop = sampler(200, () => {
-      peak = Math.max(peak, rssMb(service.pid))
-    })
-    const withOverrides = await wrk(`${service.url}/decide/?v=3`, bodies, { seconds, connections: CONNECTIONS })
-    await stop()
-    rows.push(row('phog /decide?v=3, 50 flags, overrides (no Postgres read)', withOverrides, baseline, Math.round(peak)))
-    peak = 0
-    const stop2 = sampler(200, () => {
-      peak = Math.max(peak, rssMb(service.pid))
-    })
-    const stored = await wrk(`${service.url}/decide/?v=3`, decideBodies(VARIANTS, false), { seconds, connections: CONNECTIONS })
-    await stop2()
-    rows.push(row('phog /decide?v=3, 50 flags, no overrides (stored person + group read, PGlite)', stored, baseline, Math.round(peak)))
+    rows.push(...(await serviceRows('Postgres', { DATABASE_URL: await pg.createDatabase() }, benchFlags(), seconds, baseline, ['returning'])))
   } finally {
-    await service.stop()
-    rmSync(dir, { recursive: true, force: true })
+    await pg.destroy()
   }
-  return `### decide: POST /decide/?v=3, ${VARIANTS} rotating bodies (~${Math.round(bodies.reduce((n, b) => n + b.length, 0) / bodies.length)} bytes), wrk 1 thread × ${CONNECTIONS} connections × ${seconds}s\n\n${table(rows)}\n`
+  const many = await serviceRows('embedded', {}, manyFlags(), seconds, baseline, ['overrides', 'returning'])
+  rows.push(...many)
+  const per = (fifty: Row | undefined, fiveHundred: Row | undefined) =>
+    fifty && fiveHundred ? ((Number(fifty['req/s']) / Number(fiveHundred['req/s'])) || 0).toFixed(1) : '?'
+  const note = `req/s from 50 to 500 flags falls ${per(rows[1], many[0])}× with overrides and ${per(rows[2], many[1])}× for returning users (10× the flags; a flat cost per flag would be 10×).`
+  return `### decide: POST /decide/?v=3, ${VARIANTS} rotating bodies (~${Math.round(bodies.reduce((n, b) => n + b.length, 0) / bodies.length)} bytes with overrides), wrk 1 thread × ${CONNECTIONS} connections × ${seconds}s\n\n${table(rows)}\n\n${note}\n`
 }

@@ -27,6 +27,8 @@ export interface ProjectEntry {
   /** the active flags, compiled, in id order: what /decide evaluates */
   readonly active: readonly CompiledFlag[]
   readonly hasContinuityFlags: boolean
+  /** some active flag reads person or group properties (else /decide never looks at stored ones) */
+  readonly needsStored: boolean
   readonly groupTypeNames: ReadonlyMap<number, string>
   readonly groupTypeIndexes: ReadonlyMap<string, number>
   readonly loadedAt: number
@@ -64,12 +66,14 @@ export function buildEntry(teamId: number, data: ProjectFlags, now = Date.now(),
   for (const compiled of previous?.active ?? []) reusable.set(compiled.id, compiled)
   const active: CompiledFlag[] = []
   let hasContinuityFlags = false
+  let needsStored = false
   for (const row of data.flags) {
     if (!row.active || row.deleted) continue
     const kept = reusable.get(row.id)
     const compiled = kept && kept.version === row.version && kept.key === row.key ? kept : compileFlag(row)
     active.push(compiled)
     if (compiled.ensureExperienceContinuity) hasContinuityFlags = true
+    if (compiled.superCondition.kind === 'properties' || compiled.conditions.some((c) => c.props !== null && c.props.length > 0)) needsStored = true
   }
   return {
     teamId,
@@ -77,6 +81,7 @@ export function buildEntry(teamId: number, data: ProjectFlags, now = Date.now(),
     rows: data.flags,
     active,
     hasContinuityFlags,
+    needsStored,
     groupTypeNames: new Map(data.groupTypes),
     groupTypeIndexes: new Map(data.groupTypes.map(([index, name]) => [name, index])),
     loadedAt: now,

@@ -70,6 +70,8 @@ export async function startFlags(deps: {
     limiter: new RateLimiter(config.RATE_LIMIT_DECIDE_PER_SECOND, 1000),
     maxBodyBytes: config.MAX_BODY_BYTES,
     storedProperties: (request) => persons.get(request),
+    cachedPerson: (teamId, distinctId) => persons.cachedPerson(teamId, distinctId),
+    cachedGroup: (teamId, index, key) => persons.cachedGroup(teamId, index, key),
     onStoredLoad: (outcome) => metrics.decideStoredLoads.inc({ outcome }),
     onError: (error, what) =>
       warnOnce(`decide:${what}`, (suppressed) => log.warn({ err: error, what, suppressed }, 'decide: answering without what could not be read')),

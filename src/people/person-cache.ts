@@ -63,6 +63,23 @@ export class PersonCache {
     return { entries: this.entries.size, bytes: this.bytes }
   }
 
+  /** The person's properties if in memory now (null: no such person), else undefined. Counted as a lookup. */
+  cachedPerson(teamId: number, distinctId: string): Properties | null | undefined {
+    return this.peek(personKey(teamId, distinctId))
+  }
+
+  /** A group's properties if in memory now (null: no such group), else undefined. */
+  cachedGroup(teamId: number, index: number, key: string): Properties | null | undefined {
+    return this.peek(groupKey(teamId, index, key))
+  }
+
+  private peek(key: string): Properties | null | undefined {
+    const hit = this.hit(key, Date.now())
+    if (hit === undefined) return undefined
+    this.options.onLookup?.('hit')
+    return hit.value
+  }
+
   /** The same answer as loadStoredProperties, from memory where it can. */
   async get(request: StoredPropertiesRequest): Promise<StoredProperties> {
     const { teamId } = request

@@ -41,6 +41,9 @@ export interface DecideDeps {
   maxBodyBytes: number
   /** the stored person and groups (from memory when cached: people/person-cache.ts) */
   storedProperties(request: StoredPropertiesRequest): Promise<StoredProperties>
+  /** what is in memory now, without waiting (undefined: not cached) */
+  cachedPerson?(teamId: number, distinctId: string): Record<string, unknown> | null | undefined
+  cachedGroup?(teamId: number, index: number, key: string): Record<string, unknown> | null | undefined
   /** longest wait for stored properties before answering without them */
   storedTimeoutMs?: number
   onStoredLoad?(outcome: 'ok' | 'error' | 'skipped'): void
@@ -156,6 +159,8 @@ export class DecideService {
       storedGroups: undefined,
       now: currentTime(),
     }
+    // A returning user's person (and groups) usually sit in memory: with them, one pass decides every flag.
+    this.fromMemory(entry, distinctId, overrides, input)
     const results: (FlagResult | null)[] = new Array(flags.length)
     let errors = false
     let deferred: number[] | null = null
@@ -179,12 +184,15 @@ export class DecideService {
     if (deferred !== null) {
       const later = deferred.map((i) => flags[i])
       const needed = storedDataNeeded(later, input)
+      if (input.storedPerson !== undefined) needed.person = false
+      for (const name of needed.groupTypes) if (input.storedGroups?.has(name)) needed.groupTypes.delete(name)
       const [stored, hashKeys] = await Promise.all([
         needed.person || needed.groupTypes.size > 0 ? this.stored(entry, distinctId, needed, overrides) : null,
         continuity ? this.hashKeys(entry.teamId, later, distinctId, anonDistinctId(data)) : undefined,
       ])
       if (stored) {
-        input.storedPerson = stored.person
+        if (stored.person !== undefined) input.storedPerson = stored.person
+        if (input.storedGroups) for (const [name, value] of input.storedGroups) stored.groups.set(name, value)
         input.storedGroups = stored.groups
       }
       if (hashKeys) input.hashKeyOverrides = hashKeys
@@ -209,6 +217,20 @@ export class DecideService {
       }
     }
     return out
+  }
+
+  /** Stored properties already in memory go into the input before any flag is evaluated. */
+  private fromMemory(entry: ProjectEntry, distinctId: string, overrides: Overrides, input: EvalInput): void {
+    const { cachedPerson, cachedGroup } = this.deps
+    if (!cachedPerson || !cachedGroup || !entry.needsStored) return
+    input.storedPerson = cachedPerson(entry.teamId, wellFormedText(distinctId))
+    for (const name in overrides.groups) {
+      const index = entry.groupTypeIndexes.get(name)
+      const key: unknown = overrides.groups[name]
+      if (index === undefined || key === undefined || key === null) continue
+      const value = cachedGroup(entry.teamId, index, wellFormedText(typeof key === 'string' ? key : pyStr(key)))
+      if (value !== undefined) ((input.storedGroups ??= new Map()) as Map<string, Record<string, unknown> | null>).set(name, value)
+    }
   }
 
   private postgresDown(): boolean {

@@ -5,7 +5,8 @@ import { matchAbsent, matchPresent } from './operators'
 import { pyStr } from './pyvalue'
 import type { EvalInput, FlagOutcome, FlagResult, MatchReason } from './types'
 
-class NeedsStoredData extends Error {}
+/** Thrown when a condition needs stored properties not given: a bare object, cheap to throw (no stack). */
+const NEEDS_STORED_DATA = Object.freeze({ needsStoredData: true })
 class EvaluationError extends Error {}
 
 const EMPTY: Readonly<Record<string, unknown>> = Object.freeze({})
@@ -84,7 +85,7 @@ function propertiesMatch(
     return true
   }
   const stored = entity.stored
-  if (stored === undefined) throw new NeedsStoredData()
+  if (stored === undefined) throw NEEDS_STORED_DATA
   if (stored === null) return allowPureIsNot && cond.pureIsNot
   // The server builds one query from every property (overrides short-circuit per property), so all
   // of them are looked at even after one fails.
@@ -194,7 +195,7 @@ function getMatch(flag: CompiledFlag, input: EvalInput): FlagResult {
       const key = sup.isSetKey
       let isSet: boolean
       if (Object.hasOwn(entity.overrides, key)) isSet = true
-      else if (entity.stored === undefined) throw new NeedsStoredData()
+      else if (entity.stored === undefined) throw NEEDS_STORED_DATA
       else isSet = entity.stored !== null && Object.hasOwn(entity.stored, key)
       if (isSet) {
         if (sup.cond.propsError) throw new EvaluationError('malformed super condition')
@@ -254,7 +255,7 @@ export function evaluateFlag(flag: CompiledFlag, input: EvalInput): FlagOutcome 
     return { ok: true, result: getMatch(flag, input) }
   } catch (e) {
     // EvaluationError, PythonException (what the server raises), or anything unexpected
-    return { ok: false, key: flag.key, error: e instanceof NeedsStoredData ? 'needs_stored_data' : 'evaluation_error' }
+    return { ok: false, key: flag.key, error: e === NEEDS_STORED_DATA ? 'needs_stored_data' : 'evaluation_error' }
   }
 }
 
