@@ -1,5 +1,6 @@
 // Event definitions in Postgres: the learner's upsert and what the REST API reads and changes.
 import type { Sql } from 'postgres'
+import { escapeLike } from './rules'
 import type { DefinitionSighting } from './tracker'
 
 export interface DefinitionRow {
@@ -38,11 +39,6 @@ export interface ListQuery {
   terms: string[]
   eventType: EventType
   ordering: { key: OrderKey; descending: boolean }[]
-}
-
-/** LIKE wildcards in user text match themselves (PostHog lets % and _ act as wildcards; we do not). */
-export function escapeLike(term: string): string {
-  return term.replace(/[\\%_]/g, (c) => `\\${c}`)
 }
 
 function orderColumn(sql: Sql, key: OrderKey) {

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
-import { escapeLike } from './repository'
-import { parseChanges, parseOrdering, searchTerms } from './routes'
+import { escapeLike, searchTerms } from './rules'
+import { parseEventChanges as parseChanges, parseOrdering } from './validation'
 
 describe('definitions API parameters', () => {
   test('ordering: repeated or comma-joined, - for descending, unknown keys dropped', () => {
