@@ -2,6 +2,8 @@
 // reads and changes.
 import type { Sql } from 'postgres'
 import type { PropertyType } from './property-types'
+import { nameMatches, userJson, type UserBasicRow } from './repository'
+import type { Curation } from './rules'
 
 export type PropertyKind = 'event' | 'person' | 'group' | 'session'
 
@@ -61,4 +63,125 @@ export async function recordPairSightings(sql: Sql, pairs: PairSighting[]): Prom
        where exists (select 1 from projects where id = v.team_id)
       on conflict do nothing`
   }
+}
+
+export interface PropertyRow extends Curation {
+  id: string
+  name: string
+  type: PropertyKind
+  group_type_index: number | null
+  property_type: PropertyType | null
+  is_numerical: boolean
+  description: string
+  tags: string[]
+  updated_at: Date | null
+  updated_by_id: number | null
+  verified_by: UserBasicRow | null
+  updated_by: UserBasicRow | null
+  /** null unless the list was asked about events */
+  is_seen_on_filtered_events: boolean | null
+}
+
+/** Names a type=event list never shows: what ingestion keeps apart from event properties. */
+export const HIDDEN_EVENT_PROPERTIES = [
+  'distinct_id', '$set', '$set_once', '$groups', '$group_type', '$group_key', '$group_set',
+  '$group_0', '$group_1', '$group_2', '$group_3', '$group_4',
+]
+
+export interface PropertyListQuery {
+  teamId: number
+  kind: PropertyKind
+  groupTypeIndex: number | null
+  limit: number
+  offset: number
+  terms: string[]
+  /** exact names (`properties=a,b`) */
+  names: string[] | null
+  numericalOnly: boolean
+  /** true: only $feature/* names; false: none of them */
+  featureFlags: boolean | null
+  /** event names the properties are checked against (is_seen_on_filtered_events) */
+  eventNames: string[] | null
+  onlySeenOnEvents: boolean
+  excluded: string[]
+  excludeHidden: boolean
+}
+
+const SELECT_PROPERTY = (sql: Sql) => sql`
+  p.id, p.name, p.type, p.group_type_index, p.property_type, p.is_numerical, p.description, p.tags,
+  p.verified, p.verified_at, p.verified_by_id, p.hidden, p.updated_at, p.updated_by_id,
+  ${userJson(sql, 'vu')} as verified_by, ${userJson(sql, 'uu')} as updated_by`
+const FROM_PROPERTY = (sql: Sql) => sql`
+  property_definitions p left join users vu on vu.id = p.verified_by_id left join users uu on uu.id = p.updated_by_id`
+
+export async function listProperties(sql: Sql, q: PropertyListQuery): Promise<{ count: number; rows: PropertyRow[] }> {
+  const seen = q.eventNames
+    ? sql`exists (select 1 from event_properties ep
+                   where ep.team_id = p.team_id and ep.property = p.name and ep.event = any(${sql.array(q.eventNames)}::text[]))`
+    : sql`null::boolean`
+  let where = sql`p.team_id = ${q.teamId} and p.type = ${q.kind} and coalesce(p.group_type_index, -1) = ${q.groupTypeIndex ?? -1}
+    and ${nameMatches(sql, sql`p.name`, q.terms)}`
+  if (q.kind === 'event') where = sql`${where} and not (p.name = any(${sql.array(HIDDEN_EVENT_PROPERTIES)}::text[]))`
+  if (q.names) where = sql`${where} and p.name = any(${sql.array(q.names)}::text[])`
+  if (q.numericalOnly) where = sql`${where} and p.is_numerical and p.name not in ('distinct_id', 'timestamp')`
+  if (q.featureFlags === true) where = sql`${where} and p.name like '$feature/%'`
+  if (q.featureFlags === false) where = sql`${where} and p.name not like '$feature/%'`
+  if (q.excluded.length > 0) where = sql`${where} and not (p.name = any(${sql.array(q.excluded)}::text[]))`
+  if (q.excludeHidden) where = sql`${where} and not p.hidden`
+  if (q.eventNames && q.onlySeenOnEvents) where = sql`${where} and ${seen}`
+
+  const [{ count }] = await sql<{ count: number }[]>`select count(*)::int as count from property_definitions p where ${where}`
+  const rows = await sql<PropertyRow[]>`
+    select ${SELECT_PROPERTY(sql)}, ${seen} as is_seen_on_filtered_events
+      from ${FROM_PROPERTY(sql)}
+     where ${where}
+     order by is_seen_on_filtered_events desc, p.verified desc, p.name collate "C" asc, p.id
+     limit ${q.limit} offset ${q.offset}`
+  return { count, rows }
+}
+
+export async function getProperty(sql: Sql, teamId: number, id: string): Promise<PropertyRow | null> {
+  const [row] = await sql<PropertyRow[]>`
+    select ${SELECT_PROPERTY(sql)}, null::boolean as is_seen_on_filtered_events
+      from ${FROM_PROPERTY(sql)} where p.team_id = ${teamId} and p.id = ${id}`
+  return row ?? null
+}
+
+export interface PropertyChanges extends Partial<Curation> {
+  description?: string
+  tags?: string[]
+  /** undefined: unchanged; null: no type */
+  property_type?: PropertyType | null
+}
+
+/** Apply the changes (stamping who and when); null when no such definition. */
+export async function updateProperty(sql: Sql, teamId: number, id: string, userId: number, c: PropertyChanges): Promise<PropertyRow | null> {
+  const [updated] = await sql<{ id: string }[]>`
+    update property_definitions set
+      description = ${c.description !== undefined ? c.description : sql`description`},
+      tags = ${c.tags !== undefined ? sql`${sql.array(c.tags)}::text[]` : sql`tags`},
+      property_type = ${c.property_type !== undefined ? sql`${c.property_type}::text` : sql`property_type`},
+      verified = ${c.verified !== undefined ? c.verified : sql`verified`},
+      verified_at = ${c.verified_at !== undefined ? c.verified_at : sql`verified_at`},
+      verified_by_id = ${c.verified_by_id !== undefined ? c.verified_by_id : sql`verified_by_id`},
+      hidden = ${c.hidden !== undefined ? c.hidden : sql`hidden`},
+      updated_at = now(),
+      updated_by_id = ${userId}
+    where team_id = ${teamId} and id = ${id}
+    returning id`
+  return updated ? getProperty(sql, teamId, id) : null
+}
+
+export async function deleteProperty(sql: Sql, teamId: number, id: string): Promise<boolean> {
+  const rows = await sql`delete from property_definitions where team_id = ${teamId} and id = ${id} returning id`
+  return rows.length > 0
+}
+
+/** Of `events`, those on which `property` has been seen in the project. */
+export async function eventsSeenWith(sql: Sql, teamId: number, events: string[], property: string): Promise<Set<string>> {
+  if (events.length === 0) return new Set()
+  const rows = await sql<{ event: string }[]>`
+    select event from event_properties
+     where team_id = ${teamId} and property = ${property} and event = any(${sql.array(events)}::text[])`
+  return new Set(rows.map((r) => r.event))
 }

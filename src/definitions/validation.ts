@@ -4,7 +4,7 @@ import { parseTimestamp } from '../capture/timestamp'
 import { errors } from '../http/errors'
 import { charField } from '../http/fields'
 import type { DefinitionChanges, EventType, OrderKey } from './repository'
-import { normalizeTags } from './rules'
+import { booleanMember, descriptionMember, objectBody, tagsMember, type CurationChange } from './rules'
 
 const ORDER_KEYS = new Set<OrderKey>(['name', 'last_seen_at', 'last_seen_at::date', 'created_at', 'created_at::date'])
 const EVENT_TYPES: Record<string, EventType> = {
@@ -14,7 +14,6 @@ const EVENT_TYPES: Record<string, EventType> = {
   event_custom: 'event_custom',
   event_posthog: 'event_posthog',
 }
-const PATCHABLE = new Set(['name', 'created_at', 'last_seen_at', 'tags', 'post_to_chat'])
 
 /** `event_type`: event (also all, action_event), event_custom or event_posthog. */
 export function parseEventType(value: string | undefined): EventType {
@@ -58,24 +57,46 @@ function dateMember(value: unknown, attr: string): Date | null {
   return new Date(ms)
 }
 
-/** A PATCH body of an event definition, checked member by member. */
-export function parseEventChanges(body: unknown): DefinitionChanges {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw errors.validation('parse_error', 'Expected a JSON object.')
-  }
+/** Members an answer carries that a write may send back unchanged: ignored, as PostHog ignores read-only fields. */
+const EVENT_READ_ONLY = new Set([
+  'id', 'last_updated_at', 'verified_at', 'verified_by', 'is_action', 'action_id', 'is_calculating', 'last_calculated_at', 'created_by',
+])
+const EVENT_WRITABLE = 'name, description, tags, verified, hidden, post_to_chat, created_at and last_seen_at'
+
+export interface EventWrite {
+  changes: DefinitionChanges
+  curation: CurationChange
+}
+
+/** A PATCH (or PUT) body of an event definition, checked member by member. */
+export function parseEventChanges(body: unknown): EventWrite {
   const changes: DefinitionChanges = {}
-  for (const [key, value] of Object.entries(body)) {
-    if (!PATCHABLE.has(key)) throw errors.validation('invalid_input', `Unknown field "${key}": only name, created_at, last_seen_at, tags and post_to_chat can be changed.`, key)
-    if (key === 'name') {
-      changes.name = charField(value, 'name', { allowBlank: false, maxLength: 400 })
-    } else if (key === 'created_at' || key === 'last_seen_at') {
-      changes[key] = dateMember(value, key)
-    } else if (key === 'tags') {
-      changes.tags = normalizeTags(value)
-    } else if (key === 'post_to_chat') {
-      if (typeof value !== 'boolean') throw errors.validation('invalid', 'Must be a valid boolean.', 'post_to_chat')
-      changes.post_to_chat = value
-    }
+  const curation: CurationChange = {}
+  for (const [key, value] of Object.entries(objectBody(body))) {
+    if (EVENT_READ_ONLY.has(key)) continue
+    if (key === 'name') changes.name = charField(value, 'name', { allowBlank: false, maxLength: 400 })
+    else if (key === 'created_at' || key === 'last_seen_at') changes[key] = dateMember(value, key)
+    else if (key === 'tags') changes.tags = tagsMember(value)
+    else if (key === 'description') changes.description = descriptionMember(value)
+    else if (key === 'verified' || key === 'hidden') curation[key] = booleanMember(value, key)
+    else if (key === 'post_to_chat') changes.post_to_chat = booleanMember(value, key)
+    else throw errors.validation('invalid_input', `Unknown field "${key}": only ${EVENT_WRITABLE} can be changed.`, key)
   }
-  return changes
+  return { changes, curation }
+}
+
+export interface EventCreate {
+  name: string
+  description: string
+  tags: string[]
+  post_to_chat: boolean
+  curation: CurationChange
+}
+
+/** A POST body: `name` required; created_at and last_seen_at are ignored (a new definition has not been seen). */
+export function parseEventCreate(body: unknown): EventCreate {
+  const b = objectBody(body)
+  if (b.name === undefined) throw errors.validation('required', 'This field is required.', 'name')
+  const { changes, curation } = parseEventChanges(Object.fromEntries(Object.entries(b).filter(([k]) => k !== 'created_at' && k !== 'last_seen_at')))
+  return { name: changes.name!, description: changes.description ?? '', tags: changes.tags ?? [], post_to_chat: changes.post_to_chat ?? false, curation }
 }
