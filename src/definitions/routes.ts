@@ -167,7 +167,8 @@ export function definitionRoutes(deps: { sql: Sql; auth: PersonalKeyAuth; limite
         const teamId = await teamOf(principal, params.project_id)
         const search = new URL(request.url).searchParams
         const { events: names, property } = parseSeenTogether(search.getAll('event_names'), search.get('property_name'))
-        return properties.seenTogether(teamId, names, property)
+        // answered as text: Elysia's answer check would drop an event named "__proto__" from the object
+        return Response.json(await properties.seenTogether(teamId, names, property))
       },
       {
         params,
