@@ -85,14 +85,15 @@ export function curate(current: Curation, change: CurationChange, userId: number
   if (change.hidden === true && change.verified === true) {
     throw errors.validation('invalid_input', `${what} cannot be both hidden and verified`)
   }
-  let next: Curation = { ...current }
+  // only the curation members: `current` may be a whole row
+  let next: Curation = { verified: current.verified, verified_at: current.verified_at, verified_by_id: current.verified_by_id, hidden: current.hidden }
   if (change.hidden === true) next = { verified: false, verified_at: null, verified_by_id: null, hidden: true }
   else if (change.hidden === false) next.hidden = false
   if (change.verified === true) {
     next.hidden = false
-    if (!current.verified) next = { ...next, verified: true, verified_at: now, verified_by_id: userId }
+    if (!current.verified) next = { verified: true, verified_at: now, verified_by_id: userId, hidden: false }
   } else if (change.verified === false) {
-    next = { ...next, verified: false, verified_at: null, verified_by_id: null }
+    next = { verified: false, verified_at: null, verified_by_id: null, hidden: next.hidden }
   }
   return next
 }

@@ -150,3 +150,9 @@ describe('verified and hidden', () => {
     })
   })
 })
+
+test('curation of a whole row gives back only the curation members', () => {
+  const row = { id: 'x', description: 'kept elsewhere', verified: false, verified_at: null, verified_by_id: null, hidden: false }
+  expect(Object.keys(curate(row, { verified: true }, 1, new Date(), 'An event')).sort()).toEqual(['hidden', 'verified', 'verified_at', 'verified_by_id'])
+  expect(Object.keys(curate(row, {}, 1, new Date(), 'An event')).sort()).toEqual(['hidden', 'verified', 'verified_at', 'verified_by_id'])
+})
