@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { MAX_KEYS_PER_EVENT, PropertyTracker } from './property-tracker'
+import { MAX_KEYS_PER_EVENT, MAX_PLANNED_PER_BATCH, PropertyTracker } from './property-tracker'
 
 const NOW = Date.UTC(2025, 5, 15, 12)
 const HOUR = 3_600_000
@@ -99,4 +99,16 @@ describe('what ingestion teaches about properties', () => {
     expect(brief(t, [['e', { key_0: 1 }]]).definitions).toEqual(['event:key_0:Numeric'])
     expect(brief(t, [['e', { key_499: 1 }]]).definitions).toEqual([])
   })
+})
+
+test('a batch plans a bounded number of writes; what it left out is planned by the next one', () => {
+  const t = new PropertyTracker()
+  const wide = (from: number) => Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`k${from + i}`, 1]))
+  const batch = t.batch(NOW)
+  for (let i = 0; i < 30; i++) batch.add(1, NOW, 'e', wide(i * 5000)) // 150,000 keys: definitions and pairs
+  expect(batch.definitions().length + batch.pairs().length).toBe(MAX_PLANNED_PER_BATCH)
+  t.remember(batch.definitions(), batch.pairs())
+  const next = t.batch(NOW)
+  next.add(1, NOW, 'e', wide(145_000))
+  expect(next.definitions().map((d) => d.name)).toContain('k149999')
 })

@@ -4,7 +4,8 @@
 // $unset, $groups and $group_0…$group_4; every key of $set and $set_once is a person property (personless events,
 // `$process_person_profile: false`, teach none, as they carry no person changes); $groupidentify teaches only the
 // keys of $group_set, as properties of its group type. Each event property also records the (event, property)
-// pair. Names and keys over 200 bytes are not learned, nor anything from an event with more than 10,000 keys.
+// pair. Names and keys over 200 bytes are not learned, nor anything from an event with more than 10,000 keys;
+// a batch plans at most 200,000 writes (the rest is learned when seen again).
 //
 // Cost on hot keys: a key already written this hour with a type is skipped before its value is even looked at.
 // A key written without a type (null, an object, an array) is written again as soon as a value gives it one: the
@@ -39,6 +40,11 @@ const HOUR_MS = 60 * 60 * 1000
 const MAX_NAME_BYTES = 200
 /** Past this many keys an event teaches no properties (PostHog skips events with more than 10,000 updates). */
 export const MAX_KEYS_PER_EVENT = 10_000
+/**
+ * New definitions and pairs one batch may plan (some 100 bytes each): past it, keys not yet planned are left for a
+ * later batch that sees them again, so a batch of events full of distinct keys cannot take the memory it likes.
+ */
+export const MAX_PLANNED_PER_BATCH = 200_000
 const SKIPPED_EVENTS = new Set(['$$plugin_metrics'])
 const NOT_EVENT_PROPERTIES = new Set(['$set', '$set_once', '$unset', '$groups', '$group_0', '$group_1', '$group_2', '$group_3', '$group_4'])
 /** A name of at most this many UTF-16 units is at most 200 bytes in UTF-8 (3 bytes per unit at most). */
@@ -63,12 +69,9 @@ class Memo {
 
   constructor(private readonly maxBytes: number) {}
 
-  get(scope: string, name: string): number | undefined {
-    const hit = this.young.get(scope)?.get(name)
-    if (hit !== undefined) return hit
-    const aged = this.old.get(scope)?.get(name)
-    if (aged !== undefined) this.set(scope, name, aged) // still in use: keep it past the next turn
-    return aged
+  /** The entries of one scope, looked up once for all the keys of an event. */
+  scope(scope: string): ScopeView {
+    return new ScopeView(this, scope, this.young.get(scope), this.old.get(scope))
   }
 
   set(scope: string, name: string, value: number): void {
@@ -84,6 +87,23 @@ class Memo {
       this.young = new Map()
       this.youngBytes = 0
     }
+  }
+}
+
+class ScopeView {
+  constructor(
+    private readonly memo: Memo,
+    private readonly scope: string,
+    private readonly young: Map<string, number> | undefined,
+    private readonly old: Map<string, number> | undefined,
+  ) {}
+
+  get(name: string): number | undefined {
+    const hit = this.young?.get(name)
+    if (hit !== undefined) return hit
+    const aged = this.old?.get(name)
+    if (aged !== undefined) this.memo.set(this.scope, name, aged) // still in use: keep it past the next turn
+    return aged
   }
 }
 
@@ -153,6 +173,10 @@ export class PropertyBatch {
     return this.pairOrder
   }
 
+  private full(): boolean {
+    return this.order.length + this.pairOrder.length >= MAX_PLANNED_PER_BATCH
+  }
+
   private learn(
     teamId: number,
     kind: LearnedKind,
@@ -165,13 +189,15 @@ export class PropertyBatch {
   ): void {
     let pending = this.pending.get(scope)
     const pairScope = event === undefined ? undefined : `${teamId}\u0000x\u0000${event}`
+    const known = this.memo.scope(scope)
+    const knownPairs = pairScope === undefined ? undefined : this.memo.scope(pairScope)
     for (const name of keys) {
       if (kind === 'event' && NOT_EVENT_PROPERTIES.has(name)) continue
       if (!fits(name)) continue
-      if (pairScope !== undefined) this.pair(teamId, event!, pairScope, name, hour)
-      const known = this.memo.get(scope, name)
+      if (knownPairs !== undefined && knownPairs.get(name) !== entry(hour, true)) this.pair(teamId, event!, pairScope!, name, hour)
+      const written = known.get(name)
       // written this hour with a type: nothing left to learn (the first type sticks)
-      if (known === entry(hour, true)) continue
+      if (written === entry(hour, true)) continue
       const planned = pending?.get(name)
       if (planned && planned.type !== null) continue
       const type = detectPropertyType(name, values[name], this.nowMs)
@@ -180,7 +206,8 @@ export class PropertyBatch {
         continue
       }
       // written this hour without a type, and still none: nothing new
-      if (known === entry(hour, false) && type === null) continue
+      if (written === entry(hour, false) && type === null) continue
+      if (this.full()) continue
       if (!pending) this.pending.set(scope, (pending = new Map()))
       const learned: LearnedProperty = { teamId, kind, groupType, name, type, scope, hour }
       pending.set(name, learned)
@@ -189,9 +216,8 @@ export class PropertyBatch {
   }
 
   private pair(teamId: number, event: string, scope: string, property: string, hour: number): void {
-    if (this.memo.get(scope, property) === entry(hour, true)) return
     let planned = this.pairScopes.get(scope)
-    if (planned?.has(property)) return
+    if (planned?.has(property) || this.full()) return
     if (!planned) this.pairScopes.set(scope, (planned = new Map()))
     const pair: LearnedPair = { teamId, event, property, scope, hour }
     planned.set(property, pair)
