@@ -1,11 +1,13 @@
-// The consumer that turns landed events into what flags and admins need: event definitions, persons and
-// their distinct ids, group types and groups. Per batch and project: one transaction, a handful of bulk
+// The consumer that turns landed events into what flags and admins need: event and property definitions,
+// persons and their distinct ids, group types and groups. Per batch and project: one transaction, a handful of bulk
 // statements, the project's persons serialised across processes by an advisory lock. Replaying a batch
 // (after a crash before the cursor moved) converges to the same state.
 import type { Sql } from 'postgres'
 import { inTransaction } from '../db/postgres'
 import { wellFormed, wellFormedText } from '../db/text'
 import { recordSightings } from '../definitions/repository'
+import { recordPairSightings, recordPropertySightings, type PropertySighting } from '../definitions/property-repository'
+import { PropertyTracker, type LearnedPair, type LearnedProperty } from '../definitions/property-tracker'
 import type { DefinitionTracker } from '../definitions/tracker'
 import type { Logger } from '../log'
 import type { Batch, BatchHandler } from '../pipeline/consumer'
@@ -35,36 +37,69 @@ export class Learner implements BatchHandler {
   readonly name = LEARNER
   /** distinct ids known to have a person: their plain events need no work */
   private readonly known = new Map<string, true>()
+  private readonly properties: PropertyTracker
 
   constructor(
     private readonly deps: {
       sql: Sql
       tracker: DefinitionTracker
+      properties?: PropertyTracker
       metrics: PipelineMetrics
       log: Logger
       /** after each commit: what it changed, for the caches of stored properties in this process */
       onPersonsChanged?(change: PersonChange): void
     },
-  ) {}
+  ) {
+    this.properties = deps.properties ?? new PropertyTracker()
+  }
 
   async handle(batch: Batch): Promise<void> {
     const sightings = []
     const byTeam = new Map<number, PersonEvent[]>()
+    const learned = this.properties.batch(Date.now())
     for (const record of batch.records) {
       let events = byTeam.get(record.projectId)
       if (!events) byTeam.set(record.projectId, (events = []))
       for (const e of record.events) {
         // what Postgres cannot store (NUL, lone surrogates) is replaced, not allowed to stall the learner
         const event = wellFormedText(e.event)
+        const properties = wellFormed(e.properties)
         sightings.push({ teamId: record.projectId, name: event, seenAt: record.receivedAt })
-        events.push({ event, distinctId: wellFormedText(e.distinctId), properties: wellFormed(e.properties), timestamp: e.timestamp })
+        events.push({ event, distinctId: wellFormedText(e.distinctId), properties, timestamp: e.timestamp })
+        learned.add(record.projectId, record.receivedAt, event, properties)
       }
     }
     const due = this.deps.tracker.due(sightings)
     await recordSightings(this.deps.sql, due)
     this.deps.tracker.remember(due)
     if (due.length) this.deps.metrics.inc('personUpdates', { kind: 'definitions' }, due.length)
-    for (const [teamId, events] of byTeam) await this.learnProject(teamId, events)
+    const groupTypes = new Map<number, ReadonlyMap<string, number>>()
+    for (const [teamId, events] of byTeam) {
+      const types = await this.learnProject(teamId, events)
+      if (types) groupTypes.set(teamId, types)
+    }
+    await this.learnProperties(learned.definitions(), learned.pairs(), groupTypes)
+  }
+
+  /** Property definitions and (event, property) pairs; group properties need their type's index, known by now. */
+  private async learnProperties(
+    definitions: LearnedProperty[],
+    pairs: LearnedPair[],
+    groupTypes: ReadonlyMap<number, ReadonlyMap<string, number>>,
+  ): Promise<void> {
+    const written: LearnedProperty[] = []
+    const rows: PropertySighting[] = []
+    for (const d of definitions) {
+      const index = d.groupType === null ? null : groupTypes.get(d.teamId)?.get(d.groupType)
+      if (index === undefined) continue // a group type without an index (a sixth one): not learned
+      rows.push({ teamId: d.teamId, kind: d.kind, groupTypeIndex: index, name: d.name, type: d.type })
+      written.push(d)
+    }
+    await recordPropertySightings(this.deps.sql, rows)
+    await recordPairSightings(this.deps.sql, pairs)
+    this.properties.remember(written, pairs)
+    if (rows.length) this.deps.metrics.inc('personUpdates', { kind: 'property_definitions' }, rows.length)
+    if (pairs.length) this.deps.metrics.inc('personUpdates', { kind: 'event_properties' }, pairs.length)
   }
 
   async probe(): Promise<boolean> {
@@ -90,7 +125,8 @@ export class Learner implements BatchHandler {
     }
   }
 
-  private async learnProject(teamId: number, events: PersonEvent[]): Promise<void> {
+  /** Persons, distinct ids, group types and groups of one project; the project's group types when it read them. */
+  private async learnProject(teamId: number, events: PersonEvent[]): Promise<ReadonlyMap<string, number> | undefined> {
     const personEvents = events.filter(
       (e) =>
         e.event !== '$groupidentify' &&
@@ -99,10 +135,11 @@ export class Learner implements BatchHandler {
     )
     const typesSeen = events.flatMap(groupTypesOf)
     const groupSets = groupUpdates(events)
-    if (personEvents.length === 0 && typesSeen.length === 0) return
+    if (personEvents.length === 0 && typesSeen.length === 0) return undefined
     const { metrics } = this.deps
     let learned: string[] = []
     const change: PersonChange = { teamId, distinctIds: [], groups: [] }
+    let groupTypes: Map<string, number> | undefined
     await this.deps.sql.begin(async (transaction) => {
       const tx = inTransaction(transaction)
       await tx`select pg_advisory_xact_lock(${PERSONS_LOCK}, ${teamId})`
@@ -111,6 +148,7 @@ export class Learner implements BatchHandler {
         const added = allocateGroupTypes(types, typesSeen)
         await addGroupTypes(tx, teamId, added)
         for (const [type, index] of added) types.set(type, index)
+        groupTypes = types
         const groups = groupSets
           .filter((g) => types.has(g.type))
           .map((g) => ({ index: types.get(g.type)!, key: g.key, properties: g.properties }))
@@ -145,5 +183,6 @@ export class Learner implements BatchHandler {
     })
     this.remember(teamId, learned)
     if (change.distinctIds.length || change.groups.length) this.deps.onPersonsChanged?.(change)
+    return groupTypes
   }
 }

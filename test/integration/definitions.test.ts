@@ -88,8 +88,8 @@ for (const postgres of ['real', 'embedded'] as StoreChoice[]) {
 
     test('an object has the shape of seed §2.6', async () => {
       const d = (await json(stack.api(`${base}/?search=axb`))).results[0]
-      expect(Object.keys(d).sort()).toEqual(['action_id', 'created_at', 'created_by', 'id', 'is_action', 'is_calculating', 'last_calculated_at', 'last_seen_at', 'last_updated_at', 'name', 'post_to_chat', 'tags'].sort())
-      expect(d).toMatchObject({ name: 'axb', tags: [], is_action: false, action_id: null, is_calculating: false, created_by: null, post_to_chat: false, created_at: '2024-01-11T00:00:00Z' })
+      expect(Object.keys(d).sort()).toEqual(['action_id', 'created_at', 'created_by', 'description', 'hidden', 'id', 'is_action', 'is_calculating', 'last_calculated_at', 'last_seen_at', 'last_updated_at', 'name', 'post_to_chat', 'tags', 'verified', 'verified_at', 'verified_by'].sort())
+      expect(d).toMatchObject({ name: 'axb', description: '', tags: [], verified: false, verified_at: null, verified_by: null, hidden: false, is_action: false, action_id: null, is_calculating: false, created_by: null, post_to_chat: false, created_at: '2024-01-11T00:00:00Z' })
       const one = await json(stack.api(`${base}/${d.id}/`))
       expect(one).toEqual(d)
       expect(await json(stack.api(`${base}/${d.id}`))).toEqual(d)
@@ -104,9 +104,9 @@ for (const postgres of ['real', 'embedded'] as StoreChoice[]) {
       expect(Date.parse(updated.last_updated_at)).toBeGreaterThan(Date.parse(d.last_updated_at))
       const renamed = await json(stack.api(`${base}/${d.id}`, { method: 'PATCH', json: { name: 'a_b renamed' } }))
       expect(renamed.name).toBe('a_b renamed')
-      const unknown = await stack.api(`${base}/${d.id}/`, { method: 'PATCH', json: { description: 'nope' } })
+      const unknown = await stack.api(`${base}/${d.id}/`, { method: 'PATCH', json: { owner: 'nope' } })
       expect(unknown.status).toBe(400)
-      expect(await json(unknown)).toMatchObject({ type: 'validation_error', attr: 'description' })
+      expect(await json(unknown)).toMatchObject({ type: 'validation_error', attr: 'owner' })
       const taken = await json(stack.api(`${base}/${d.id}/`, { method: 'PATCH', json: { name: 'axb' } }))
       expect(taken).toMatchObject({ type: 'validation_error', code: 'unique', attr: 'name' })
     })
