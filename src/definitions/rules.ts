@@ -1,7 +1,7 @@
 // What event and property definitions share: how a search is read, how tags are normalised, and (later) the
 // verified / hidden rules. Pure functions: the service and the repositories use them, the tests call them.
 import { errors } from '../http/errors'
-import { charField } from '../http/fields'
+import { assertStorable, charField } from '../http/fields'
 
 /** Each term is one more pattern over every definition: a thousand of them once held a query for 19 s. */
 export const MAX_SEARCH_TERMS = 10
@@ -38,6 +38,7 @@ export function tagsMember(value: unknown, attr = 'tags'): string[] {
   const tags = normalizeTags(value, attr)
   if (tags.length > MAX_TAGS) throw errors.validation('max_length', `Ensure this field has no more than ${MAX_TAGS} elements.`, attr)
   if (tags.some((t) => t.length > MAX_TAG_LENGTH)) throw errors.validation('max_length', `Each tag may have at most ${MAX_TAG_LENGTH} characters.`, attr)
+  assertStorable(tags, attr)
   return tags
 }
 

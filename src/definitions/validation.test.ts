@@ -41,6 +41,8 @@ describe('definitions API parameters', () => {
     expect(attr({ tags: 'x' })).toBe('tags')
     expect(attr({ tags: Array.from({ length: 101 }, (_, i) => `t${i}`) })).toBe('tags')
     expect(attr({ tags: ['x'.repeat(256)] })).toBe('tags')
+    expect(attr({ tags: ['a\0b'] })).toBe('tags')
+    expect(attr({ tags: ['\ud800'] })).toBe('tags')
     expect(attr({ description: true })).toBe('description')
     expect(attr({ verified: 'yes' })).toBe('verified')
     expect(attr({ hidden: 1 })).toBe('hidden')
