@@ -5,9 +5,11 @@ import type { Sql } from 'postgres'
 import { isConnectionError, isUniqueViolation } from '../db/postgres'
 import { ApiError, errors } from '../http/errors'
 import type { FlagCache, ProjectEntry } from './cache'
+import { flagListing, safeInt } from './reference-checks'
+import { cohortsWithNested, disabledFlags, flagRefs } from './references'
 import { createFlag, getFlag, keyTaken, listFlags, updateFlag, type ListOptions } from './repository'
-import { flagJson, minimalFlagJson } from './serialize'
-import { validateFlagBody, type WriteMethod } from './validation'
+import { flagJson, minimalFlagJson, type FlagRow } from './serialize'
+import { validateFlagBody, type FlagInput, type ValidationContext, type WriteMethod } from './validation'
 
 export interface LocalEvaluation {
   body: string
@@ -69,9 +71,60 @@ export class FlagService {
     })
   }
 
+  /** What cohort and dependency filters are checked against. */
+  private references(teamId: number): ValidationContext['references'] {
+    return async (want) => {
+      const [cohorts, flags] = await Promise.all([cohortsWithNested(this.deps.sql, teamId, want.cohortIds), want.flags ? flagRefs(this.deps.sql, teamId) : []])
+      return { cohorts, flags }
+    }
+  }
+
+  /**
+   * PostHog's guards around dependencies: a flag that active flags depend on cannot be deleted or disabled, and a
+   * flag that depends on disabled flags cannot be enabled.
+   */
+  private async checkDependents(teamId: number, existing: FlagRow, input: FlagInput): Promise<void> {
+    const deleting = input.deleted === true
+    const disabling = input.active === false && existing.active
+    if (deleting || disabling) {
+      const id = String(existing.id)
+      const dependents = (await flagRefs(this.deps.sql, teamId))
+        .filter((f) => f.active && f.id !== existing.id && f.dependencies.some((d) => (typeof d === 'string' ? d : JSON.stringify(d)) === id))
+        .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.id - b.id))
+      if (dependents.length > 0) {
+        const action = deleting ? 'delete' : 'disable'
+        throw errors.validation(
+          'invalid_input',
+          `Cannot ${action} this feature flag because other flags depend on it: ${flagListing(dependents)}. Please update or ${action} the dependent flags first.`,
+        )
+      }
+    }
+    if (input.active === true && !existing.active) {
+      const ids: number[] = []
+      const groups = (existing.filters as { groups?: unknown })?.groups
+      for (const group of Array.isArray(groups) ? groups : []) {
+        for (const p of Array.isArray(group?.properties) ? group.properties : []) {
+          const id = p?.type === 'flag' ? safeInt(p.key) : null
+          if (id !== null && Math.abs(id) <= 2_147_483_647) ids.push(id)
+        }
+      }
+      const disabled = await disabledFlags(this.deps.sql, teamId, ids)
+      if (disabled.length > 0) {
+        throw errors.validation(
+          'invalid_input',
+          `Cannot enable this feature flag because it depends on disabled flags: ${flagListing(disabled)}. Please enable the dependency flags first.`,
+        )
+      }
+    }
+  }
+
   create(teamId: number, userId: number, body: unknown) {
     return db(async () => {
-      const input = await validateFlagBody(body, { method: 'POST', keyTaken: (key) => keyTaken(this.deps.sql, teamId, key, null) })
+      const input = await validateFlagBody(body, {
+        method: 'POST',
+        keyTaken: (key) => keyTaken(this.deps.sql, teamId, key, null),
+        references: this.references(teamId),
+      })
       const row = await createFlag(this.deps.sql, teamId, userId, { ...input, key: input.key! }, this.deps.notify)
       await this.deps.cache.refresh(teamId)
       return flagJson(row)
@@ -82,7 +135,13 @@ export class FlagService {
     return db(async () => {
       const existing = NUMERIC_ID.test(id) ? await getFlag(this.deps.sql, teamId, Number(id)) : null
       if (!existing) throw errors.notFound()
-      const input = await validateFlagBody(body, { method, keyTaken: (key) => keyTaken(this.deps.sql, teamId, key, existing.id) })
+      const input = await validateFlagBody(body, {
+        method,
+        keyTaken: (key) => keyTaken(this.deps.sql, teamId, key, existing.id),
+        currentKey: existing.key,
+        references: this.references(teamId),
+      })
+      await this.checkDependents(teamId, existing, input)
       // Bringing a flag back (deleted: false) needs its key to be free again.
       if (input.deleted === false && existing.deleted && input.key === undefined && (await keyTaken(this.deps.sql, teamId, existing.key, existing.id))) {
         throw errors.validation('unique', 'There is already a feature flag with this key.', 'key')

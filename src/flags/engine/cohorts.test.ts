@@ -14,7 +14,7 @@ const staticCohort = (id: number): CohortDefinition => ({ id, is_static: true, f
 const cohortProp = (id: unknown, operator?: string) => ({ key: 'id', type: 'cohort', value: id, ...(operator ? { operator } : {}) })
 
 function flagOn(properties: unknown[], extra: Record<string, unknown> = {}, key = 'beta-feature'): FlagDefinition {
-  return { id: 1, key, active: true, deleted: false, filters: { groups: [{ properties, rollout_percentage: 100 }], ...extra }, ensure_experience_continuity: false, version: 1 }
+  return { id: 1, key, active: true, deleted: false, filters: { groups: [{ properties: properties as never, rollout_percentage: 100 }], ...extra }, ensure_experience_continuity: false, version: 1 }
 }
 
 function input(cohorts: CohortDefinition[], over: Partial<EvalInput> = {}): EvalInput {

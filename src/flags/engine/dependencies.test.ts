@@ -6,7 +6,7 @@ const NOW = new Date('2020-01-01T12:00:00Z')
 
 const on = (id: number, key: string, groups: unknown[], extra: Partial<FlagDefinition> & { multivariate?: unknown } = {}): FlagDefinition => {
   const { multivariate, ...rest } = extra
-  return { id, key, active: true, deleted: false, filters: { groups, ...(multivariate ? { multivariate } : {}) }, ensure_experience_continuity: false, version: 1, ...rest }
+  return { id, key, active: true, deleted: false, filters: { groups: groups as never, ...(multivariate ? { multivariate: multivariate as never } : {}) }, ensure_experience_continuity: false, version: 1, ...rest }
 }
 const depends = (id: number | string, value: unknown) => ({ key: String(id), type: 'flag', value, operator: 'flag_evaluates_to' })
 const always = [{ properties: [], rollout_percentage: 100 }]

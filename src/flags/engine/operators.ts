@@ -111,7 +111,9 @@ function cohortOperatorOf(operator: unknown): CompiledProperty['cohortOperator']
 export function compileProperty(raw: unknown): CompiledProperty {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new Error('property filter is not an object')
   const p = raw as Record<string, unknown>
-  if (typeof p.key !== 'string') throw new Error('property filter has no key')
+  // a dependency names its flag by id, which may come as a JSON number
+  if (typeof p.key !== 'string' && !(p.type === 'flag' && typeof p.key === 'number')) throw new Error('property filter has no key')
+  const key = String(p.key)
   const op = resolveOp(p.operator)
   const value = p.value
   const valueStr = pyStr(value)
@@ -144,7 +146,7 @@ export function compileProperty(raw: unknown): CompiledProperty {
   const isCohort = p.type === 'cohort'
   const isFlag = p.type === 'flag'
   return {
-    key: p.key,
+    key,
     op,
     isCohort,
     isFlag,
