@@ -20,6 +20,7 @@ import { ProjectTokenCache } from './projects/token-cache'
 import { CaptureService } from './capture/service'
 import { CaptureLog } from './pipeline/capture-log'
 import { startFlags, type Flags } from './flags'
+import { CohortService } from './cohorts/service'
 
 export interface Lifecycle {
   draining: boolean
@@ -37,6 +38,7 @@ export interface Services {
   captureLog: CaptureLog
   capture: CaptureService
   flags: Flags
+  cohorts: CohortService
   lifecycle: Lifecycle
   readiness(): Promise<Readiness>
   close(): Promise<void>
@@ -115,6 +117,7 @@ export async function startServices(config: Config, log: Logger, options: { metr
     closers.push(() => keyChanges.stop())
     const flags = await startFlags({ config, db, tokens, auth, log, metrics })
     closers.push(() => flags.close())
+    const cohorts = new CohortService({ sql: db.sql, cache: flags.cache, notify: db.supportsNotify })
     const captureLog = new CaptureLog(
       {
         dataDir: config.DATA_DIR,
@@ -176,6 +179,7 @@ export async function startServices(config: Config, log: Logger, options: { metr
       captureLog,
       capture,
       flags,
+      cohorts,
       lifecycle,
       readiness,
       close,

@@ -10,7 +10,8 @@ import type { FlagInput } from './validation'
 
 export const FLAGS_CHANNEL = 'phog_feature_flags'
 
-const userObject = (sql: Sql) => sql`
+/** A user as PostHog's UserBasicSerializer renders it, as a SQL expression over `users u`. */
+export const userObject = (sql: Sql) => sql`
   json_build_object('id', u.id, 'uuid', u.uuid, 'distinct_id', u.distinct_id, 'first_name', u.first_name,
                     'email', u.email, 'is_email_verified', u.is_email_verified)`
 
@@ -58,8 +59,11 @@ export async function keyTaken(sql: Sql, teamId: number, key: string, exceptId: 
   return row !== undefined
 }
 
-/** Bump the project's flag version (locking its row: writes to one project's flags run one at a time). */
-async function bump(tx: Sql, teamId: number, notify: boolean): Promise<void> {
+/**
+ * Bump the project's flag version (locking its row: writes to one project's flags run one at a time). Cohort writes
+ * bump it too: the flag cache holds the cohorts the flags use.
+ */
+export async function bumpFlagVersion(tx: Sql, teamId: number, notify: boolean): Promise<void> {
   await tx`
     insert into feature_flag_versions (team_id, version) values (${teamId}, 1)
     on conflict (team_id) do update set version = feature_flag_versions.version + 1, updated_at = now()`
@@ -75,7 +79,7 @@ export async function createFlag(
 ): Promise<FlagRow> {
   const id = await sql.begin(async (transaction) => {
     const tx = inTransaction(transaction)
-    await bump(tx, teamId, notify)
+    await bumpFlagVersion(tx, teamId, notify)
     // PostHog hard-deletes soft-deleted flags with the same key before creating one.
     await tx`delete from feature_flags where team_id = ${teamId} and key = ${input.key} and deleted`
     // counted under the project's version lock (bump), so concurrent creates cannot pass the limit together
@@ -105,7 +109,7 @@ export async function updateFlag(
 ): Promise<FlagRow | null> {
   const found = await sql.begin(async (transaction) => {
     const tx = inTransaction(transaction)
-    await bump(tx, teamId, notify)
+    await bumpFlagVersion(tx, teamId, notify)
     const filters = input.filters === undefined ? null : tx.json(asJson(input.filters))
     const rows = await tx`
       update feature_flags set
