@@ -5,6 +5,7 @@ import { FLAG_LIMITS } from './limits'
 import type { Sql } from 'postgres'
 import { asJson, inTransaction } from '../db/postgres'
 import { groupTypeMapping } from '../people/stored-properties'
+import { COHORT_VALUES_PATH } from './references'
 import type { FlagRow } from './serialize'
 import type { FlagInput } from './validation'
 
@@ -135,15 +136,25 @@ export type CachedFlagRow = Pick<
   'id' | 'team_id' | 'key' | 'name' | 'filters' | 'rollout_percentage' | 'active' | 'deleted' | 'ensure_experience_continuity' | 'version'
 >
 
+/** A cohort as the flag cache holds it (only cohorts that non-deleted flags use, directly or nested, not deleted). */
+export interface CachedCohortRow {
+  id: number
+  is_static: boolean
+  filters: unknown
+  version: number
+}
+
 export interface ProjectFlags {
   version: number
   flags: CachedFlagRow[]
   /** group type index → name */
   groupTypes: [number, string][]
+  /** the cohorts the flags use (absent: none) */
+  cohorts?: CachedCohortRow[]
 }
 
 export async function loadProjectFlags(sql: Sql, teamId: number): Promise<ProjectFlags> {
-  const [row] = await sql<{ version: number; flags: CachedFlagRow[] | null; group_types: [number, string][] | null }[]>`
+  const [row] = await sql<{ version: number; flags: CachedFlagRow[] | null; group_types: [number, string][] | null; cohorts: CachedCohortRow[] | null }[]>`
     select
       coalesce((select version from feature_flag_versions where team_id = ${teamId}), 0)::bigint as version,
       (select json_agg(json_build_object(
@@ -152,8 +163,21 @@ export async function loadProjectFlags(sql: Sql, teamId: number): Promise<Projec
           'ensure_experience_continuity', f.ensure_experience_continuity, 'version', f.version) order by f.id)
         from feature_flags f where f.team_id = ${teamId} and not f.deleted) as flags,
       (select json_agg(json_build_array(g.group_type_index, g.group_type) order by g.group_type_index)
-        from group_type_mappings g where g.team_id = ${teamId}) as group_types`
-  return { version: Number(row.version), flags: row.flags ?? [], groupTypes: row.group_types ?? [] }
+        from group_type_mappings g where g.team_id = ${teamId}) as group_types,
+      (with recursive used(id) as (
+          select trim(v #>> '{}')::int
+            from feature_flags f cross join lateral jsonb_path_query(f.filters, ${COHORT_VALUES_PATH}::jsonpath) as v
+           where f.team_id = ${teamId} and not f.deleted and (v #>> '{}') ~ '^\s*\d{1,9}\s*$'
+          union
+          select trim(v #>> '{}')::int
+            from used u
+            join cohorts c on c.id = u.id and c.team_id = ${teamId} and not c.deleted
+            cross join lateral jsonb_path_query(coalesce(c.filters, '{}'::jsonb), ${COHORT_VALUES_PATH}::jsonpath) as v
+           where (v #>> '{}') ~ '^\s*\d{1,9}\s*$'
+        )
+        select json_agg(json_build_object('id', c.id, 'is_static', c.is_static, 'filters', c.filters, 'version', c.version) order by c.id)
+          from cohorts c where c.team_id = ${teamId} and not c.deleted and c.id in (select id from used)) as cohorts`
+  return { version: Number(row.version), flags: row.flags ?? [], groupTypes: row.group_types ?? [], cohorts: row.cohorts ?? [] }
 }
 
 export interface ProjectStamp {

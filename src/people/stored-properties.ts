@@ -7,6 +7,8 @@ export interface StoredPropertiesRequest {
   distinctId?: string
   /** load these groups: [group type index, group key] */
   groups?: [number, string][]
+  /** also load the ids of the static cohorts the person belongs to (by person: every alias shares them) */
+  staticCohorts?: boolean
 }
 
 export interface StoredProperties {
@@ -14,6 +16,8 @@ export interface StoredProperties {
   person: Record<string, unknown> | null | undefined
   /** by group type index: the group's properties, or null when no such group */
   groups: Map<number, Record<string, unknown> | null>
+  /** the static cohorts the person belongs to, when asked for (empty when the distinct id has no person) */
+  staticCohorts?: Set<number>
 }
 
 /**
@@ -23,22 +27,27 @@ export interface StoredProperties {
 export async function loadStoredProperties(sql: Sql, request: StoredPropertiesRequest): Promise<StoredProperties> {
   const groups = request.groups ?? []
   const result: StoredProperties = { person: request.distinctId === undefined ? undefined : null, groups: new Map() }
+  const withCohorts = request.staticCohorts === true && request.distinctId !== undefined
+  if (withCohorts) result.staticCohorts = new Set()
   for (const [index] of groups) result.groups.set(index, null)
   if (request.distinctId === undefined && groups.length === 0) return result
-  const rows = await sql<{ kind: string; type_index: number | null; properties: Record<string, unknown> }[]>`
-    select 'person' as kind, null::int as type_index, p.properties
+  const rows = await sql<{ kind: string; type_index: number | null; properties: Record<string, unknown>; cohorts: number[] | null }[]>`
+    select 'person' as kind, null::int as type_index, p.properties,
+           case when ${withCohorts}::boolean then array(select m.cohort_id from cohort_people m where m.person_id = p.id) end as cohorts
       from person_distinct_ids d join persons p on p.id = d.person_id
      where d.team_id = ${request.teamId} and d.distinct_id = ${request.distinctId ?? null}
        and ${request.distinctId !== undefined}
     union all
-    select 'group', g.group_type_index::int, g.group_properties
+    select 'group', g.group_type_index::int, g.group_properties, null
       from groups g
       join jsonb_to_recordset(${sql.json(groups.map(([idx, key]) => ({ idx, key })))}) as wanted(idx int, key text)
         on g.group_type_index = wanted.idx and g.group_key = wanted.key
      where g.team_id = ${request.teamId}`
   for (const row of rows) {
-    if (row.kind === 'person') result.person = row.properties
-    else result.groups.set(row.type_index!, row.properties)
+    if (row.kind === 'person') {
+      result.person = row.properties
+      if (withCohorts && row.cohorts) result.staticCohorts = new Set(row.cohorts)
+    } else result.groups.set(row.type_index!, row.properties)
   }
   return result
 }

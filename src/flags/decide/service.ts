@@ -15,7 +15,7 @@ import { loadStoredProperties } from '../../people/stored-properties'
 import { projectOfPublicKey } from '../../projects/public-key'
 import type { ProjectTokenCache } from '../../projects/token-cache'
 import type { FlagCache, ProjectEntry } from '../cache'
-import { evaluateFlag, storedDataNeeded, type CompiledFlag, type EvalInput, type FlagResult } from '../engine'
+import { evaluateFlag, storedDataNeeded, type CompiledFlag, type EvalInput, type FlagOutcome, type FlagResult } from '../engine'
 import { pyStr } from '../engine/pyvalue'
 import { hashKeyOverrides } from '../repository'
 import {
@@ -134,7 +134,9 @@ export class DecideService {
 
   /**
    * Evaluate from the request alone first; only the flags that asked for stored data (and experience-continuity
-   * flags, which need their hash keys) wait for Postgres, with one read for all of them.
+   * flags, which need their hash keys) wait for Postgres, with one read for all of them. Flags that depend on flags
+   * are evaluated after their dependencies (and those are evaluated even when not asked for), cohorts come from the
+   * cache, and the person's static cohorts are read with the person.
    */
   private async evaluate(
     entry: ProjectEntry,
@@ -143,7 +145,9 @@ export class DecideService {
     overrides: Overrides,
     query: URLSearchParams,
   ): Promise<Evaluated> {
-    const flags = this.selectFlags(entry, data, query)
+    const plan = entry.dependencies.plan(this.selectFlags(entry, data, query))
+    const flags = plan.flags
+    const outcomes = entry.dependencies.hasDependencies ? new Map<number, FlagOutcome>() : undefined
     const input: EvalInput = {
       distinctId,
       groups: overrides.groups,
@@ -153,25 +157,27 @@ export class DecideService {
       storedPerson: undefined,
       storedGroups: undefined,
       now: currentTime(),
+      cohorts: entry.cohorts,
+      flagOutcomes: outcomes,
     }
-    const results: (FlagResult | null)[] = new Array(flags.length)
-    let errors = false
+    const results: (FlagResult | null)[] = new Array(flags.length).fill(null)
+    let errors = plan.cyclic.size > 0 && [...plan.cyclic].some((i) => i < plan.asked)
+    for (const i of plan.cyclic) outcomes?.set(flags[i].id, { ok: false, key: flags[i].key, error: 'evaluation_error' })
     let deferred: number[] | null = null
     let continuity = false
-    for (let i = 0; i < flags.length; i++) {
+    for (const i of plan.order) {
       const flag = flags[i]
       if (flag.ensureExperienceContinuity && flag.aggregationGroupTypeIndex === null) {
         continuity = true
         ;(deferred ??= []).push(i)
+        outcomes?.set(flag.id, { ok: false, key: flag.key, error: 'needs_stored_data' })
         continue
       }
       const outcome = evaluateFlag(flag, input)
+      outcomes?.set(flag.id, outcome)
       if (outcome.ok) results[i] = outcome.result
       else if (outcome.error === 'needs_stored_data') (deferred ??= []).push(i)
-      else {
-        results[i] = null
-        errors = true
-      }
+      else if (i < plan.asked) errors = true
     }
 
     if (deferred !== null) {
@@ -184,22 +190,23 @@ export class DecideService {
       if (stored) {
         input.storedPerson = stored.person
         input.storedGroups = stored.groups
+        input.staticCohorts = stored.staticCohorts
       }
       if (hashKeys) input.hashKeyOverrides = hashKeys
       for (const i of deferred) {
         const flag = flags[i]
-        results[i] = null
-        if (hashKeys === null && flag.ensureExperienceContinuity && flag.aggregationGroupTypeIndex === null) errors = true
-        else {
-          const outcome = evaluateFlag(flag, input)
-          if (outcome.ok) results[i] = outcome.result
-          else errors = true
-        }
+        let outcome: FlagOutcome
+        if (hashKeys === null && flag.ensureExperienceContinuity && flag.aggregationGroupTypeIndex === null) {
+          outcome = { ok: false, key: flag.key, error: 'evaluation_error' }
+        } else outcome = evaluateFlag(flag, input)
+        outcomes?.set(flag.id, outcome)
+        if (outcome.ok) results[i] = outcome.result
+        else if (i < plan.asked) errors = true
       }
     }
 
     const out: Evaluated = { flags: [], results: [], errors }
-    for (let i = 0; i < flags.length; i++) {
+    for (let i = 0; i < plan.asked; i++) {
       const r = results[i]
       if (r) {
         out.flags.push(flags[i])
@@ -222,9 +229,13 @@ export class DecideService {
   private async stored(
     entry: ProjectEntry,
     distinctId: string,
-    needed: { person: boolean; groupTypes: Set<string> },
+    needed: { person: boolean; groupTypes: Set<string>; memberships?: boolean },
     overrides: Overrides,
-  ): Promise<{ person: Record<string, unknown> | null | undefined; groups: Map<string, Record<string, unknown> | null> } | null> {
+  ): Promise<{
+    person: Record<string, unknown> | null | undefined
+    groups: Map<string, Record<string, unknown> | null>
+    staticCohorts?: Set<number>
+  } | null> {
     if (this.postgresDown()) {
       this.deps.onStoredLoad?.('skipped')
       return null
@@ -241,13 +252,18 @@ export class DecideService {
     }
     try {
       const loaded = await withTimeout(
-        loadStoredProperties(this.deps.sql, { teamId: entry.teamId, distinctId: needed.person ? wellFormedText(distinctId) : undefined, groups }),
+        loadStoredProperties(this.deps.sql, {
+          teamId: entry.teamId,
+          distinctId: needed.person ? wellFormedText(distinctId) : undefined,
+          groups,
+          staticCohorts: needed.memberships,
+        }),
         this.deps.storedTimeoutMs ?? 2000,
       )
       this.deps.onStoredLoad?.('ok')
       const byName = new Map<string, Record<string, unknown> | null>()
       for (let i = 0; i < names.length; i++) byName.set(names[i], loaded.groups.get(groups[i][0]) ?? null)
-      return { person: loaded.person, groups: byName }
+      return { person: loaded.person, groups: byName, staticCohorts: loaded.staticCohorts }
     } catch (error) {
       this.deps.onStoredLoad?.('error')
       this.failed(error, 'stored properties')

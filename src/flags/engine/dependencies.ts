@@ -98,8 +98,8 @@ export class DependencyGraph {
 
   /** The plan for these flags (a subset of the active ones, or all of them). */
   plan(asked: readonly CompiledFlag[]): EvaluationPlan {
-    if (!this.hasDependencies) return identityPlan(asked)
     if (asked === this.all && this.allPlan) return this.allPlan
+    if (!this.hasDependencies) return asked === this.all ? (this.allPlan = identityPlan(asked)) : identityPlan(asked)
     const flags = [...asked]
     const included = new Set(asked.map((f) => f.id))
     for (let i = 0; i < flags.length; i++) {
