@@ -1,22 +1,15 @@
 // The flag REST API and local_evaluation, behind the routes: validate, write, refresh this process's cache.
 import { NUMERIC_ID } from '../http/fields'
-import { createHash } from 'node:crypto'
 import type { Sql } from 'postgres'
 import { isConnectionError, isUniqueViolation } from '../db/postgres'
 import { ApiError, errors } from '../http/errors'
-import type { FlagCache, ProjectEntry } from './cache'
+import type { FlagCache } from './cache'
+import { localEvaluationOf, type LocalEvaluation } from './local-evaluation'
 import { flagListing, safeInt } from './reference-checks'
 import { cohortsWithNested, disabledFlags, flagRefs } from './references'
 import { createFlag, getFlag, keyTaken, listFlags, updateFlag, type ListOptions } from './repository'
-import { flagJson, minimalFlagJson, type FlagRow } from './serialize'
+import { flagJson, type FlagRow } from './serialize'
 import { validateFlagBody, type FlagInput, type ValidationContext, type WriteMethod } from './validation'
-
-export interface LocalEvaluation {
-  body: string
-  /** the entity tag, without quotes */
-  etag: string
-}
-
 
 /** Postgres unreachable → 503 database_unavailable; ApiErrors pass; anything else is a bug (500). */
 async function db<T>(fn: () => Promise<T>): Promise<T> {
@@ -28,16 +21,6 @@ async function db<T>(fn: () => Promise<T>): Promise<T> {
     if (isUniqueViolation(error)) throw errors.validation('unique', 'There is already a feature flag with this key.', 'key')
     throw error
   }
-}
-
-export function localEvaluationOf(entry: ProjectEntry): LocalEvaluation {
-  if (!entry.localEvaluation) {
-    const mapping: Record<string, string> = {}
-    for (const [index, name] of entry.groupTypeNames) mapping[String(index)] = name
-    const body = JSON.stringify({ flags: entry.rows.map(minimalFlagJson), group_type_mapping: mapping, cohorts: {} })
-    entry.localEvaluation = { body, etag: createHash('sha256').update(body).digest('hex').slice(0, 32) }
-  }
-  return entry.localEvaluation
 }
 
 /** If-None-Match (strong `"x"`, weak `W/"x"`, bare `x`, lists, `*`) against an entity tag. */
@@ -154,9 +137,9 @@ export class FlagService {
   }
 
   /** local_evaluation from the cache (fresh within FLAG_REFRESH_INTERVAL_MS, at once after a local write). */
-  async localEvaluation(teamId: number): Promise<LocalEvaluation> {
+  async localEvaluation(teamId: number, sendCohorts: boolean): Promise<LocalEvaluation> {
     try {
-      return localEvaluationOf(await this.deps.cache.get(teamId))
+      return localEvaluationOf(await this.deps.cache.get(teamId), sendCohorts)
     } catch {
       throw errors.databaseUnavailable()
     }
