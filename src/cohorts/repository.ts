@@ -248,7 +248,7 @@ export async function cohortGraph(sql: Sql, teamId: number): Promise<Map<number,
            coalesce(array(
              select distinct trim(v #>> '{}')::int
                from jsonb_path_query(coalesce(c.filters, '{}'::jsonb), ${COHORT_VALUES_PATH}::jsonpath) as v
-              where (v #>> '{}') ~ '^\\s*\\d{1,9}\\s*$'
+              where (v #>> '{}') ~ '^[[:space:]]*[0-9]{1,9}[[:space:]]*$'
            ), '{}') as nested,
            jsonb_path_exists(coalesce(c.filters, '{}'::jsonb), 'strict $.** ? (@.type == "behavioral")') as behavioral
       from cohorts c where c.team_id = ${teamId}`
@@ -262,7 +262,7 @@ export async function activeFlagCohorts(sql: Sql, teamId: number): Promise<{ id:
            coalesce(array(
              select distinct trim(v #>> '{}')::int
                from jsonb_path_query(f.filters, ${COHORT_VALUES_PATH}::jsonpath) as v
-              where (v #>> '{}') ~ '^\\s*\\d{1,9}\\s*$'
+              where (v #>> '{}') ~ '^[[:space:]]*[0-9]{1,9}[[:space:]]*$'
            ), '{}') as cohorts
       from feature_flags f
      where f.team_id = ${teamId} and f.active and not f.deleted

@@ -38,7 +38,7 @@ export async function cohortsWithNested(sql: Sql, teamId: number, ids: number[])
         cross join lateral (
           select trim(v #>> '{}')::int as id
             from jsonb_path_query(coalesce(c.filters, '{}'::jsonb), ${COHORT_VALUES_PATH}::jsonpath) as v
-           where (v #>> '{}') ~ '^\\s*\\d{1,9}\\s*$'
+           where (v #>> '{}') ~ '^[[:space:]]*[0-9]{1,9}[[:space:]]*$'
         ) nested
     )
     select c.id, c.name, c.filters, c.is_static, c.deleted

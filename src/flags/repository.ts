@@ -167,13 +167,13 @@ export async function loadProjectFlags(sql: Sql, teamId: number): Promise<Projec
       (with recursive used(id) as (
           select trim(v #>> '{}')::int
             from feature_flags f cross join lateral jsonb_path_query(f.filters, ${COHORT_VALUES_PATH}::jsonpath) as v
-           where f.team_id = ${teamId} and not f.deleted and (v #>> '{}') ~ '^\s*\d{1,9}\s*$'
+           where f.team_id = ${teamId} and not f.deleted and (v #>> '{}') ~ '^[[:space:]]*[0-9]{1,9}[[:space:]]*$'
           union
           select trim(v #>> '{}')::int
             from used u
             join cohorts c on c.id = u.id and c.team_id = ${teamId} and not c.deleted
             cross join lateral jsonb_path_query(coalesce(c.filters, '{}'::jsonb), ${COHORT_VALUES_PATH}::jsonpath) as v
-           where (v #>> '{}') ~ '^\s*\d{1,9}\s*$'
+           where (v #>> '{}') ~ '^[[:space:]]*[0-9]{1,9}[[:space:]]*$'
         )
         select json_agg(json_build_object('id', c.id, 'is_static', c.is_static, 'filters', c.filters, 'version', c.version) order by c.id)
           from cohorts c where c.team_id = ${teamId} and not c.deleted and c.id in (select id from used)) as cohorts`
