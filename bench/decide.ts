@@ -1,8 +1,10 @@
 // Decide: 50 flags of mixed kinds created through the REST API, then wrk posting /decide/?v=3 for random
 // distinct ids with person (and group) property overrides, against a bare Bun.serve that parses the JSON
 // body and echoes an answer, in the same run. Also: peak RSS, and a row where no overrides are sent so each
-// request reads the stored person (what a browser client without person_properties costs).
+// request reads the stored person (what a browser client without person_properties costs), and a row where 10 of the
+// 50 flags target cohorts (decide-cohorts.ts).
 import { rmSync } from 'node:fs'
+import { decideCohortsRun } from './decide-cohorts'
 import { rssMb, sampler, startBaseline, startService, table, tempDir, wrk, type WrkResult } from './lib'
 
 const KEY = 'phc_bench_decide_project_01'
@@ -161,5 +163,7 @@ export async function decideBench(seconds: number): Promise<string> {
     await service.stop()
     rmSync(dir, { recursive: true, force: true })
   }
+  const cohorts = await decideCohortsRun(seconds)
+  rows.push(row('phog /decide?v=3, 50 flags, 10 on cohorts (5 dynamic, 5 static × 10,000 members; person + memberships read, PGlite)', cohorts.result, baseline, cohorts.peakRss))
   return `### decide: POST /decide/?v=3, ${VARIANTS} rotating bodies (~${Math.round(bodies.reduce((n, b) => n + b.length, 0) / bodies.length)} bytes), wrk 1 thread × ${CONNECTIONS} connections × ${seconds}s\n\n${table(rows)}\n`
 }
