@@ -202,6 +202,10 @@ for (const postgres of ['real', 'embedded'] as StoreChoice[]) {
         detail: "Cohort 'Page viewers' with filters on events cannot be used in feature flags.",
         attr: 'filters',
       })
+      // a deleted cohort of the project is accepted (PostHog looks cohorts up deleted or not); it never matches
+      const gone = await create({ name: 'Gone', filters: tree(person('plan', 'pro')) })
+      expect((await patch(gone.id, { deleted: true })).status).toBe(200)
+      expect((await stack.api('/api/projects/1/feature_flags/', { method: 'POST', json: { key: 'on-gone', filters: onCohort(gone.id) } })).status).toBe(201)
       const on = (id: number, value: unknown = true) => ({ groups: [{ properties: [{ key: String(id), type: 'flag', value, operator: 'flag_evaluates_to' }], rollout_percentage: 100 }] })
       const a = await createFlag(stack, { key: 'flag_a', filters: { groups: [{ properties: [], rollout_percentage: 100 }] } })
       const b = await createFlag(stack, { key: 'flag_b', filters: on(a.id) })
