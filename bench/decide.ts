@@ -2,9 +2,10 @@
 // Bun.serve that parses the JSON body and echoes an answer, in the same run. Rows: overrides in the body (what
 // posthog-node sends); returning users (distinct_id only, persons stored by ingestion: what posthog-js sends),
 // checked first against the same requests with the properties as overrides; on the embedded store and on real
-// Postgres; and the same with 500 flags. Peak RSS of each.
+// Postgres; the same with 500 flags; and 50 flags of which 10 target cohorts (decide-cohorts.ts). Peak RSS of each.
 import { rmSync } from 'node:fs'
 import { startPostgres } from '../test/helpers/postgres-server'
+import { decideCohortsRun } from './decide-cohorts'
 import { metric, rssMb, sampler, startBaseline, startService, table, tempDir, wrk, type Proc, type WrkResult } from './lib'
 
 const KEY = 'phc_bench_decide_project_01'
@@ -246,6 +247,8 @@ export async function decideBench(seconds: number): Promise<string> {
   }
   const many = await serviceRows('embedded', {}, manyFlags(), seconds, baseline, ['overrides', 'returning'])
   rows.push(...many)
+  const cohorts = await decideCohortsRun(seconds)
+  rows.push(row('phog /decide?v=3, 50 flags, 10 on cohorts (5 dynamic, 5 static × 10,000 members), embedded', cohorts.result, baseline, cohorts.peakRss))
   const per = (fifty: Row | undefined, fiveHundred: Row | undefined) =>
     fifty && fiveHundred ? ((Number(fifty['req/s']) / Number(fiveHundred['req/s'])) || 0).toFixed(1) : '?'
   const note = `req/s from 50 to 500 flags falls ${per(rows[1], many[0])}× with overrides and ${per(rows[2], many[1])}× for returning users (10× the flags; a flat cost per flag would be 10×).`

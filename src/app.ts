@@ -15,6 +15,7 @@ import { eventRoutes } from './events/routes'
 import { definitionRoutes } from './definitions/routes'
 import { personRoutes } from './people/routes'
 import { flagRoutes } from './flags/routes'
+import { cohortRoutes } from './cohorts/routes'
 import { decideRoutes } from './flags/decide/routes'
 import { remoteConfigRoutes } from './remote-config/routes'
 import type { Services } from './services'
@@ -139,6 +140,7 @@ export function createApp(services: Services) {
         trustProxy: services.config.TRUST_PROXY,
       }),
     )
+    .use(cohortRoutes({ cohorts: services.cohorts, auth: services.auth, limiter: services.apiLimiter, trustProxy: services.config.TRUST_PROXY }))
   // Last, so that the document lists every route registered above (read when first asked for).
   return app.use(apiDocsRoutes({ routes: () => app.routes as never, info: DOCUMENT_INFO }))
 }

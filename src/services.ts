@@ -21,6 +21,8 @@ import { CaptureService } from './capture/service'
 import { CaptureLog } from './pipeline/capture-log'
 import { startFlags, type Flags } from './flags'
 import type { PersonChange } from './people/person-cache'
+import { notifyPersonChange } from './people/person-changes'
+import { CohortService } from './cohorts/service'
 
 export interface Lifecycle {
   draining: boolean
@@ -38,6 +40,7 @@ export interface Services {
   captureLog: CaptureLog
   capture: CaptureService
   flags: Flags
+  cohorts: CohortService
   lifecycle: Lifecycle
   readiness(): Promise<Readiness>
   close(): Promise<void>
@@ -116,6 +119,16 @@ export async function startServices(config: Config, log: Logger, options: { metr
     closers.push(() => keyChanges.stop())
     const flags = await startFlags({ config, db, tokens, auth, log, metrics })
     closers.push(() => flags.close())
+    const cohorts = new CohortService({
+      sql: db.sql,
+      cache: flags.cache,
+      notify: db.supportsNotify,
+      onMembersChanged: async (teamId) => {
+        const change: PersonChange = { teamId, distinctIds: [], groups: [], all: true }
+        flags.onPersonsChanged(change)
+        await notifyPersonChange(db.sql, change)
+      },
+    })
     const captureLog = new CaptureLog(
       {
         dataDir: config.DATA_DIR,
@@ -178,6 +191,7 @@ export async function startServices(config: Config, log: Logger, options: { metr
       captureLog,
       capture,
       flags,
+      cohorts,
       lifecycle,
       readiness,
       close,

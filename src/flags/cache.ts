@@ -1,12 +1,12 @@
-// The in-memory flag cache: each project's flags compiled once and served from memory, kept fresh across
-// processes. A write through the REST API refreshes the writer's entry before it answers; other processes
+// The in-memory flag cache: each project's flags (and the cohorts they use, and their dependency order) compiled
+// once and served from memory, kept fresh across processes; cohort writes bump the same version as flag writes. A write through the REST API refreshes the writer's entry before it answers; other processes
 // hear of it by NOTIFY (real Postgres) and, as the safety net and the only mechanism on the embedded PGlite,
 // by comparing each cached project's version with Postgres every FLAG_REFRESH_INTERVAL_MS.
 //
 // When Postgres cannot be reached, entries already loaded keep answering (stale beats down); reload attempts
 // are then spaced out so that requests never queue behind a dead connection.
-import { compileFlag, type CompiledFlag } from './engine'
-import type { CachedFlagRow, ProjectFlags, ProjectStamp } from './repository'
+import { CohortSet, compileFlag, DependencyGraph, type CompiledFlag } from './engine'
+import type { CachedCohortRow, CachedFlagRow, ProjectFlags, ProjectStamp } from './repository'
 
 export interface FlagSource {
   load(teamId: number): Promise<ProjectFlags>
@@ -31,9 +31,16 @@ export interface ProjectEntry {
   readonly needsStored: boolean
   readonly groupTypeNames: ReadonlyMap<number, string>
   readonly groupTypeIndexes: ReadonlyMap<string, number>
+  /** the cohorts the flags use (and those they nest), as stored: what local_evaluation sends */
+  readonly cohortRows: readonly CachedCohortRow[]
+  /** the same cohorts, compiled: what /decide evaluates cohort filters with */
+  readonly cohorts: CohortSet
+  /** which active flags depend on which: the order /decide evaluates them in */
+  readonly dependencies: DependencyGraph
   readonly loadedAt: number
-  /** memo for local_evaluation (body and ETag), made on first use */
+  /** memo for local_evaluation (body and ETag), made on first use; one with cohorts (send_cohorts), one without */
   localEvaluation?: { body: string; etag: string }
+  localEvaluationWithCohorts?: { body: string; etag: string }
 }
 
 export interface FlagCacheOptions {
@@ -54,6 +61,7 @@ function withGroupTypes(entry: ProjectEntry, groupTypes: [number, string][]): Pr
     groupTypeNames: new Map(groupTypes),
     groupTypeIndexes: new Map(groupTypes.map(([index, name]) => [name, index])),
     localEvaluation: undefined,
+    localEvaluationWithCohorts: undefined,
   }
 }
 
@@ -75,6 +83,11 @@ export function buildEntry(teamId: number, data: ProjectFlags, now = Date.now(),
     if (compiled.ensureExperienceContinuity) hasContinuityFlags = true
     if (compiled.superCondition.kind === 'properties' || compiled.conditions.some((c) => c.props !== null && c.props.length > 0)) needsStored = true
   }
+  const cohortRows = data.cohorts ?? []
+  // cohorts whose version did not change keep their compiled filters too
+  const previousVersions = new Map((previous?.cohortRows ?? []).map((c) => [c.id, c.version]))
+  const versions = new Map(cohortRows.map((c) => [c.id, c.version]))
+  const cohorts = cohortRows.length === 0 ? CohortSet.EMPTY : new CohortSet(cohortRows, previous?.cohorts, (id) => previousVersions.get(id) === versions.get(id))
   return {
     teamId,
     version: data.version,
@@ -84,6 +97,9 @@ export function buildEntry(teamId: number, data: ProjectFlags, now = Date.now(),
     needsStored,
     groupTypeNames: new Map(data.groupTypes),
     groupTypeIndexes: new Map(data.groupTypes.map(([index, name]) => [name, index])),
+    cohortRows,
+    cohorts,
+    dependencies: new DependencyGraph(active),
     loadedAt: now,
   }
 }

@@ -6,12 +6,14 @@ import type { Sql } from 'postgres'
 import { cancelledWithRequest } from '../db/cancel'
 import { asJson, inTransaction } from '../db/postgres'
 import { groupTypeMapping } from '../people/stored-properties'
+import { COHORT_VALUES_PATH } from './references'
 import type { FlagRow } from './serialize'
 import type { FlagInput } from './validation'
 
 export const FLAGS_CHANNEL = 'phog_feature_flags'
 
-const userObject = (sql: Sql) => sql`
+/** A user as PostHog's UserBasicSerializer renders it, as a SQL expression over `users u`. */
+export const userObject = (sql: Sql) => sql`
   json_build_object('id', u.id, 'uuid', u.uuid, 'distinct_id', u.distinct_id, 'first_name', u.first_name,
                     'email', u.email, 'is_email_verified', u.is_email_verified)`
 
@@ -59,8 +61,11 @@ export async function keyTaken(sql: Sql, teamId: number, key: string, exceptId: 
   return row !== undefined
 }
 
-/** Bump the project's flag version (locking its row: writes to one project's flags run one at a time). */
-async function bump(tx: Sql, teamId: number, notify: boolean): Promise<void> {
+/**
+ * Bump the project's flag version (locking its row: writes to one project's flags run one at a time). Cohort writes
+ * bump it too: the flag cache holds the cohorts the flags use.
+ */
+export async function bumpFlagVersion(tx: Sql, teamId: number, notify: boolean): Promise<void> {
   await tx`
     insert into feature_flag_versions (team_id, version) values (${teamId}, 1)
     on conflict (team_id) do update set version = feature_flag_versions.version + 1, updated_at = now()`
@@ -76,7 +81,7 @@ export async function createFlag(
 ): Promise<FlagRow> {
   const id = await sql.begin(async (transaction) => {
     const tx = inTransaction(transaction)
-    await bump(tx, teamId, notify)
+    await bumpFlagVersion(tx, teamId, notify)
     // PostHog hard-deletes soft-deleted flags with the same key before creating one.
     await tx`delete from feature_flags where team_id = ${teamId} and key = ${input.key} and deleted`
     // counted under the project's version lock (bump), so concurrent creates cannot pass the limit together
@@ -106,7 +111,7 @@ export async function updateFlag(
 ): Promise<FlagRow | null> {
   const found = await sql.begin(async (transaction) => {
     const tx = inTransaction(transaction)
-    await bump(tx, teamId, notify)
+    await bumpFlagVersion(tx, teamId, notify)
     const filters = input.filters === undefined ? null : tx.json(asJson(input.filters))
     const rows = await tx`
       update feature_flags set
@@ -132,15 +137,25 @@ export type CachedFlagRow = Pick<
   'id' | 'team_id' | 'key' | 'name' | 'filters' | 'rollout_percentage' | 'active' | 'deleted' | 'ensure_experience_continuity' | 'version'
 >
 
+/** A cohort as the flag cache holds it (only cohorts that non-deleted flags use, directly or nested, not deleted). */
+export interface CachedCohortRow {
+  id: number
+  is_static: boolean
+  filters: unknown
+  version: number
+}
+
 export interface ProjectFlags {
   version: number
   flags: CachedFlagRow[]
   /** group type index → name */
   groupTypes: [number, string][]
+  /** the cohorts the flags use (absent: none) */
+  cohorts?: CachedCohortRow[]
 }
 
 export async function loadProjectFlags(sql: Sql, teamId: number): Promise<ProjectFlags> {
-  const [row] = await sql<{ version: number; flags: CachedFlagRow[] | null; group_types: [number, string][] | null }[]>`
+  const [row] = await sql<{ version: number; flags: CachedFlagRow[] | null; group_types: [number, string][] | null; cohorts: CachedCohortRow[] | null }[]>`
     select
       coalesce((select version from feature_flag_versions where team_id = ${teamId}), 0)::bigint as version,
       (select json_agg(json_build_object(
@@ -149,8 +164,21 @@ export async function loadProjectFlags(sql: Sql, teamId: number): Promise<Projec
           'ensure_experience_continuity', f.ensure_experience_continuity, 'version', f.version) order by f.id)
         from feature_flags f where f.team_id = ${teamId} and not f.deleted) as flags,
       (select json_agg(json_build_array(g.group_type_index, g.group_type) order by g.group_type_index)
-        from group_type_mappings g where g.team_id = ${teamId}) as group_types`
-  return { version: Number(row.version), flags: row.flags ?? [], groupTypes: row.group_types ?? [] }
+        from group_type_mappings g where g.team_id = ${teamId}) as group_types,
+      (with recursive used(id) as (
+          select trim(v #>> '{}')::int
+            from feature_flags f cross join lateral jsonb_path_query(f.filters, ${COHORT_VALUES_PATH}::jsonpath) as v
+           where f.team_id = ${teamId} and not f.deleted and (v #>> '{}') ~ '^[[:space:]]*[0-9]{1,9}[[:space:]]*$'
+          union
+          select trim(v #>> '{}')::int
+            from used u
+            join cohorts c on c.id = u.id and c.team_id = ${teamId} and not c.deleted
+            cross join lateral jsonb_path_query(coalesce(c.filters, '{}'::jsonb), ${COHORT_VALUES_PATH}::jsonpath) as v
+           where (v #>> '{}') ~ '^[[:space:]]*[0-9]{1,9}[[:space:]]*$'
+        )
+        select json_agg(json_build_object('id', c.id, 'is_static', c.is_static, 'filters', c.filters, 'version', c.version) order by c.id)
+          from cohorts c where c.team_id = ${teamId} and not c.deleted and c.id in (select id from used)) as cohorts`
+  return { version: Number(row.version), flags: row.flags ?? [], groupTypes: row.group_types ?? [], cohorts: row.cohorts ?? [] }
 }
 
 export interface ProjectStamp {

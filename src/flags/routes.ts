@@ -43,7 +43,8 @@ export function flagRoutes(deps: FlagRouteDeps) {
   const tags = ['feature flags']
 
   const localEvaluation = async (teamId: number, request: Request) => {
-    const { body, etag } = await deps.flags.localEvaluation(teamId)
+    // `&send_cohorts` with no value (what posthog-node sends): its presence is what counts
+    const { body, etag } = await deps.flags.localEvaluation(teamId, new URL(request.url).searchParams.has('send_cohorts'))
     const headers = { etag: `W/"${etag}"`, 'cache-control': 'private, must-revalidate', 'content-type': 'application/json' }
     if (etagMatches(request.headers.get('if-none-match'), etag)) return new Response(null, { status: 304, headers })
     return new Response(body, { headers })

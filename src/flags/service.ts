@@ -1,20 +1,15 @@
 // The flag REST API and local_evaluation, behind the routes: validate, write, refresh this process's cache.
 import { NUMERIC_ID } from '../http/fields'
-import { createHash } from 'node:crypto'
 import type { Sql } from 'postgres'
 import { isConnectionError, isUniqueViolation } from '../db/postgres'
 import { ApiError, errors } from '../http/errors'
-import type { FlagCache, ProjectEntry } from './cache'
+import type { FlagCache } from './cache'
+import { localEvaluationOf, type LocalEvaluation } from './local-evaluation'
+import { flagListing, safeInt } from './reference-checks'
+import { cohortsWithNested, disabledFlags, flagRefs } from './references'
 import { createFlag, getFlag, keyTaken, listFlags, updateFlag, type ListOptions } from './repository'
-import { flagJson, minimalFlagJson } from './serialize'
-import { validateFlagBody, type WriteMethod } from './validation'
-
-export interface LocalEvaluation {
-  body: string
-  /** the entity tag, without quotes */
-  etag: string
-}
-
+import { flagJson, type FlagRow } from './serialize'
+import { validateFlagBody, type FlagInput, type ValidationContext, type WriteMethod } from './validation'
 
 /** Postgres unreachable → 503 database_unavailable; ApiErrors pass; anything else is a bug (500). */
 async function db<T>(fn: () => Promise<T>): Promise<T> {
@@ -26,16 +21,6 @@ async function db<T>(fn: () => Promise<T>): Promise<T> {
     if (isUniqueViolation(error)) throw errors.validation('unique', 'There is already a feature flag with this key.', 'key')
     throw error
   }
-}
-
-export function localEvaluationOf(entry: ProjectEntry): LocalEvaluation {
-  if (!entry.localEvaluation) {
-    const mapping: Record<string, string> = {}
-    for (const [index, name] of entry.groupTypeNames) mapping[String(index)] = name
-    const body = JSON.stringify({ flags: entry.rows.map(minimalFlagJson), group_type_mapping: mapping, cohorts: {} })
-    entry.localEvaluation = { body, etag: createHash('sha256').update(body).digest('hex').slice(0, 32) }
-  }
-  return entry.localEvaluation
 }
 
 /** If-None-Match (strong `"x"`, weak `W/"x"`, bare `x`, lists, `*`) against an entity tag. */
@@ -69,9 +54,60 @@ export class FlagService {
     })
   }
 
+  /** What cohort and dependency filters are checked against. */
+  private references(teamId: number): ValidationContext['references'] {
+    return async (want) => {
+      const [cohorts, flags] = await Promise.all([cohortsWithNested(this.deps.sql, teamId, want.cohortIds), want.flags ? flagRefs(this.deps.sql, teamId) : []])
+      return { cohorts, flags }
+    }
+  }
+
+  /**
+   * PostHog's guards around dependencies: a flag that active flags depend on cannot be deleted or disabled, and a
+   * flag that depends on disabled flags cannot be enabled.
+   */
+  private async checkDependents(teamId: number, existing: FlagRow, input: FlagInput): Promise<void> {
+    const deleting = input.deleted === true
+    const disabling = input.active === false && existing.active
+    if (deleting || disabling) {
+      const id = String(existing.id)
+      const dependents = (await flagRefs(this.deps.sql, teamId))
+        .filter((f) => f.active && f.id !== existing.id && f.dependencies.some((d) => (typeof d === 'string' ? d : JSON.stringify(d)) === id))
+        .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.id - b.id))
+      if (dependents.length > 0) {
+        const action = deleting ? 'delete' : 'disable'
+        throw errors.validation(
+          'invalid_input',
+          `Cannot ${action} this feature flag because other flags depend on it: ${flagListing(dependents)}. Please update or ${action} the dependent flags first.`,
+        )
+      }
+    }
+    if (input.active === true && !existing.active) {
+      const ids: number[] = []
+      const groups = (existing.filters as { groups?: unknown })?.groups
+      for (const group of Array.isArray(groups) ? groups : []) {
+        for (const p of Array.isArray(group?.properties) ? group.properties : []) {
+          const id = p?.type === 'flag' ? safeInt(p.key) : null
+          if (id !== null && Math.abs(id) <= 2_147_483_647) ids.push(id)
+        }
+      }
+      const disabled = await disabledFlags(this.deps.sql, teamId, ids)
+      if (disabled.length > 0) {
+        throw errors.validation(
+          'invalid_input',
+          `Cannot enable this feature flag because it depends on disabled flags: ${flagListing(disabled)}. Please enable the dependency flags first.`,
+        )
+      }
+    }
+  }
+
   create(teamId: number, userId: number, body: unknown) {
     return db(async () => {
-      const input = await validateFlagBody(body, { method: 'POST', keyTaken: (key) => keyTaken(this.deps.sql, teamId, key, null) })
+      const input = await validateFlagBody(body, {
+        method: 'POST',
+        keyTaken: (key) => keyTaken(this.deps.sql, teamId, key, null),
+        references: this.references(teamId),
+      })
       const row = await createFlag(this.deps.sql, teamId, userId, { ...input, key: input.key! }, this.deps.notify)
       await this.deps.cache.refresh(teamId)
       return flagJson(row)
@@ -82,7 +118,13 @@ export class FlagService {
     return db(async () => {
       const existing = NUMERIC_ID.test(id) ? await getFlag(this.deps.sql, teamId, Number(id)) : null
       if (!existing) throw errors.notFound()
-      const input = await validateFlagBody(body, { method, keyTaken: (key) => keyTaken(this.deps.sql, teamId, key, existing.id) })
+      const input = await validateFlagBody(body, {
+        method,
+        keyTaken: (key) => keyTaken(this.deps.sql, teamId, key, existing.id),
+        currentKey: existing.key,
+        references: this.references(teamId),
+      })
+      await this.checkDependents(teamId, existing, input)
       // Bringing a flag back (deleted: false) needs its key to be free again.
       if (input.deleted === false && existing.deleted && input.key === undefined && (await keyTaken(this.deps.sql, teamId, existing.key, existing.id))) {
         throw errors.validation('unique', 'There is already a feature flag with this key.', 'key')
@@ -95,9 +137,9 @@ export class FlagService {
   }
 
   /** local_evaluation from the cache (fresh within FLAG_REFRESH_INTERVAL_MS, at once after a local write). */
-  async localEvaluation(teamId: number): Promise<LocalEvaluation> {
+  async localEvaluation(teamId: number, sendCohorts: boolean): Promise<LocalEvaluation> {
     try {
-      return localEvaluationOf(await this.deps.cache.get(teamId))
+      return localEvaluationOf(await this.deps.cache.get(teamId), sendCohorts)
     } catch {
       throw errors.databaseUnavailable()
     }

@@ -101,14 +101,13 @@ describe('validate_filters', () => {
     expect(filtersError({ groups: 'all' })).toMatchObject({ code: 'invalid_input' })
   })
 
-  test('person flags: only person properties (cohorts do not exist here)', () => {
+  test('person flags: only person, cohort and flag properties (cohorts and flags: see "references" below)', () => {
     expect(filtersError(withProps({ key: 'email', value: 'x', type: 'event' }))).toEqual({
       code: 'invalid_input',
-      detail: 'Filters are not valid (can only use person and cohort properties)',
+      detail: 'Filters are not valid (can only use person, cohort, and flag properties)',
     })
-    expect(filtersError(withProps({ key: 'email', value: 'x' }))).toMatchObject({ detail: 'Filters are not valid (can only use person and cohort properties)' })
+    expect(filtersError(withProps({ key: 'email', value: 'x' }))).toMatchObject({ detail: 'Filters are not valid (can only use person, cohort, and flag properties)' })
     expect(filtersError(withProps({ key: 'id', value: 3, type: 'cohort' }))).toEqual({ code: 'cohort_does_not_exist', detail: 'Cohort with id 3 does not exist' })
-    expect(filtersError(withProps({ key: 'other-flag', value: true, type: 'flag', operator: 'flag_evaluates_to' }))).toMatchObject({ code: 'invalid_input' })
   })
 
   test('group flags: only group properties of the flag group type', () => {
@@ -235,5 +234,73 @@ describe('size limits of a flag', () => {
     }
     // at the limits: accepted
     expect(validateFilters({ groups: Array.from({ length: 100 }, () => group(Array.from({ length: 100 }, (_, i) => prop(i)))) }, 'POST')).not.toBe('keep')
+  })
+})
+
+describe('references: cohorts and dependencies', () => {
+  const cohort = (id: number, name: string, filters: unknown = { properties: { type: 'AND', values: [] } }, deleted = false) =>
+    [id, { id, name, filters, is_static: false, deleted }] as const
+  const flagRef = (id: number, key: string, dependencies: unknown[] = [], active = true) => ({ id, key, active, dependencies })
+  const depends = (id: unknown, value: unknown = true, operator = 'flag_evaluates_to') => ({ key: id, type: 'flag', value, operator })
+  const refs = (o: { cohorts?: (readonly [number, Record<string, unknown>])[]; flags?: ReturnType<typeof flagRef>[] } = {}) => ({
+    method: 'POST' as WriteMethod,
+    keyTaken: async () => false,
+    references: async () => ({ cohorts: new Map(o.cohorts as never) as never, flags: o.flags ?? [] }),
+  })
+  const patchOf = (key: string, o: Parameters<typeof refs>[0]) => ({ ...refs(o), method: 'PATCH' as WriteMethod, currentKey: key })
+
+  test('a cohort of the project passes, a deleted one too; an unknown one is cohort_does_not_exist', async () => {
+    const c = refs({ cohorts: [cohort(3, 'Pros'), cohort(4, 'Gone', {}, true)] })
+    expect(await validateFlagBody({ key: 'f', filters: withProps({ key: 'id', type: 'cohort', value: 3 }) }, c)).toMatchObject({ key: 'f' })
+    expect(await validateFlagBody({ key: 'f', filters: withProps({ key: 'id', type: 'cohort', value: '4', operator: 'not_in' }) }, c)).toMatchObject({ key: 'f' })
+    expect(await error({ key: 'f', filters: withProps({ key: 'id', type: 'cohort', value: 9 }) }, c)).toEqual({
+      code: 'cohort_does_not_exist',
+      attr: 'filters',
+      detail: 'Cohort with id 9 does not exist',
+    })
+  })
+  test('a cohort with a behavioural filter, itself or in a cohort it nests: behavioral_cohort_found', async () => {
+    const behavioural = { properties: { type: 'OR', values: [{ type: 'AND', values: [{ key: '$pageview', type: 'behavioral', value: 'performed_event' }] }] } }
+    const nests = { properties: { type: 'OR', values: [{ type: 'AND', values: [{ key: 'id', type: 'cohort', value: 5 }] }] } }
+    const c = refs({ cohorts: [cohort(5, 'Viewers', behavioural), cohort(6, 'Outer', nests)] })
+    for (const id of [5, 6]) {
+      expect(await error({ key: 'f', filters: withProps({ key: 'id', type: 'cohort', value: id }) }, c)).toEqual({
+        code: 'behavioral_cohort_found',
+        attr: 'filters',
+        detail: "Cohort 'Viewers' with filters on events cannot be used in feature flags.",
+      })
+    }
+  })
+  test('dependencies: the operator, an id (not a key), an existing active flag', async () => {
+    const c = refs({ flags: [flagRef(1, 'base'), flagRef(2, 'off', [], false)] })
+    expect(await validateFlagBody({ key: 'f', filters: withProps(depends('1')) }, c)).toMatchObject({ key: 'f' })
+    expect(await error({ key: 'f', filters: withProps(depends('1', true, 'exact')) }, c)).toEqual({
+      code: 'invalid_input',
+      attr: 'filters',
+      detail: "Flag properties must use the 'flag_evaluates_to' operator",
+    })
+    expect(await error({ key: 'f', filters: withProps(depends('base')) }, c)).toMatchObject({
+      detail: "Flag dependencies must reference flag IDs (integers), not flag keys. Invalid reference: 'base'",
+    })
+    expect(await error({ key: 'f', filters: withProps(depends('77')) }, c)).toMatchObject({ detail: 'Flag dependency references non-existent flag with ID 77' })
+    expect(await error({ key: 'f', filters: withProps(depends(2)) }, c)).toMatchObject({
+      detail: "Cannot create dependency on disabled flag 'off' (ID: 2). Flag dependencies must reference active flags only.",
+    })
+  })
+  test('a flag cannot depend on itself, nor close a cycle', async () => {
+    // a ← b ← c (b depends on a, c on b); making a depend on c closes the loop
+    const flags = [flagRef(1, 'flag_a'), flagRef(2, 'flag_b', ['1']), flagRef(3, 'flag_c', [2])]
+    expect(await error({ filters: withProps(depends('1')) }, patchOf('flag_a', { flags }))).toMatchObject({ detail: "Feature flag 'flag_a' cannot depend on itself" })
+    expect(await error({ filters: withProps(depends('3')) }, patchOf('flag_a', { flags }))).toEqual({
+      code: 'invalid_input',
+      attr: 'filters',
+      detail: 'Circular dependency detected: flag_a → flag_c → flag_b → flag_a',
+    })
+    // depending on the end of the chain from a new flag is fine
+    expect(await validateFlagBody({ key: 'flag_d', filters: withProps(depends('3')) }, refs({ flags }))).toMatchObject({ key: 'flag_d' })
+  })
+  test('group flags may not use cohorts or flags', async () => {
+    const group = { aggregation_group_type_index: 0, groups: [{ properties: [depends('1')] }] }
+    expect(await error({ key: 'f', filters: group }, refs({ flags: [flagRef(1, 'base')] }))).toMatchObject({ detail: 'Filters are not valid (can only use group properties)' })
   })
 })

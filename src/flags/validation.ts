@@ -1,13 +1,14 @@
 // What the flag REST API accepts: PostHog's FeatureFlagSerializer field checks and validate_key /
 // validate_filters, in the order DRF runs them (fields in declaration order: name, key, filters, deleted,
 // active, ensure_experience_continuity), so the first error reported is the one PostHog would report.
-// Cohort properties are refused as PostHog refuses an unknown cohort: this service has no cohorts.
+// Cohort and flag (dependency) filters are checked against the stored cohorts and flags (reference-checks.ts).
 import { errors } from '../http/errors'
 import { assertStorable, charField } from '../http/fields'
 import { parseFilterDate } from './engine/dates'
 import { compilePythonRegex, sanitizeRegexPattern } from './engine/pyregex'
 import { pyStr } from './engine/pyvalue'
 import { checkFilterLimits, FLAG_LIMITS } from './limits'
+import { checkCohortFilter, checkDependencies, type FilterReferences, NO_REFERENCES, referencesOf } from './reference-checks'
 
 export type WriteMethod = 'POST' | 'PATCH' | 'PUT'
 
@@ -64,17 +65,21 @@ function isPercentage(v: unknown): boolean {
 
 function validateProperty(raw: unknown, aggregation: number | null): void {
   if (!isObject(raw)) invalidFilters('Filters are not valid (each property must be an object)')
-  if (typeof raw.key !== 'string' || raw.key === '') invalidFilters('Filters are not valid (each property needs a key)')
+  // a dependency's key is the flag id, which clients may send as a number
+  const keyOk = (typeof raw.key === 'string' && raw.key !== '') || (raw.type === 'flag' && typeof raw.key === 'number')
+  if (!keyOk) invalidFilters('Filters are not valid (each property needs a key)')
   // Property(type=...) defaults to "event", which no flag may use.
   const type = raw.type ?? 'event'
   if (aggregation === null) {
-    if (type !== 'person' && type !== 'cohort') invalidFilters('Filters are not valid (can only use person and cohort properties)')
+    if (type !== 'person' && type !== 'cohort' && type !== 'flag') invalidFilters('Filters are not valid (can only use person, cohort, and flag properties)')
   } else if (type !== 'group' || raw.group_type_index !== aggregation) {
     invalidFilters('Filters are not valid (can only use group properties)')
   }
 }
 
-function checkPropertyValue(prop: Record<string, unknown>): void {
+function checkPropertyValue(prop: Record<string, unknown>, refs: FilterReferences): void {
+  // a dependency: its operator and reference were checked with the dependencies
+  if (prop.type === 'flag') return
   const operator = prop.operator ?? 'exact'
   const value = prop.value
   if (typeof operator !== 'string' || (!SUPPORTED_OPERATORS.has(operator) && !OTHER_POSTHOG_OPERATORS.has(operator))) {
@@ -84,7 +89,7 @@ function checkPropertyValue(prop: Record<string, unknown>): void {
   if (Array.isArray(value) && value.length > MAX_PROPERTY_VALUES) {
     invalidFilters(`Property group expressions of type ${prop.key} cannot contain more than ${MAX_PROPERTY_VALUES} values.`)
   }
-  if (prop.type === 'cohort') invalidFilters(`Cohort with id ${pyStr(value)} does not exist`, 'cohort_does_not_exist')
+  if (prop.type === 'cohort') checkCohortFilter(prop, refs)
   if (DATE_OPERATORS.has(operator) && (value === null || value === undefined || !parseFilterDate(pyStr(value), new Date()))) {
     invalidFilters(`Invalid date value: ${pyStr(value ?? null)}`, 'invalid_date')
   }
@@ -92,7 +97,7 @@ function checkPropertyValue(prop: Record<string, unknown>): void {
     invalidFilters(`Invalid value for operator ${operator}: ${pyStr(value ?? null)}`, 'invalid_value')
   }
   if ((operator === 'regex' || operator === 'not_regex') && typeof value === 'string') checkRegexRuns(value)
-  if (operator === 'in' || operator === 'not_in') {
+  if ((operator === 'in' || operator === 'not_in') && prop.type !== 'cohort') {
     invalidFilters(`The '${operator}' operator is only valid for cohort properties, not '${pyStr(prop.type ?? 'event')}' properties.`, 'invalid_operator')
   }
 }
@@ -155,7 +160,7 @@ function checkPayloads(filters: Record<string, unknown>, variants: Set<string>):
  * validate_filters. Returns 'keep' for a PATCH whose filters have no `groups` (PostHog then keeps the stored
  * filters), else the filters to store, exactly as sent.
  */
-export function validateFilters(filters: unknown, method: WriteMethod): Record<string, unknown> | 'keep' {
+export function validateFilters(filters: unknown, method: WriteMethod, refs: FilterReferences = NO_REFERENCES): Record<string, unknown> | 'keep' {
   if (filters === null) fail('null', 'This field may not be null.', 'filters')
   if (!isObject(filters)) {
     fail('not_a_dict', `Expected a dictionary of items but got type "${Array.isArray(filters) ? 'list' : typeof filters}".`, 'filters')
@@ -179,6 +184,14 @@ export function validateFilters(filters: unknown, method: WriteMethod): Record<s
     return props
   }
   for (const condition of conditions) for (const prop of propertiesOf(condition)) validateProperty(prop, aggregation)
+  if (aggregation === null) {
+    for (const condition of conditions) {
+      for (const prop of propertiesOf(condition) as Record<string, unknown>[]) {
+        if (prop.type === 'flag' && prop.operator !== 'flag_evaluates_to') invalidFilters("Flag properties must use the 'flag_evaluates_to' operator")
+      }
+    }
+    checkDependencies(filters, refs)
+  }
 
   const variants = variantKeys(filters)
   for (const condition of conditions) {
@@ -190,7 +203,7 @@ export function validateFilters(filters: unknown, method: WriteMethod): Record<s
     if (rollout !== null && !isPercentage(rollout)) {
       invalidFilters('Filters are not valid (rollout_percentage must be a number between 0 and 100, or null)')
     }
-    for (const prop of propertiesOf(condition)) checkPropertyValue(prop as Record<string, unknown>)
+    for (const prop of propertiesOf(condition)) checkPropertyValue(prop as Record<string, unknown>, refs)
   }
   checkPayloads(filters, variants)
   for (const name of ['super_groups', 'holdout_groups'] as const) {
@@ -204,6 +217,10 @@ export interface ValidationContext {
   method: WriteMethod
   /** another flag of the project that is not deleted already has this key */
   keyTaken(key: string): Promise<boolean>
+  /** the stored key of the flag being updated (null or absent on create) */
+  currentKey?: string | null
+  /** what cohort and flag filters name: read only when the filters have some */
+  references?(want: { cohortIds: number[]; flags: boolean }): Promise<Omit<FilterReferences, 'selfKey'>>
 }
 
 /** A create (POST), full update (PUT) or partial update (PATCH) body, checked field by field. */
@@ -229,7 +246,10 @@ export async function validateFlagBody(body: unknown, ctx: ValidationContext): P
   }
 
   if (has('filters')) {
-    const filters = validateFilters(body.filters, ctx.method)
+    const want = referencesOf(body.filters)
+    const found = ctx.references && (want.cohortIds.length > 0 || want.flags) ? await ctx.references(want) : NO_REFERENCES
+    const selfKey = ctx.currentKey ?? (typeof body.key === 'string' ? body.key : null)
+    const filters = validateFilters(body.filters, ctx.method, { ...found, selfKey })
     if (filters !== 'keep') {
       assertStorable(filters, 'filters')
       out.filters = filters

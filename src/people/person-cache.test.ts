@@ -4,13 +4,18 @@ import { decodePersonChange, encodePersonChange } from './person-changes'
 import type { StoredPropertiesRequest } from './stored-properties'
 
 /** A loader over an in-memory "database" that counts its reads and can be held. */
-function fakeStore(persons: Record<string, Record<string, unknown>>, groups: Record<string, Record<string, unknown>> = {}) {
+function fakeStore(
+  persons: Record<string, Record<string, unknown>>,
+  groups: Record<string, Record<string, unknown>> = {},
+  memberships: Record<string, number[]> = {},
+) {
   const reads: StoredPropertiesRequest[] = []
   let gate: Promise<void> | null = null
   const load: StoredPropertiesLoader = async (request) => {
     reads.push(request)
     const sized = (v: Record<string, unknown> | undefined) => (v ? { value: { ...v }, bytes: JSON.stringify(v).length * 2 } : { value: null, bytes: 0 })
-    const out = { person: request.distinctId === undefined ? undefined : sized(persons[request.distinctId]), groups: new Map() }
+    const person = request.distinctId === undefined ? undefined : { ...sized(persons[request.distinctId]), staticCohorts: new Set(memberships[request.distinctId] ?? []) }
+    const out = { person, groups: new Map() }
     for (const [index, key] of request.groups ?? []) out.groups.set(index, sized(groups[`${index}:${key}`]))
     if (gate) await gate // the answer was read before the hold: what Postgres had when the query ran
     return out
@@ -45,6 +50,16 @@ describe('person cache', () => {
     cache.invalidate({ teamId: 1, distinctIds: ['u'], groups: [] })
     expect((await cache.get({ teamId: 1, distinctId: 'u' })).person).toEqual({ plan: 'pro' })
     expect(store.reads).toHaveLength(2)
+  })
+
+  test('a person comes with its static cohorts, from Postgres and from memory alike', async () => {
+    const store = fakeStore({ u: { plan: 'pro' } }, {}, { u: [3, 7] })
+    const cache = new PersonCache(store.load, options)
+    expect([...(await cache.get({ teamId: 1, distinctId: 'u' })).staticCohorts!]).toEqual([3, 7])
+    expect([...(await cache.get({ teamId: 1, distinctId: 'u' })).staticCohorts!]).toEqual([3, 7])
+    expect(cache.cachedPerson(1, 'u')).toEqual({ properties: { plan: 'pro' }, staticCohorts: new Set([3, 7]) })
+    expect(cache.cachedPerson(1, 'nobody')).toBeUndefined()
+    expect(store.reads).toHaveLength(1)
   })
 
   test('no person is cached too (null), and projects do not share entries', async () => {

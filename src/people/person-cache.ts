@@ -4,9 +4,17 @@
 // of this process by message, those of other processes by NOTIFY, see person-changes.ts), and an entry also
 // expires after `ttlMs` whatever happens. Concurrent misses for one key share one read; a read that was in
 // flight when its key changed answers its own requests but is not kept.
-import type { SizedProperties, StoredProperties, StoredPropertiesRequest } from './stored-properties'
+import type { SizedPerson, SizedProperties, StoredProperties, StoredPropertiesRequest } from './stored-properties'
 
 export type Properties = Record<string, unknown>
+
+/** A person as /decide reads it: its properties (null: no such person) and the static cohorts it belongs to. */
+export interface CachedPerson {
+  properties: Properties | null
+  staticCohorts: ReadonlySet<number>
+}
+
+type Cached = Properties | null | CachedPerson
 
 /** What one batch of learning changed in a project. `all`: too much to list, forget the whole project. */
 export interface PersonChange {
@@ -24,22 +32,24 @@ export interface PersonCacheOptions {
 
 export type StoredPropertiesLoader = (
   request: StoredPropertiesRequest,
-) => Promise<{ person: SizedProperties | undefined; groups: Map<number, SizedProperties> }>
+) => Promise<{ person: SizedPerson | undefined; groups: Map<number, SizedProperties> }>
 
 interface Entry {
-  value: Properties | null
+  value: Cached
   bytes: number
   at: number
 }
 
 interface Pending {
-  promise: Promise<Properties | null>
+  promise: Promise<Cached>
   /** the key changed while this read was in flight: its answer must not be kept */
   stale: boolean
 }
 
 // A Map entry, its key and the Entry object: what an entry costs beyond its properties' text.
 const ENTRY_OVERHEAD_BYTES = 160
+
+const NO_COHORTS: ReadonlySet<number> = new Set()
 
 const personKey = (teamId: number, distinctId: string) => `${teamId}\u0000p\u0000${distinctId}`
 const groupKey = (teamId: number, index: number, key: string) => `${teamId}\u0000g${index}\u0000${key}`
@@ -63,17 +73,17 @@ export class PersonCache {
     return { entries: this.entries.size, bytes: this.bytes }
   }
 
-  /** The person's properties if in memory now (null: no such person), else undefined. Counted as a lookup. */
-  cachedPerson(teamId: number, distinctId: string): Properties | null | undefined {
-    return this.peek(personKey(teamId, distinctId))
+  /** The person if in memory now (its properties null: no such person), else undefined. Counted as a lookup. */
+  cachedPerson(teamId: number, distinctId: string): CachedPerson | undefined {
+    return this.peek(personKey(teamId, distinctId)) as CachedPerson | undefined
   }
 
   /** A group's properties if in memory now (null: no such group), else undefined. */
   cachedGroup(teamId: number, index: number, key: string): Properties | null | undefined {
-    return this.peek(groupKey(teamId, index, key))
+    return this.peek(groupKey(teamId, index, key)) as Properties | null | undefined
   }
 
-  private peek(key: string): Properties | null | undefined {
+  private peek(key: string): Cached | undefined {
     const hit = this.hit(key, Date.now())
     if (hit === undefined) return undefined
     this.options.onLookup?.('hit')
@@ -87,7 +97,7 @@ export class PersonCache {
     if (request.distinctId !== undefined) wanted.push({ key: personKey(teamId, request.distinctId), person: true })
     for (const g of request.groups ?? []) wanted.push({ key: groupKey(teamId, g[0], g[1]), person: false, group: g })
 
-    const values = new Map<string, Properties | null | Promise<Properties | null>>()
+    const values = new Map<string, Cached | Promise<Cached>>()
     let missPerson = false
     const missGroups: [number, string][] = []
     const now = Date.now()
@@ -111,8 +121,11 @@ export class PersonCache {
     const result: StoredProperties = { person: request.distinctId === undefined ? undefined : null, groups: new Map() }
     for (const w of wanted) {
       const value = await values.get(w.key)!
-      if (w.person) result.person = value
-      else result.groups.set(w.group![0], value)
+      if (w.person) {
+        const person = value as CachedPerson
+        result.person = person.properties
+        result.staticCohorts = person.staticCohorts
+      } else result.groups.set(w.group![0], value as Properties | null)
     }
     return result
   }
@@ -150,10 +163,10 @@ export class PersonCache {
   }
 
   /** One read for every missing key; each key's promise is shared with the requests that miss it meanwhile. */
-  private fill(teamId: number, distinctId: string | undefined, groups: [number, string][]): Map<string, Promise<Properties | null>> {
+  private fill(teamId: number, distinctId: string | undefined, groups: [number, string][]): Map<string, Promise<Cached>> {
     const read = this.load({ teamId, distinctId, groups })
-    const out = new Map<string, Promise<Properties | null>>()
-    const track = (key: string, pick: (loaded: Awaited<typeof read>) => SizedProperties) => {
+    const out = new Map<string, Promise<Cached>>()
+    const track = (key: string, pick: (loaded: Awaited<typeof read>) => { value: Cached; bytes: number }) => {
       const pending: Pending = { stale: false, promise: undefined as never }
       pending.promise = read.then(
         (loaded) => {
@@ -170,12 +183,17 @@ export class PersonCache {
       this.pending.set(key, pending)
       out.set(key, pending.promise)
     }
-    if (distinctId !== undefined) track(personKey(teamId, distinctId), (l) => l.person ?? { value: null, bytes: 0 })
+    if (distinctId !== undefined) {
+      track(personKey(teamId, distinctId), (l) => ({
+        value: { properties: l.person?.value ?? null, staticCohorts: l.person?.staticCohorts ?? NO_COHORTS },
+        bytes: l.person?.bytes ?? 0,
+      }))
+    }
     for (const [index, key] of groups) track(groupKey(teamId, index, key), (l) => l.groups.get(index) ?? { value: null, bytes: 0 })
     return out
   }
 
-  private store(key: string, sized: SizedProperties): void {
+  private store(key: string, sized: { value: Cached; bytes: number }): void {
     const bytes = sized.bytes + key.length * 2 + ENTRY_OVERHEAD_BYTES
     if (bytes > this.options.maxBytes / 16) return // one huge person must not flush everyone else
     this.drop(key)

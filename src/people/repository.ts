@@ -96,6 +96,21 @@ export async function writePersons(
        where person_distinct_ids.person_id <> excluded.person_id`
   }
   if (merged.length > 0) {
+    // static cohort memberships follow the person a merged one went into (as PostHog's merge moves them)
+    const moves: { src: number; dst: number }[] = []
+    for (const p of merged) {
+      let survivor = p.mergedInto!
+      while (survivor.mergedInto) survivor = survivor.mergedInto
+      if (survivor.id !== undefined) moves.push({ src: p.id!, dst: survivor.id })
+    }
+    if (moves.length > 0) {
+      await tx`
+        insert into cohort_people (cohort_id, person_id)
+        select m.cohort_id, v.dst
+          from jsonb_to_recordset(${tx.json(asJson(moves))}) as v(src bigint, dst bigint)
+          join cohort_people m on m.person_id = v.src
+        on conflict do nothing`
+    }
     await tx`
       delete from persons
        where team_id = ${teamId} and id in (select jsonb_array_elements_text(${tx.json(merged.map((p) => p.id!))})::bigint)`

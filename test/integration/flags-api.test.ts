@@ -64,7 +64,7 @@ for (const postgres of ['real', 'embedded'] as StoreChoice[]) {
         [{ key: 'k1', name: ['x'] }, 'invalid_input', 'name'],
         [{ key: 'k1', filters: [] }, 'not_a_dict', 'filters'],
         [{ key: 'k1', filters: {} }, 'invalid_input', 'filters', 'Feature flags must have at least one condition set (group).'],
-        [{ key: 'k1', filters: { groups: [{ properties: [{ key: 'e', value: 1, type: 'event' }] }] } }, 'invalid_input', 'filters', 'Filters are not valid (can only use person and cohort properties)'],
+        [{ key: 'k1', filters: { groups: [{ properties: [{ key: 'e', value: 1, type: 'event' }] }] } }, 'invalid_input', 'filters', 'Filters are not valid (can only use person, cohort, and flag properties)'],
         [{ key: 'k1', filters: { aggregation_group_type_index: 0, groups: [{ properties: [{ key: 'e', value: 1, type: 'person' }] }] } }, 'invalid_input', 'filters', 'Filters are not valid (can only use group properties)'],
         [{ key: 'k1', filters: { groups: [{}], multivariate: { variants: [{ key: 'a', rollout_percentage: 60 }, { key: 'b', rollout_percentage: 30 }] } } }, 'invalid_input', 'filters', 'Invalid variant definitions: Variant rollout percentages must sum to 100.'],
         [{ key: 'k1', filters: { groups: [{ variant: 'nope' }], multivariate: { variants: [{ key: 'a', rollout_percentage: 100 }] } } }, 'invalid_input', 'filters', 'Filters are not valid (variant override does not exist)'],

@@ -11,11 +11,12 @@ import type { RawPayload } from '../../http/decode'
 import { ApiError, errors } from '../../http/errors'
 import type { RateLimiter } from '../../http/rate-limit'
 import { wellFormedText } from '../../db/text'
+import type { CachedPerson } from '../../people/person-cache'
 import type { StoredProperties, StoredPropertiesRequest } from '../../people/stored-properties'
 import { projectOfPublicKey } from '../../projects/public-key'
 import type { ProjectTokenCache } from '../../projects/token-cache'
 import type { FlagCache, ProjectEntry } from '../cache'
-import { evaluateFlag, storedDataNeeded, type CompiledFlag, type EvalInput, type FlagResult } from '../engine'
+import { evaluateFlag, storedDataNeeded, type CompiledFlag, type EvalInput, type FlagOutcome, type FlagResult } from '../engine'
 import { pyStr } from '../engine/pyvalue'
 import { hashKeyOverrides } from '../repository'
 import {
@@ -42,7 +43,7 @@ export interface DecideDeps {
   /** the stored person and groups (from memory when cached: people/person-cache.ts) */
   storedProperties(request: StoredPropertiesRequest): Promise<StoredProperties>
   /** what is in memory now, without waiting (undefined: not cached) */
-  cachedPerson?(teamId: number, distinctId: string): Record<string, unknown> | null | undefined
+  cachedPerson?(teamId: number, distinctId: string): CachedPerson | undefined
   cachedGroup?(teamId: number, index: number, key: string): Record<string, unknown> | null | undefined
   /** longest wait for stored properties before answering without them */
   storedTimeoutMs?: number
@@ -139,7 +140,9 @@ export class DecideService {
 
   /**
    * Evaluate from the request alone first; only the flags that asked for stored data (and experience-continuity
-   * flags, which need their hash keys) wait for Postgres, with one read for all of them.
+   * flags, which need their hash keys) wait for Postgres, with one read for all of them. Flags that depend on flags
+   * are evaluated after their dependencies (and those are evaluated even when not asked for), cohorts come from the
+   * cache, and the person's static cohorts are read with the person.
    */
   private async evaluate(
     entry: ProjectEntry,
@@ -148,7 +151,9 @@ export class DecideService {
     overrides: Overrides,
     query: URLSearchParams,
   ): Promise<Evaluated> {
-    const flags = this.selectFlags(entry, data, query)
+    const plan = entry.dependencies.plan(this.selectFlags(entry, data, query))
+    const flags = plan.flags
+    const outcomes = entry.dependencies.hasDependencies ? new Map<number, FlagOutcome>() : undefined
     const input: EvalInput = {
       distinctId,
       groups: overrides.groups,
@@ -158,58 +163,66 @@ export class DecideService {
       storedPerson: undefined,
       storedGroups: undefined,
       now: currentTime(),
+      cohorts: entry.cohorts,
+      flagOutcomes: outcomes,
     }
     // A returning user's person (and groups) usually sit in memory: with them, one pass decides every flag.
     this.fromMemory(entry, distinctId, overrides, input)
-    const results: (FlagResult | null)[] = new Array(flags.length)
-    let errors = false
+    const results: (FlagResult | null)[] = new Array(flags.length).fill(null)
+    let errors = plan.cyclic.size > 0 && [...plan.cyclic].some((i) => i < plan.asked)
+    for (const i of plan.cyclic) outcomes?.set(flags[i].id, { ok: false, key: flags[i].key, error: 'evaluation_error' })
     let deferred: number[] | null = null
     let continuity = false
-    for (let i = 0; i < flags.length; i++) {
+    for (const i of plan.order) {
       const flag = flags[i]
       if (flag.ensureExperienceContinuity && flag.aggregationGroupTypeIndex === null) {
         continuity = true
         ;(deferred ??= []).push(i)
+        outcomes?.set(flag.id, { ok: false, key: flag.key, error: 'needs_stored_data' })
         continue
       }
       const outcome = evaluateFlag(flag, input)
+      outcomes?.set(flag.id, outcome)
       if (outcome.ok) results[i] = outcome.result
       else if (outcome.error === 'needs_stored_data') (deferred ??= []).push(i)
-      else {
-        results[i] = null
-        errors = true
-      }
+      else if (i < plan.asked) errors = true
     }
 
     if (deferred !== null) {
       const later = deferred.map((i) => flags[i])
       const needed = storedDataNeeded(later, input)
-      if (input.storedPerson !== undefined) needed.person = false
+      if (input.storedPerson !== undefined) {
+        needed.person = false
+        needed.memberships = false
+      }
       for (const name of needed.groupTypes) if (input.storedGroups?.has(name)) needed.groupTypes.delete(name)
       const [stored, hashKeys] = await Promise.all([
-        needed.person || needed.groupTypes.size > 0 ? this.stored(entry, distinctId, needed, overrides) : null,
+        needed.person || needed.memberships || needed.groupTypes.size > 0 ? this.stored(entry, distinctId, needed, overrides) : null,
         continuity ? this.hashKeys(entry.teamId, later, distinctId, anonDistinctId(data)) : undefined,
       ])
       if (stored) {
-        if (stored.person !== undefined) input.storedPerson = stored.person
+        if (stored.person !== undefined) {
+          input.storedPerson = stored.person
+          input.staticCohorts = stored.staticCohorts
+        }
         if (input.storedGroups) for (const [name, value] of input.storedGroups) stored.groups.set(name, value)
         input.storedGroups = stored.groups
       }
       if (hashKeys) input.hashKeyOverrides = hashKeys
       for (const i of deferred) {
         const flag = flags[i]
-        results[i] = null
-        if (hashKeys === null && flag.ensureExperienceContinuity && flag.aggregationGroupTypeIndex === null) errors = true
-        else {
-          const outcome = evaluateFlag(flag, input)
-          if (outcome.ok) results[i] = outcome.result
-          else errors = true
-        }
+        let outcome: FlagOutcome
+        if (hashKeys === null && flag.ensureExperienceContinuity && flag.aggregationGroupTypeIndex === null) {
+          outcome = { ok: false, key: flag.key, error: 'evaluation_error' }
+        } else outcome = evaluateFlag(flag, input)
+        outcomes?.set(flag.id, outcome)
+        if (outcome.ok) results[i] = outcome.result
+        else if (i < plan.asked) errors = true
       }
     }
 
     const out: Evaluated = { flags: [], results: [], errors }
-    for (let i = 0; i < flags.length; i++) {
+    for (let i = 0; i < plan.asked; i++) {
       const r = results[i]
       if (r) {
         out.flags.push(flags[i])
@@ -223,7 +236,11 @@ export class DecideService {
   private fromMemory(entry: ProjectEntry, distinctId: string, overrides: Overrides, input: EvalInput): void {
     const { cachedPerson, cachedGroup } = this.deps
     if (!cachedPerson || !cachedGroup || !entry.needsStored) return
-    input.storedPerson = cachedPerson(entry.teamId, wellFormedText(distinctId))
+    const person = cachedPerson(entry.teamId, wellFormedText(distinctId))
+    if (person !== undefined) {
+      input.storedPerson = person.properties
+      input.staticCohorts = person.staticCohorts
+    }
     for (const name in overrides.groups) {
       const index = entry.groupTypeIndexes.get(name)
       const key: unknown = overrides.groups[name]
@@ -246,9 +263,13 @@ export class DecideService {
   private async stored(
     entry: ProjectEntry,
     distinctId: string,
-    needed: { person: boolean; groupTypes: Set<string> },
+    needed: { person: boolean; groupTypes: Set<string>; memberships?: boolean },
     overrides: Overrides,
-  ): Promise<{ person: Record<string, unknown> | null | undefined; groups: Map<string, Record<string, unknown> | null> } | null> {
+  ): Promise<{
+    person: Record<string, unknown> | null | undefined
+    groups: Map<string, Record<string, unknown> | null>
+    staticCohorts?: ReadonlySet<number>
+  } | null> {
     if (this.postgresDown()) {
       this.deps.onStoredLoad?.('skipped')
       return null
@@ -265,13 +286,14 @@ export class DecideService {
     }
     try {
       const loaded = await withTimeout(
-        this.deps.storedProperties({ teamId: entry.teamId, distinctId: needed.person ? wellFormedText(distinctId) : undefined, groups }),
+        // the person comes with its static cohorts (memberships): asking for either reads both
+        this.deps.storedProperties({ teamId: entry.teamId, distinctId: needed.person || needed.memberships ? wellFormedText(distinctId) : undefined, groups }),
         this.deps.storedTimeoutMs ?? 2000,
       )
       this.deps.onStoredLoad?.('ok')
       const byName = new Map<string, Record<string, unknown> | null>()
       for (let i = 0; i < names.length; i++) byName.set(names[i], loaded.groups.get(groups[i][0]) ?? null)
-      return { person: loaded.person, groups: byName }
+      return { person: loaded.person, groups: byName, staticCohorts: loaded.staticCohorts }
     } catch (error) {
       this.deps.onStoredLoad?.('error')
       this.failed(error, 'stored properties')

@@ -23,9 +23,12 @@ export interface CompiledCondition {
   readonly variant: unknown
   /** every property uses is_not / is_not_set (matches when the person/group does not exist) */
   readonly pureIsNot: boolean
-  /** keys the condition reads, and whether it uses a cohort (both mean: stored data may be needed) */
+  /** person or group property keys the condition reads (cohort and flag filters excluded) */
   readonly keys: readonly string[]
+  /** uses a cohort filter (its cohort's filters or members may need stored data) */
   readonly hasCohort: boolean
+  /** uses another flag's value (a dependency) */
+  readonly hasFlag: boolean
 }
 
 export interface VariantSlot {
@@ -103,6 +106,7 @@ function compileCondition(raw: Record<string, unknown>, index: number): Compiled
   let pureIsNot = false
   const keys: string[] = []
   let hasCohort = false
+  let hasFlag = false
   if (pyTruthy(raw.properties)) {
     try {
       const flat: unknown[] = []
@@ -117,11 +121,12 @@ function compileCondition(raw: Record<string, unknown>, index: number): Compiled
       pureIsNot = props.every((p) => p.negativeOperator)
       for (const p of props) {
         if (p.isCohort) hasCohort = true
+        else if (p.isFlag) hasFlag = true
         else if (!keys.includes(p.key)) keys.push(p.key)
       }
     }
   }
-  return { index, props, propsError, rollout, variant: raw.variant, pureIsNot, keys, hasCohort }
+  return { index, props, propsError, rollout, variant: raw.variant, pureIsNot, keys, hasCohort, hasFlag }
 }
 
 function compileVariants(multivariate: unknown): Pick<CompiledFlag, 'variantKeys' | 'variantTable'> {

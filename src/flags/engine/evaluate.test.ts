@@ -386,9 +386,9 @@ describe('stored data (§1.10)', () => {
     expect(run(g, input('x', { personOverrides: { email: 'a' } }))).toEqual(ok(true, null, 'condition_match', 0))
     expect(run(g, input('x', { personOverrides: { email: 'b' } }))).toEqual({ ok: false, key: 'beta-feature', error: 'needs_stored_data' })
   })
-  test('cohort filters never match (no cohorts here); with no data loaded they need it', () => {
+  test('a filter on a cohort the project does not have never matches, and needs no stored data (cohorts.test.ts has the rest)', () => {
     const cohort = { key: 'id', type: 'cohort', value: 5 }
-    expect(run(f([cohort]), input('x'))).toEqual({ ok: false, key: 'beta-feature', error: 'needs_stored_data' })
+    expect(run(f([cohort]), input('x'))).toEqual(ok(false, null, 'no_condition_match', 0))
     expect(run(f([cohort]), input('x', { storedPerson: {} }))).toEqual(ok(false, null, 'no_condition_match', 0))
     expect(run(flag('beta-feature', { groups: [{ properties: [cohort] }, {}] }), input('x', { storedPerson: {} }))).toEqual(ok(true, null, 'condition_match', 1))
   })
@@ -502,8 +502,8 @@ describe('storedDataNeeded', () => {
   test('the person when a person flag reads a key that is not overridden', () => {
     expect(need([flag('a', { groups: [{ properties: [email('a')] }] })])).toEqual({ person: true, groupTypes: [] })
   })
-  test('cohorts always need stored data', () => {
-    expect(need([flag('a', { groups: [{ properties: [{ key: 'id', type: 'cohort', value: 1 }] }] })])).toEqual({ person: true, groupTypes: [] })
+  test('an unknown cohort needs nothing (it is false); known cohorts: see cohorts.test.ts', () => {
+    expect(need([flag('a', { groups: [{ properties: [{ key: 'id', type: 'cohort', value: 1 }] }] })])).toEqual({ person: false, groupTypes: [] })
   })
   test('group types by name, only for groups present in the request', () => {
     const g = (idx: number) => flag(`g${idx}`, { aggregation_group_type_index: idx, groups: [{ properties: [{ key: 'plan', type: 'group', value: 'x' }] }] })

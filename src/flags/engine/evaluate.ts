@@ -1,7 +1,9 @@
 // Evaluation of compiled flags: PostHog's FeatureFlagMatcher.get_match (FM), as a pure function.
+import { CohortSet, cohortNeedsStored, cohortUsesMembership, inCohort, type PersonSource } from './cohorts'
 import type { CompiledCondition, CompiledFlag, Rollout } from './compile'
+import { dependencyMatches, DependencyGraph } from './dependencies'
 import { flagHash, holdoutHash } from './hash'
-import { matchAbsent, matchPresent } from './operators'
+import { type CompiledProperty, matchAbsent, matchPresent } from './operators'
 import { pyStr } from './pyvalue'
 import type { EvalInput, FlagOutcome, FlagResult, MatchReason } from './types'
 
@@ -61,17 +63,93 @@ function resolveEntity(flag: CompiledFlag, input: EvalInput): Entity {
   return { kind: 'group', name, identifier: key, overrides, stored }
 }
 
+const NO_MEMBERSHIPS: ReadonlySet<number> = new Set()
+
+/** Cohort answers of one request, for one state of its stored data (evaluation is synchronous, per request). */
+const cohortMemos = new WeakMap<EvalInput, { stored: unknown; memberships: unknown; memo: Map<number, boolean> }>()
+
+function cohortMemo(input: EvalInput): Map<number, boolean> {
+  const found = cohortMemos.get(input)
+  if (found && found.stored === input.storedPerson && found.memberships === input.staticCohorts) return found.memo
+  const memo = new Map<number, boolean>()
+  cohortMemos.set(input, { stored: input.storedPerson, memberships: input.staticCohorts, memo })
+  return memo
+}
+
+/** A `type: "flag"` filter: the dependency's outcome in this request (a missing dependency is false). */
+function dependencyMatch(p: CompiledProperty, input: EvalInput): boolean {
+  const outcome = p.dependencyId === null ? undefined : input.flagOutcomes?.get(p.dependencyId)
+  if (outcome === undefined) return false
+  if (!outcome.ok) {
+    if (outcome.error === 'needs_stored_data') throw NEEDS_STORED_DATA
+    throw new EvaluationError('a dependency could not be evaluated')
+  }
+  return dependencyMatches(p.value, outcome.result)
+}
+
+/** A person (or group) property inside a condition that uses cohorts or dependencies: overrides, then stored. */
+function propertyOnMerged(p: CompiledProperty, overrides: Readonly<Record<string, unknown>>, stored: Readonly<Record<string, unknown>> | null, now: Date): boolean {
+  if (Object.hasOwn(overrides, p.key)) return matchPresent(p, overrides[p.key], now)
+  if (stored !== null && Object.hasOwn(stored, p.key)) {
+    const v = stored[p.key]
+    return v === null || v === undefined ? matchAbsent(p, true) : matchPresent(p, v, now)
+  }
+  return matchAbsent(p, false)
+}
+
+/**
+ * A condition that uses cohorts or other flags, evaluated as PostHog's Rust service does: properties on the stored
+ * row merged with the overrides (a person with no row: the overrides alone), then dependencies, then cohorts.
+ * A cohort filter on an unknown or deleted cohort is false, whatever its operator.
+ */
+function extendedMatch(cond: CompiledCondition, entity: Exclude<Entity, { kind: 'none' }>, input: EvalInput): boolean {
+  const props = cond.props!
+  const overrides = entity.overrides
+  const cohorts = input.cohorts ?? CohortSet.EMPTY
+  const isPerson = entity.kind === 'person'
+  let needsStored = false
+  for (const key of cond.keys) {
+    if (!Object.hasOwn(overrides, key)) {
+      needsStored = true
+      break
+    }
+  }
+  if (!needsStored && isPerson) {
+    for (const p of props) {
+      if (p.isCohort && cohortNeedsStored(p.cohortId, cohorts, overrides)) {
+        needsStored = true
+        break
+      }
+    }
+  }
+  if (needsStored && entity.stored === undefined) throw NEEDS_STORED_DATA
+  const stored = entity.stored ?? null
+  for (const p of props) if (!p.isCohort && !p.isFlag && !propertyOnMerged(p, overrides, stored, input.now)) return false
+  for (const p of props) if (p.isFlag && !dependencyMatch(p, input)) return false
+  if (!cond.hasCohort) return true
+  const source: PersonSource = { overrides, stored, memberships: input.staticCohorts ?? NO_MEMBERSHIPS, now: input.now }
+  const memo = cohortMemo(input)
+  for (const p of props) {
+    if (!p.isCohort) continue
+    if (!isPerson || p.cohortId === null || p.cohortOperator === 'other' || cohorts.get(p.cohortId) === undefined) return false
+    if (inCohort(p.cohortId, cohorts, source, new Set(), memo) !== (p.cohortOperator === 'in')) return false
+  }
+  return true
+}
+
 /** The properties of one condition: true when they all match. */
 function propertiesMatch(
   cond: CompiledCondition,
   entity: Exclude<Entity, { kind: 'none' }>,
-  now: Date,
+  input: EvalInput,
   allowPureIsNot: boolean,
 ): boolean {
+  if (cond.hasCohort || cond.hasFlag) return extendedMatch(cond, entity, input)
+  const now = input.now
   const props = cond.props!
   const overrides = entity.overrides
-  // can_compute_locally: no cohort, every key in the overrides
-  let local = !cond.hasCohort
+  // can_compute_locally: every key in the overrides
+  let local = true
   if (local) {
     for (const key of cond.keys) {
       if (!Object.hasOwn(overrides, key)) {
@@ -92,8 +170,7 @@ function propertiesMatch(
   let all = true
   for (const p of props) {
     let ok: boolean
-    if (p.isCohort) ok = false
-    else if (Object.hasOwn(overrides, p.key)) ok = matchPresent(p, overrides[p.key], now)
+    if (Object.hasOwn(overrides, p.key)) ok = matchPresent(p, overrides[p.key], now)
     else if (Object.hasOwn(stored, p.key)) {
       const v = stored[p.key]
       ok = v === null || v === undefined ? matchAbsent(p, true) : matchPresent(p, v, now)
@@ -140,12 +217,12 @@ type ConditionReason = 'condition_match' | 'no_condition_match' | 'out_of_rollou
 function conditionMatch(
   cond: CompiledCondition,
   entity: Exclude<Entity, { kind: 'none' }>,
-  now: Date,
+  input: EvalInput,
   flag: CompiledFlag,
 ): ConditionReason {
   if (cond.propsError) throw new EvaluationError('malformed condition properties')
   if (cond.props !== null) {
-    if (!propertiesMatch(cond, entity, now, true)) return 'no_condition_match'
+    if (!propertiesMatch(cond, entity, input, true)) return 'no_condition_match'
     if (cond.rollout === null) return 'condition_match'
   }
   return rolloutFails(cond.rollout, flag, entity.identifier) ? 'out_of_rollout_bound' : 'condition_match'
@@ -199,12 +276,12 @@ function getMatch(flag: CompiledFlag, input: EvalInput): FlagResult {
       else isSet = entity.stored !== null && Object.hasOwn(entity.stored, key)
       if (isSet) {
         if (sup.cond.propsError) throw new EvaluationError('malformed super condition')
-        const value = propertiesMatch(sup.cond, entity, now, false)
+        const value = propertiesMatch(sup.cond, entity, input, false)
         return result(flag, value, null, 'super_condition_value', 0, value ? payloadFor(flag, null) : undefined)
       }
     }
   } else if (sup.kind === 'rollout') {
-    const r = conditionMatch(sup.cond, entity, now, flag)
+    const r = conditionMatch(sup.cond, entity, input, flag)
     const matched = r === 'condition_match'
     return result(flag, matched, null, matched ? 'super_condition_value' : r, 0, matched ? payloadFor(flag, null) : undefined)
   }
@@ -230,7 +307,7 @@ function getMatch(flag: CompiledFlag, input: EvalInput): FlagResult {
   let bestReason: MatchReason = 'no_condition_match'
   let bestIndex = 0
   for (const cond of flag.conditions) {
-    const reason = conditionMatch(cond, entity, now, flag)
+    const reason = conditionMatch(cond, entity, input, flag)
     if (reason === 'condition_match') {
       const keys = flag.variantKeys
       if (keys === 'error') throw new EvaluationError('malformed variants')
@@ -259,40 +336,62 @@ export function evaluateFlag(flag: CompiledFlag, input: EvalInput): FlagOutcome 
   }
 }
 
-/** Evaluate every active, non-deleted flag, in order; inactive and deleted flags get no outcome. */
+/**
+ * Evaluate every active, non-deleted flag, dependencies first; inactive and deleted flags get no outcome. Outcomes
+ * come back in the order of `flags`; a flag on a dependency cycle (or depending on one) is an evaluation error.
+ */
 export function evaluateFlags(flags: readonly CompiledFlag[], input: EvalInput): FlagOutcome[] {
-  const out: FlagOutcome[] = []
-  for (const flag of flags) {
-    if (!flag.active || flag.deleted) continue
-    out.push(evaluateFlag(flag, input))
+  const active = flags.filter((f) => f.active && !f.deleted)
+  const plan = new DependencyGraph(active).plan(active)
+  const outcomes = new Map<number, FlagOutcome>()
+  const run: EvalInput = { ...input, flagOutcomes: outcomes }
+  const byIndex: FlagOutcome[] = new Array(active.length)
+  for (const i of plan.cyclic) byIndex[i] = { ok: false, key: plan.flags[i].key, error: 'evaluation_error' }
+  for (const i of plan.order) {
+    const outcome = evaluateFlag(plan.flags[i], run)
+    outcomes.set(plan.flags[i].id, outcome)
+    byIndex[i] = outcome
   }
-  return out
+  return byIndex
 }
 
-function conditionNeedsStored(cond: CompiledCondition, overrides: Readonly<Record<string, unknown>>): boolean {
+function conditionNeedsStored(cond: CompiledCondition, overrides: Readonly<Record<string, unknown>>, cohorts: CohortSet, isPerson: boolean): boolean {
   if (cond.props === null || cond.propsError) return false
-  if (cond.hasCohort) return true
   for (const key of cond.keys) if (!Object.hasOwn(overrides, key)) return true
+  if (cond.hasCohort && isPerson) {
+    for (const p of cond.props) if (p.isCohort && cohortNeedsStored(p.cohortId, cohorts, overrides)) return true
+  }
+  return false
+}
+
+function usesMemberships(flag: CompiledFlag, cohorts: CohortSet): boolean {
+  for (const cond of flag.conditions) {
+    if (!cond.hasCohort || cond.props === null) continue
+    for (const p of cond.props) if (p.isCohort && cohortUsesMembership(p.cohortId, cohorts)) return true
+  }
   return false
 }
 
 /**
- * Which stored rows a request must load: a condition needs stored data when one of its property keys
- * is missing from the overrides, or when it uses a cohort. Inactive, deleted and broken flags, and
- * group flags whose group is not in the request, need nothing.
+ * Which stored rows a request must load: a condition needs stored data when one of its property keys is missing
+ * from the overrides, or when it uses a cohort that reads such a key or is static (then `memberships`: the person's
+ * static cohorts are needed too). Inactive, deleted and broken flags, and group flags whose group is not in the
+ * request, need nothing. A flag's dependencies are flags of their own: pass them too.
  */
 export function storedDataNeeded(
   flags: readonly CompiledFlag[],
-  input: Pick<EvalInput, 'personOverrides' | 'groupOverrides' | 'groups' | 'groupTypeNames'>,
-): { person: boolean; groupTypes: Set<string> } {
+  input: Pick<EvalInput, 'personOverrides' | 'groupOverrides' | 'groups' | 'groupTypeNames' | 'cohorts'>,
+): { person: boolean; groupTypes: Set<string>; memberships: boolean } {
   let person = false
+  let memberships = false
+  const cohorts = input.cohorts ?? CohortSet.EMPTY
   const groupTypes = new Set<string>()
   for (const flag of flags) {
     if (!flag.active || flag.deleted || flag.broken) continue
     let name: string | null = null
     let overrides: Readonly<Record<string, unknown>>
     if (flag.aggregationGroupTypeIndex === null) {
-      if (person) continue
+      if (person && (memberships || cohorts.size === 0)) continue
       overrides = input.personOverrides ?? EMPTY
     } else {
       const n = groupTypeName(flag, input.groupTypeNames)
@@ -301,23 +400,26 @@ export function storedDataNeeded(
       const go = input.groupOverrides
       overrides = go && Object.hasOwn(go, n) && go[n] ? go[n]! : EMPTY
     }
+    const isPerson = name === null
     let needs = false
     const sup = flag.superCondition
     if (sup.kind === 'rollout') continue // decides the flag before any condition is looked at
     if (sup.kind === 'properties' && sup.isSetKey !== null) {
-      needs = !Object.hasOwn(overrides, sup.isSetKey) || conditionNeedsStored(sup.cond, overrides)
+      needs = !Object.hasOwn(overrides, sup.isSetKey) || conditionNeedsStored(sup.cond, overrides, cohorts, isPerson)
     }
     if (!needs) {
       for (const cond of flag.conditions) {
-        if (conditionNeedsStored(cond, overrides)) {
+        if (conditionNeedsStored(cond, overrides, cohorts, isPerson)) {
           needs = true
           break
         }
       }
     }
     if (!needs) continue
-    if (name === null) person = true
-    else groupTypes.add(name)
+    if (isPerson) {
+      person = true
+      if (usesMemberships(flag, cohorts)) memberships = true
+    } else groupTypes.add(name!)
   }
-  return { person, groupTypes }
+  return { person, groupTypes, memberships }
 }

@@ -13,5 +13,7 @@ export type {
 export type { CompiledFlag } from './compile'
 export { compileFlag } from './compile'
 export { evaluateFlag, evaluateFlags, storedDataNeeded } from './evaluate'
+export { CohortSet, type CohortDefinition, inCohort, MAX_COHORT_DEPTH, UnsupportedCohortFilter } from './cohorts'
+export { DependencyGraph, dependencyIdsOf, type EvaluationPlan } from './dependencies'
 export { flagHash } from './hash'
 export { parseRelativeDate } from './dates'

@@ -47,7 +47,18 @@ const OPS: Record<string, Op> = {
 export interface CompiledProperty {
   readonly key: string
   readonly op: Op
+  /** `type: "cohort"`: membership of `cohortId` (`operator: "not_in"` negates it) */
   readonly isCohort: boolean
+  /** `type: "flag"`: another flag's value in the same request (`key` is its id, `value` the expected value) */
+  readonly isFlag: boolean
+  /** cohort filters: the cohort id (a number or a numeric string), or null when unreadable (never matches) */
+  readonly cohortId: number | null
+  /** cohort filters: 'in' (also when no operator is given), 'not_in', or 'other' (never matches) */
+  readonly cohortOperator: 'in' | 'not_in' | 'other'
+  /** flag filters: the dependency's id, or null when the key is not an integer id */
+  readonly dependencyId: number | null
+  /** `negation: true` (honoured inside cohort definitions) */
+  readonly negation: boolean
   /** `is_not` / `is_not_set` by the raw operator string (the pure-is_not rule reads it raw). */
   readonly negativeOperator: boolean
   readonly value: unknown
@@ -84,11 +95,25 @@ function resolveOp(operator: unknown): Op {
   return Object.hasOwn(OPS, operator) ? OPS[operator]! : Op.Unknown
 }
 
+/** An id as flags and cohorts store it: a JSON integer or its decimal text (at most 9 digits, a Postgres integer). */
+export function readId(v: unknown): number | null {
+  if (typeof v === 'number') return Number.isInteger(v) && v >= 0 && v <= 999_999_999 ? v : null
+  if (typeof v === 'string' && /^\d{1,9}$/.test(v.trim())) return Number(v.trim())
+  return null
+}
+
+function cohortOperatorOf(operator: unknown): CompiledProperty['cohortOperator'] {
+  if (operator === undefined || operator === null || operator === 'in') return 'in'
+  return operator === 'not_in' ? 'not_in' : 'other'
+}
+
 /** Compile one property filter. Throws on a structurally broken filter (the caller marks the condition). */
 export function compileProperty(raw: unknown): CompiledProperty {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new Error('property filter is not an object')
   const p = raw as Record<string, unknown>
-  if (typeof p.key !== 'string') throw new Error('property filter has no key')
+  // a dependency names its flag by id, which may come as a JSON number
+  if (typeof p.key !== 'string' && !(p.type === 'flag' && typeof p.key === 'number')) throw new Error('property filter has no key')
+  const key = String(p.key)
   const op = resolveOp(p.operator)
   const value = p.value
   const valueStr = pyStr(value)
@@ -118,10 +143,17 @@ export function compileProperty(raw: unknown): CompiledProperty {
 
   const numeric = op === Op.Gt || op === Op.Gte || op === Op.Lt || op === Op.Lte ? pyFloat(value) : null
 
+  const isCohort = p.type === 'cohort'
+  const isFlag = p.type === 'flag'
   return {
-    key: p.key,
+    key,
     op,
-    isCohort: p.type === 'cohort',
+    isCohort,
+    isFlag,
+    cohortId: isCohort ? readId(value) : null,
+    cohortOperator: cohortOperatorOf(p.operator),
+    dependencyId: isFlag ? readId(p.key) : null,
+    negation: p.negation === true,
     negativeOperator: p.operator === 'is_not' || p.operator === 'is_not_set',
     value,
     valueStr,

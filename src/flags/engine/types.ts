@@ -1,4 +1,6 @@
 // Public types of the pure feature-flag evaluation engine.
+import type { CohortSet } from './cohorts'
+
 // The semantics follow PostHog's Python `/decide` server; docs/compatibility.md says where this service differs.
 
 export interface PropertyFilter {
@@ -75,4 +77,10 @@ export interface EvalInput {
   storedGroups: ReadonlyMap<string, Record<string, unknown> | null> | undefined // by group type name; same undefined/null meaning
   hashKeyOverrides?: Record<string, string> // flag key -> identifier to hash (experience continuity)
   now: Date
+  /** the project's cohorts that flags use (absent: every cohort is unknown, so cohort filters are false) */
+  cohorts?: CohortSet
+  /** ids of the static cohorts the person belongs to, loaded with storedPerson (absent: none) */
+  staticCohorts?: ReadonlySet<number>
+  /** outcomes of this request's flags so far, by flag id: what `type: "flag"` filters compare against */
+  flagOutcomes?: ReadonlyMap<number, FlagOutcome>
 }

@@ -1,0 +1,147 @@
+// /api/projects/:project_id/cohorts/ — list, create (JSON, or multipart with a `csv` file), retrieve, PATCH (delete
+// = PATCH {"deleted": true}; DELETE is 405), the members of a cohort, and adding or removing static members.
+import { Elysia, t } from 'elysia'
+import { errors } from '../http/errors'
+import { isoDate } from '../http/format'
+import { pageLinks, PageQuery, parsePaging, publicUrl, page } from '../http/pagination'
+import type { RateLimiter } from '../http/rate-limit'
+import type { PersonalKeyAuth, Principal } from '../projects/auth'
+import { personalKeyGuard } from '../projects/guards'
+import type { PersonListing } from '../people/repository'
+import { Cohort, CohortPage, CohortPersonsPage, CohortWrite, Success } from './model'
+import type { CohortService } from './service'
+
+export interface CohortRouteDeps {
+  cohorts: CohortService
+  auth: PersonalKeyAuth
+  limiter?: RateLimiter
+  trustProxy: boolean
+}
+
+/** A body Elysia could not type (no content type) is JSON text; multipart bodies keep the uploaded file apart. */
+async function readBody(body: unknown): Promise<{ fields: unknown; csv: Uint8Array | null }> {
+  if (body === undefined || body === null) return { fields: {}, csv: null }
+  if (typeof body === 'string') {
+    if (body.trim() === '') return { fields: {}, csv: null }
+    try {
+      return { fields: JSON.parse(body), csv: null }
+    } catch {
+      throw errors.validation('parse_error', 'Malformed request body.')
+    }
+  }
+  if (typeof body === 'object' && !Array.isArray(body)) {
+    const { csv, ...fields } = body as Record<string, unknown>
+    if (csv instanceof Blob) return { fields, csv: new Uint8Array(await csv.arrayBuffer()) }
+    if (csv !== undefined) throw errors.validation('invalid', 'The submitted data was not a file. Check the encoding type on the form.', 'csv')
+    return { fields, csv: null }
+  }
+  return { fields: body, csv: null }
+}
+
+function personJson(p: PersonListing) {
+  return { id: p.uuid, uuid: p.uuid, distinct_ids: p.distinct_ids, properties: p.properties, is_identified: p.is_identified, created_at: isoDate(p.created_at) }
+}
+
+export function cohortRoutes(deps: CohortRouteDeps) {
+  const base = '/api/projects/:project_id/cohorts'
+  const params = t.Object({ project_id: t.String({ description: 'numeric id or @current' }) })
+  const idParams = t.Object({ project_id: t.String(), id: t.String() })
+  const project = async (principal: Principal, id: string) => (await deps.auth.project(principal, id)).id
+  const tags = ['cohorts']
+
+  return new Elysia({ name: 'cohorts' })
+    .use(personalKeyGuard(deps.auth, deps.limiter))
+    .get(
+      `${base}/`,
+      async ({ principal, params, query, request }) => {
+        const teamId = await project(principal, params.project_id)
+        const { limit, offset } = parsePaging(query)
+        const search = typeof query.search === 'string' && query.search !== '' ? query.search.replace(/\0/g, '') : undefined
+        const type = query.type === 'static' || query.type === 'dynamic' ? query.type : undefined
+        const createdById = query.created_by_id && /^\d{1,9}$/.test(query.created_by_id) ? Number(query.created_by_id) : undefined
+        const { count, results } = await deps.cohorts.list(teamId, { limit, offset, search, type, createdById })
+        return page(publicUrl(request, deps.trustProxy), count, limit, offset, results)
+      },
+      {
+        params,
+        query: t.Object({
+          ...PageQuery,
+          search: t.Optional(t.String({ description: 'case-insensitive part of the name' })),
+          type: t.Optional(t.String({ description: 'static or dynamic' })),
+          created_by_id: t.Optional(t.String()),
+        }),
+        response: { 200: CohortPage },
+        detail: { tags, summary: 'List cohorts (not deleted), newest first' },
+      },
+    )
+    .post(
+      `${base}/`,
+      async ({ principal, params, body, set }) => {
+        const teamId = await project(principal, params.project_id)
+        const { fields, csv } = await readBody(body)
+        const cohort = await deps.cohorts.create(teamId, principal.userId, fields, csv)
+        set.status = 201
+        return cohort
+      },
+      { params, body: CohortWrite, response: { 201: Cohort }, detail: { tags, summary: 'Create a cohort (dynamic: filters; static: is_static with _create_static_person_ids or a csv file)' } },
+    )
+    .get(`${base}/:id/`, async ({ principal, params }) => deps.cohorts.retrieve(await project(principal, params.project_id), params.id), {
+      params: idParams,
+      response: { 200: Cohort },
+      detail: { tags, summary: 'Retrieve a cohort (deleted ones too)' },
+    })
+    .patch(
+      `${base}/:id/`,
+      async ({ principal, params, body }) => {
+        const teamId = await project(principal, params.project_id)
+        const { fields, csv } = await readBody(body)
+        return deps.cohorts.update(teamId, params.id, fields, csv)
+      },
+      { params: idParams, body: CohortWrite, response: { 200: Cohort }, detail: { tags, summary: 'Update a cohort; {"deleted": true} deletes it; a csv file adds members to a static cohort' } },
+    )
+    .delete(
+      `${base}/:id/`,
+      async ({ principal, params }) => {
+        await project(principal, params.project_id)
+        throw errors.methodNotAllowed('DELETE')
+      },
+      { params: idParams, detail: { tags, summary: 'Not allowed (405): PATCH {"deleted": true} instead' } },
+    )
+    .get(
+      `${base}/:id/persons/`,
+      async ({ principal, params, query, request }) => {
+        const teamId = await project(principal, params.project_id)
+        const { limit, offset } = parsePaging(query)
+        const persons = await deps.cohorts.persons(teamId, params.id, limit, offset)
+        // PostHog's persons page: no count; a full page has a next link
+        const links = pageLinks(publicUrl(request, deps.trustProxy), persons.length >= limit ? offset + limit + 1 : offset + persons.length, limit, offset)
+        return { results: persons.map(personJson), next: links.next, previous: links.previous }
+      },
+      {
+        params: idParams,
+        query: t.Object(PageQuery),
+        response: { 200: CohortPersonsPage },
+        detail: { tags, summary: "The cohort's persons: a static cohort's members, or the persons matching a dynamic cohort now" },
+      },
+    )
+    .patch(
+      `${base}/:id/add_persons_to_static_cohort/`,
+      async ({ principal, params, body }) => deps.cohorts.addPersons(await project(principal, params.project_id), params.id, (await readBody(body)).fields),
+      {
+        params: idParams,
+        body: t.Any({ description: '{"person_ids": [person uuid, …]} (at most 1000)' }),
+        response: { 200: Success },
+        detail: { tags, summary: 'Add persons to a static cohort' },
+      },
+    )
+    .patch(
+      `${base}/:id/remove_person_from_static_cohort/`,
+      async ({ principal, params, body }) => deps.cohorts.removePerson(await project(principal, params.project_id), params.id, (await readBody(body)).fields),
+      {
+        params: idParams,
+        body: t.Any({ description: '{"person_id": person uuid}' }),
+        response: { 200: Success },
+        detail: { tags, summary: 'Remove a person from a static cohort' },
+      },
+    )
+}

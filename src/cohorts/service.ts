@@ -1,0 +1,242 @@
+// The cohorts REST API behind the routes: validate, write, refresh this process's flag cache (which holds the
+// cohorts flags use). Never sees the HTTP context.
+import type { Sql } from 'postgres'
+import { isConnectionError } from '../db/postgres'
+import { ApiError, errors } from '../http/errors'
+import { NUMERIC_ID } from '../http/fields'
+import type { FlagCache } from '../flags/cache'
+import { CohortSet, inCohort, UnsupportedCohortFilter } from '../flags/engine'
+import { nestedIds } from '../flags/reference-checks'
+import type { PersonListing } from '../people/repository'
+import { readCsvIds } from './csv'
+import {
+  activeFlagCohorts,
+  addMembers,
+  addMembersFromCsv,
+  cohortGraph,
+  createCohort,
+  getCohort,
+  listCohorts,
+  listMembers,
+  personsWithMemberships,
+  removeMember,
+  updateCohort,
+  type CohortListOptions,
+  type CohortNode,
+  type CohortRow,
+} from './repository'
+import { cohortJson } from './serialize'
+import { COHORT_LIMITS, personUuids, validateCohortBody, type CohortInput } from './validation'
+
+/** How many persons one page of a dynamic cohort's members may look at (it is evaluated, not precalculated). */
+export const DYNAMIC_MEMBERS_SCAN_LIMIT = 100_000
+const SCAN_CHUNK = 1000
+
+async function db<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn()
+  } catch (error) {
+    if (error instanceof ApiError) throw error
+    if (isConnectionError(error)) throw errors.databaseUnavailable()
+    throw error
+  }
+}
+
+function invalid(detail: string, code = 'invalid_input', attr: string | null = null): never {
+  throw errors.validation(code, detail, attr)
+}
+
+/** Cohorts reachable from these ids through nested cohort filters (the ids included). */
+function closure(ids: Iterable<number>, graph: ReadonlyMap<number, Pick<CohortNode, 'nested'>>): Set<number> {
+  const seen = new Set<number>()
+  const stack = [...ids]
+  while (stack.length > 0) {
+    const id = stack.pop()!
+    if (seen.has(id)) continue
+    seen.add(id)
+    for (const n of graph.get(id)?.nested ?? []) stack.push(n)
+  }
+  return seen
+}
+
+export class CohortService {
+  constructor(
+    private readonly deps: {
+      sql: Sql
+      cache: FlagCache
+      notify: boolean
+      /** static members changed: the /decide person caches (which hold each person's cohorts) must forget the project's */
+      onMembersChanged?(teamId: number): Promise<void>
+    },
+  ) {}
+
+  private async membersChanged(teamId: number): Promise<void> {
+    await this.deps.onMembersChanged?.(teamId)
+  }
+
+  list(teamId: number, options: CohortListOptions) {
+    return db(async () => {
+      const { count, rows } = await listCohorts(this.deps.sql, teamId, options)
+      return { count, results: rows.map(cohortJson) }
+    })
+  }
+
+  private async existing(teamId: number, id: string): Promise<CohortRow> {
+    const row = NUMERIC_ID.test(id) ? await getCohort(this.deps.sql, teamId, Number(id)) : null
+    if (!row) throw errors.notFound()
+    return row
+  }
+
+  retrieve(teamId: number, id: string) {
+    return db(async () => cohortJson(await this.existing(teamId, id)))
+  }
+
+  create(teamId: number, userId: number, body: unknown, csv: Uint8Array | null) {
+    return db(async () => {
+      const input = validateCohortBody(body, 'POST', null)
+      // the upload is read before anything is written: a bad file creates no cohort
+      const upload = csv && input.is_static ? readCsvIds(csv) : null
+      const id = await createCohort(this.deps.sql, teamId, userId, input, this.deps.notify)
+      if (upload) await addMembersFromCsv(this.deps.sql, teamId, id, upload.kind, upload.ids)
+      if (input.is_static) await this.membersChanged(teamId)
+      await this.deps.cache.refresh(teamId)
+      return cohortJson((await getCohort(this.deps.sql, teamId, id))!)
+    })
+  }
+
+  update(teamId: number, id: string, body: unknown, csv: Uint8Array | null) {
+    return db(async () => {
+      const existing = await this.existing(teamId, id)
+      const input = validateCohortBody(body, 'PATCH', existing)
+      const isStatic = input.is_static ?? existing.is_static
+      const upload = csv && isStatic && !(input.deleted ?? existing.deleted) ? readCsvIds(csv) : null
+      const found = await updateCohort(this.deps.sql, teamId, existing.id, input, this.deps.notify, (tx) => this.checkUpdate(tx, teamId, existing, input))
+      if (!found) throw errors.notFound()
+      if (upload) await addMembersFromCsv(this.deps.sql, teamId, existing.id, upload.kind, upload.ids)
+      if (upload || input.deleted !== undefined || input.is_static !== undefined) await this.membersChanged(teamId)
+      await this.deps.cache.refresh(teamId)
+      return cohortJson((await getCohort(this.deps.sql, teamId, existing.id))!)
+    })
+  }
+
+  /**
+   * PostHog's update rules, checked under the project's flag lock: behavioural filters stay out of cohorts flags use;
+   * a cohort an active flag uses (directly or through another cohort) cannot be deleted; no loop of nested cohorts.
+   */
+  private async checkUpdate(tx: Sql, teamId: number, existing: CohortRow, input: CohortInput): Promise<void> {
+    const [graph, flags] = await Promise.all([cohortGraph(tx, teamId), activeFlagCohorts(tx, teamId)])
+    const usedBy = flags.filter((f) => closure(f.cohorts, graph).has(existing.id))
+    const filters = input.filters === undefined ? existing.filters : input.filters
+    const nested = nestedIds(filters)
+    if (input.filters !== undefined && input.filters !== null && usedBy.length > 0) {
+      if (nestedHasBehavioural(input.filters)) {
+        invalid('Behavioral filters cannot be added to cohorts used in feature flags.', 'behavioral_cohort_found', 'filters')
+      }
+      for (const n of nested) {
+        for (const dependency of closure([n], graph)) {
+          const node = graph.get(dependency)
+          if (node?.behavioral) {
+            invalid(`A cohort dependency (${node.name ?? 'None'}) has filters based on events. These cohorts can't be used in feature flags.`, 'behavioral_cohort_found', 'filters')
+          }
+        }
+      }
+    }
+    if (input.deleted === true && !existing.deleted && usedBy.length > 0) {
+      invalid(
+        `This cohort is used in ${usedBy.length} active feature flag(s): ${usedBy.map((f) => f.name || f.key).join(', ')}. Please remove the cohort from these feature flags before deleting it.`,
+      )
+    }
+    // will_create_loops: depth-first from this cohort, with its new filters
+    const onPath = new Set<number>()
+    const seen = new Set<number>()
+    const visit = (id: number, children: number[]): boolean => {
+      seen.add(id)
+      onPath.add(id)
+      for (const child of children) {
+        if (onPath.has(child)) return true
+        if (seen.has(child)) continue
+        const node = graph.get(child)
+        if (!node) invalid('Invalid Cohort ID in filter')
+        if (visit(child, node.nested)) return true
+      }
+      onPath.delete(id)
+      return false
+    }
+    if (visit(existing.id, nested)) invalid('Cohorts cannot reference other cohorts in a loop.')
+  }
+
+  /** A page of members: a static cohort's stored members, a dynamic cohort's persons that match it now. */
+  persons(teamId: number, id: string, limit: number, offset: number): Promise<PersonListing[]> {
+    return db(async () => {
+      const cohort = await this.existing(teamId, id)
+      if (cohort.is_static) return listMembers(this.deps.sql, cohort.id, limit, offset)
+      return this.dynamicMembers(teamId, cohort.id, limit, offset)
+    })
+  }
+
+  private async dynamicMembers(teamId: number, cohortId: number, limit: number, offset: number): Promise<PersonListing[]> {
+    const rows = await this.deps.sql<{ id: number; is_static: boolean; filters: unknown }[]>`
+      select id, is_static, filters from cohorts where team_id = ${teamId} and not deleted`
+    const set = new CohortSet(rows)
+    const now = new Date()
+    const out: PersonListing[] = []
+    let skipped = 0
+    let after = 0
+    for (let scanned = 0; scanned < DYNAMIC_MEMBERS_SCAN_LIMIT && out.length < limit; scanned += SCAN_CHUNK) {
+      const persons = await personsWithMemberships(this.deps.sql, teamId, after, SCAN_CHUNK)
+      if (persons.length === 0) break
+      for (const p of persons) {
+        let member = false
+        try {
+          member = inCohort(cohortId, set, { overrides: {}, stored: p.properties, memberships: new Set(p.cohorts), now })
+        } catch (error) {
+          if (!(error instanceof UnsupportedCohortFilter)) throw error
+        }
+        if (!member) continue
+        if (skipped < offset) skipped++
+        else if (out.length < limit) out.push(p)
+      }
+      after = persons[persons.length - 1].id
+    }
+    return out
+  }
+
+  addPersons(teamId: number, id: string, body: unknown) {
+    return db(async () => {
+      const cohort = await this.existing(teamId, id)
+      if (!cohort.is_static) invalid('Can only add users to static cohorts')
+      const ids = (body as Record<string, unknown> | null)?.person_ids
+      if (!Array.isArray(ids)) invalid('person_ids must be a list')
+      if (ids.length === 0) invalid('person_ids cannot be empty')
+      if (ids.length > COHORT_LIMITS.addPersons) invalid('List size exceeds limit')
+      const uuids = personUuids(ids)
+      const matched = uuids.length === 0 ? 0 : await addMembers(this.deps.sql, teamId, cohort.id, uuids)
+      if (matched === 0) invalid('No valid users to add to cohort')
+      await this.membersChanged(teamId)
+      return { success: true }
+    })
+  }
+
+  removePerson(teamId: number, id: string, body: unknown) {
+    return db(async () => {
+      const cohort = await this.existing(teamId, id)
+      if (!cohort.is_static) invalid('Can only remove users from static cohorts')
+      const personId = (body as Record<string, unknown> | null)?.person_id
+      if (!personId) invalid('person_id is required')
+      if (typeof personId !== 'string') invalid('person_id must be a string')
+      const [uuid] = personUuids([personId])
+      if (!uuid) invalid('person_id must be a valid UUID')
+      const outcome = await removeMember(this.deps.sql, teamId, cohort.id, uuid)
+      if (outcome === 'no_person') throw errors.notFound("Person with this UUID does not exist in the cohort's team")
+      if (outcome === 'not_member') throw errors.notFound('Person is not part of the cohort')
+      await this.membersChanged(teamId)
+      return { success: true }
+    })
+  }
+}
+
+function nestedHasBehavioural(node: unknown, depth = 0): boolean {
+  if (depth > 64 || node === null || typeof node !== 'object') return false
+  if (!Array.isArray(node) && (node as Record<string, unknown>).type === 'behavioral') return true
+  return Object.values(node).some((v) => nestedHasBehavioural(v, depth + 1))
+}
