@@ -87,28 +87,41 @@ interface Row {
   person_text: string | null
 }
 
+export interface ClickHouseStoreOptions {
+  /** CLICKHOUSE_CLUSTER: Replicated tables ON CLUSTER behind a Distributed table */
+  cluster?: string
+  /** a client to use instead of one made from the URL (the store then leaves closing it to its owner) */
+  client?: ClickHouseClient
+  migrationsDir?: string
+}
+
 export class ClickHouseEventStore implements EventStore {
   readonly kind = 'clickhouse' as const
   private readonly client: ClickHouseClient
+  private readonly ownsClient: boolean
   private readonly target: ClickHouseTarget
+  private readonly cluster: string | undefined
+  private readonly migrationsDir: string
   private dialectValue: Dialect | undefined
 
-  constructor(
-    url: string,
-    private readonly cluster?: string,
-    private readonly migrationsDir = CLICKHOUSE_MIGRATIONS_DIR,
-  ) {
+  /** `url` names the server and the database (http://user:pass@host:8123/database). */
+  constructor(url: string, options: ClickHouseStoreOptions = {}) {
     this.target = parseClickHouseUrl(url)
-    this.client = createClient({
-      url: this.target.url,
-      username: this.target.username,
-      password: this.target.password,
-      request_timeout: 30_000,
-      max_open_connections: 4,
-      compression: { request: false, response: false },
-      // Failures are classified and logged by the pipeline; the client's own console logging would duplicate them.
-      log: { level: ClickHouseLogLevel.OFF },
-    })
+    this.cluster = options.cluster
+    this.migrationsDir = options.migrationsDir ?? CLICKHOUSE_MIGRATIONS_DIR
+    this.ownsClient = !options.client
+    this.client =
+      options.client ??
+      createClient({
+        url: this.target.url,
+        username: this.target.username,
+        password: this.target.password,
+        request_timeout: 30_000,
+        max_open_connections: 4,
+        compression: { request: false, response: false },
+        // Failures are classified and logged by the pipeline; the client's own console logging would duplicate them.
+        log: { level: ClickHouseLogLevel.OFF },
+      })
   }
 
   get dialect(): Dialect {
@@ -320,6 +333,6 @@ export class ClickHouseEventStore implements EventStore {
   }
 
   async close(): Promise<void> {
-    await this.client.close()
+    if (this.ownsClient) await this.client.close()
   }
 }

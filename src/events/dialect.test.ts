@@ -103,7 +103,7 @@ describe('templates and literals', () => {
 describe('the DDL the service runs in cluster mode', () => {
   test('creates the database, migrations table and events tables ON CLUSTER, Replicated, behind a Distributed table', async () => {
     const { ClickHouseEventStore } = await import('./clickhouse')
-    const store = new ClickHouseEventStore('http://default:@127.0.0.1:1/analytics', 'prod')
+    const store = new ClickHouseEventStore('http://default:@127.0.0.1:1/analytics', { cluster: 'prod' })
     // what init() would run, planned for a 23.8 server without connecting
     ;(store as unknown as { dialectValue: unknown }).dialectValue = dialectFor('23.8.2.7', 'analytics', 'prod')
     const ddl = store.plannedStatements()
