@@ -109,7 +109,7 @@ describe('the DDL the service runs in cluster mode', () => {
     const ddl = store.plannedStatements()
     expect(ddl[0]).toBe('CREATE DATABASE IF NOT EXISTS analytics ON CLUSTER prod')
     expect(ddl[1]).toBe(
-      "CREATE TABLE IF NOT EXISTS analytics.schema_migrations ON CLUSTER prod (version String, applied_at DateTime) ENGINE = ReplicatedMergeTree('/clickhouse/tables/{shard}/analytics.schema_migrations', '{replica}') ORDER BY version",
+      "CREATE TABLE IF NOT EXISTS analytics.schema_migrations ON CLUSTER prod (version String, applied_at DateTime) ENGINE = ReplicatedMergeTree('/clickhouse/tables/all/analytics.schema_migrations', '{shard}-{replica}') ORDER BY version",
     )
     expect(ddl[2]).toContain('CREATE TABLE IF NOT EXISTS analytics.events_local ON CLUSTER prod')
     expect(ddl[2]).toContain('ReplicatedReplacingMergeTree')
