@@ -8,7 +8,7 @@
 //   cluster.nodes[0].url                                     // http://default:@127.0.0.1:<port>
 //   await cluster.destroy()
 import { startClickHouse, type ClickHouseServer } from './clickhouse-server'
-import { reservePort } from './server-process'
+import { reservePort, sleep } from './server-process'
 import { startZooKeeper, type ZooKeeperServer } from './zookeeper'
 
 export const CLUSTER_NAME = 'phog_cluster'
@@ -28,6 +28,8 @@ export interface ClickHouseCluster {
   nodes: ClusterNode[]
   /** the nodes of one shard */
   shard(n: number): ClusterNode[]
+  /** Start a stopped or killed node again and wait until its replicas take writes (a killed node's ZooKeeper session must expire first). */
+  restart(node: ClusterNode): Promise<void>
   /** Stops everything and removes the temp dirs. */
   destroy(): Promise<void>
 }
@@ -57,7 +59,7 @@ ${shards.join('\n')}
   </remote_servers>
   <zookeeper>
     <node><host>127.0.0.1</host><port>${zookeeperPort}</port></node>
-    <session_timeout_ms>3000</session_timeout_ms>
+    <session_timeout_ms>5000</session_timeout_ms>
   </zookeeper>
   <macros>
     <shard>${self.shard}</shard>
@@ -100,6 +102,16 @@ export async function startClickHouseCluster(options: { shards?: number; replica
       zookeeper,
       nodes,
       shard: (n) => nodes.filter((node) => node.shard === n),
+      async restart(node) {
+        await node.server.start()
+        const deadline = Date.now() + 60_000
+        for (;;) {
+          const readonly = (await node.server.query('SELECT count() FROM system.replicas WHERE is_readonly OR is_session_expired')).trim()
+          if (readonly === '0') return
+          if (Date.now() > deadline) throw new Error(`${node.name}: replicas still read-only 60 s after its restart`)
+          await sleep(100)
+        }
+      },
       destroy() {
         destroying ??= (async () => {
           await Promise.all(nodes.map((node) => node.server.destroy()))

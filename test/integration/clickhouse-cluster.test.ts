@@ -114,7 +114,7 @@ describe('a 2 × 2 ClickHouse cluster', () => {
       await eventually(async () => Number(await scalar(victim, "SELECT count() FROM system.processes WHERE query LIKE 'INSERT%'")) > 0, 10_000, 2)
       await victim.server.kill()
       await Bun.sleep(2000)
-      await victim.server.start()
+      await cluster.restart(victim)
       await Bun.sleep(1500)
       await Promise.all(loads.map((l) => l.stop()))
       const acked = loads.flatMap((l) => l.acked)
@@ -174,7 +174,7 @@ describe('a 2 × 2 ClickHouse cluster', () => {
       expect(await ddlQueued()).toBe(queued)
     } finally {
       await service?.stop()
-      await Promise.all(down.map((n) => n.server.start()))
+      await Promise.all(down.map((n) => cluster.restart(n)))
     }
   }, 90_000)
 
