@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { classify, deduplicationToken } from './clickhouse'
+import { batchInsertedAt, classify, deduplicationToken } from './clickhouse'
 import type { StoredEvent } from './store'
 
 const row = (uuid: string): StoredEvent => ({
@@ -32,6 +32,14 @@ describe('insert deduplication token', () => {
     const token = deduplicationToken(rows(A, B))
     expect(token).toMatch(/^2-[0-9a-f]{40}$/)
     expect(deduplicationToken([{ ...row(A), event: 'other', timestamp: 5 }])).toBe(deduplicationToken(rows(A)))
+  })
+})
+
+describe('the _inserted_at of a batch', () => {
+  test('comes from the rows (the newest receipt), never from the clock: a retry sends the same bytes', () => {
+    const batch = [{ ...row(A), createdAt: 5_000 }, { ...row(B), createdAt: 9_000 }, { ...row(C), createdAt: 7_000 }]
+    expect(batchInsertedAt(batch)).toBe(9_000)
+    expect(batchInsertedAt([...batch].reverse())).toBe(9_000)
   })
 })
 

@@ -34,12 +34,21 @@ const ROW_ERROR_CODES = new Set([
  */
 const TOO_MANY_PARTITIONS = /too many partitions for (a )?single insert block/i
 
+/** The server's error code ('' when there is none). */
+function errorCode(error: unknown): string {
+  const message = (error as Error)?.message ?? String(error)
+  // 18.16 words its errors "Code: 395, e.displayText() = …", which the client does not parse into a code.
+  return String((error as { code?: string | number })?.code ?? /^Code: (\d+)/.exec(message)?.[1] ?? '')
+}
+
+const UNKNOWN_TABLE = '60'
+const UNKNOWN_DATABASE = '81'
+
 /** Whether an error is the rows' fault (kept as it is) or the store's (retried); exported for its tests. */
 export function classify(error: unknown, what: string): StoreError {
   if (error instanceof StoreError) return error
   const message = (error as Error)?.message ?? String(error)
-  // 18.16 words its errors "Code: 395, e.displayText() = …", which the client does not parse into a code.
-  const code = String((error as { code?: string | number })?.code ?? /^Code: (\d+)/.exec(message)?.[1] ?? '')
+  const code = errorCode(error)
   const rowsAtFault = ROW_ERROR_CODES.has(code) || (code === '252' && TOO_MANY_PARTITIONS.test(message))
   return new StoreError(`clickhouse ${what}: ${message}`, !rowsAtFault, error)
 }
@@ -54,6 +63,17 @@ export function deduplicationToken(rows: readonly StoredEvent[]): string {
   const hasher = new Bun.CryptoHasher('sha256')
   for (const row of rows) hasher.update(row.uuid)
   return `${rows.length}-${hasher.digest('hex').slice(0, 40)}`
+}
+
+/**
+ * The `_inserted_at` of a batch's rows: derived from the rows (when the newest of them was received), never from
+ * the clock of the attempt, so that a retry sends the very same bytes and ClickHouse's block deduplication (by
+ * content on 18.16 and Replicated tables, by token from 22.2) recognises a block it already has.
+ */
+export function batchInsertedAt(rows: readonly StoredEvent[]): number {
+  let newest = 0
+  for (const row of rows) newest = Math.max(newest, row.createdAt)
+  return newest
 }
 
 export interface ClickHouseTarget {
@@ -87,28 +107,41 @@ interface Row {
   person_text: string | null
 }
 
+export interface ClickHouseStoreOptions {
+  /** CLICKHOUSE_CLUSTER: Replicated tables ON CLUSTER behind a Distributed table */
+  cluster?: string
+  /** a client to use instead of one made from the URL (the store then leaves closing it to its owner) */
+  client?: ClickHouseClient
+  migrationsDir?: string
+}
+
 export class ClickHouseEventStore implements EventStore {
   readonly kind = 'clickhouse' as const
   private readonly client: ClickHouseClient
+  private readonly ownsClient: boolean
   private readonly target: ClickHouseTarget
+  private readonly cluster: string | undefined
+  private readonly migrationsDir: string
   private dialectValue: Dialect | undefined
 
-  constructor(
-    url: string,
-    private readonly cluster?: string,
-    private readonly migrationsDir = CLICKHOUSE_MIGRATIONS_DIR,
-  ) {
+  /** `url` names the server and the database (http://user:pass@host:8123/database). */
+  constructor(url: string, options: ClickHouseStoreOptions = {}) {
     this.target = parseClickHouseUrl(url)
-    this.client = createClient({
-      url: this.target.url,
-      username: this.target.username,
-      password: this.target.password,
-      request_timeout: 30_000,
-      max_open_connections: 4,
-      compression: { request: false, response: false },
-      // Failures are classified and logged by the pipeline; the client's own console logging would duplicate them.
-      log: { level: ClickHouseLogLevel.OFF },
-    })
+    this.cluster = options.cluster
+    this.migrationsDir = options.migrationsDir ?? CLICKHOUSE_MIGRATIONS_DIR
+    this.ownsClient = !options.client
+    this.client =
+      options.client ??
+      createClient({
+        url: this.target.url,
+        username: this.target.username,
+        password: this.target.password,
+        request_timeout: 30_000,
+        max_open_connections: 4,
+        compression: { request: false, response: false },
+        // Failures are classified and logged by the pipeline; the client's own console logging would duplicate them.
+        log: { level: ClickHouseLogLevel.OFF },
+      })
   }
 
   get dialect(): Dialect {
@@ -159,18 +192,22 @@ export class ClickHouseEventStore implements EventStore {
       .map((f) => ({ version: f.replace(/\.sql$/, ''), sql: readFileSync(`${this.migrationsDir}/${f}`, 'utf8') }))
   }
 
+  /**
+   * Apply the pending migrations. What is applied is read first, from this node alone: a node whose schema is
+   * current runs no DDL at all, so it starts while other hosts of its cluster are down (an ON CLUSTER statement
+   * waits for every host). Only a pending migration runs DDL, and then every host must be up.
+   */
   private async migrate(): Promise<void> {
+    const files = this.migrationFiles()
+    let applied = await this.appliedVersions()
+    if (files.every((m) => applied.has(m.version))) return
     const [createDb, createMigrations] = this.plannedStatements()
     await this.client.command({ query: createDb })
     await this.client.command({ query: createMigrations })
-    const rs = await this.client.query({
-      query: `SELECT version FROM ${this.target.database}.schema_migrations`,
-      format: 'JSONEachRow',
-    })
-    const done = new Set(((await rs.json()) as { version: string }[]).map((r) => r.version))
+    applied = await this.appliedVersions() // another process may have migrated meanwhile
     const vars = this.dialect.templateVars()
-    for (const m of this.migrationFiles()) {
-      if (done.has(m.version)) continue
+    for (const m of files) {
+      if (applied.has(m.version)) continue
       // Every statement is IF NOT EXISTS, so two processes migrating at once converge.
       for (const statement of renderMigration(m.sql, vars, Boolean(this.cluster))) {
         await this.client.command({ query: statement })
@@ -183,6 +220,28 @@ export class ClickHouseEventStore implements EventStore {
     }
   }
 
+  /** The migrations this node knows to be applied (none when it has no database or no migrations table yet). */
+  private async appliedVersions(): Promise<Set<string>> {
+    try {
+      const rs = await this.client.query({
+        query: `SELECT version FROM ${this.target.database}.schema_migrations`,
+        format: 'JSONEachRow',
+      })
+      return new Set(((await rs.json()) as { version: string }[]).map((r) => r.version))
+    } catch (error) {
+      if ([UNKNOWN_TABLE, UNKNOWN_DATABASE].includes(errorCode(error))) return new Set()
+      throw error
+    }
+  }
+
+  /**
+   * A retry is the same block as the first attempt: the same rows in the same order with the same bytes, and from
+   * 22.2 the same deduplication token, so the server drops whatever part of it had landed. When in doubt, the rows
+   * already visible are left out first; the token still names the whole batch (the server deduplicates a token per
+   * partition, so the rows left are dropped only where this very batch already landed them), and on servers that
+   * deduplicate by content, what is left of a part that landed is that same part, byte for byte. The check alone
+   * is not enough in a cluster: it reads each shard from one replica, which may not have fetched the rows yet.
+   */
   async insertBatch(rows: StoredEvent[], options: InsertOptions): Promise<number> {
     if (rows.length === 0) return 0
     const d = this.dialect
@@ -194,11 +253,10 @@ export class ClickHouseEventStore implements EventStore {
         if (pending.length === 0) return 0
       }
       const settings: Record<string, string | number> = {}
-      // The same token on a retry lets the server drop a block it already has (only for the same rows).
-      if (d.dedupToken && pending.length === rows.length) settings.insert_deduplication_token = deduplicationToken(rows)
+      if (d.dedupToken) settings.insert_deduplication_token = deduplicationToken(rows)
       if (this.cluster) settings.insert_distributed_sync = 1
       // Sent explicitly: 18.16 fills omitted JSONEachRow fields with zero, not with their DEFAULT.
-      const insertedAt = d.formatDateTime(Date.now())
+      const insertedAt = d.formatDateTime(batchInsertedAt(rows))
       await this.client.insert({
         table: this.table,
         format: 'JSONEachRow',
@@ -320,6 +378,6 @@ export class ClickHouseEventStore implements EventStore {
   }
 
   async close(): Promise<void> {
-    await this.client.close()
+    if (this.ownsClient) await this.client.close()
   }
 }

@@ -103,13 +103,13 @@ describe('templates and literals', () => {
 describe('the DDL the service runs in cluster mode', () => {
   test('creates the database, migrations table and events tables ON CLUSTER, Replicated, behind a Distributed table', async () => {
     const { ClickHouseEventStore } = await import('./clickhouse')
-    const store = new ClickHouseEventStore('http://default:@127.0.0.1:1/analytics', 'prod')
+    const store = new ClickHouseEventStore('http://default:@127.0.0.1:1/analytics', { cluster: 'prod' })
     // what init() would run, planned for a 23.8 server without connecting
     ;(store as unknown as { dialectValue: unknown }).dialectValue = dialectFor('23.8.2.7', 'analytics', 'prod')
     const ddl = store.plannedStatements()
     expect(ddl[0]).toBe('CREATE DATABASE IF NOT EXISTS analytics ON CLUSTER prod')
     expect(ddl[1]).toBe(
-      "CREATE TABLE IF NOT EXISTS analytics.schema_migrations ON CLUSTER prod (version String, applied_at DateTime) ENGINE = ReplicatedMergeTree('/clickhouse/tables/{shard}/analytics.schema_migrations', '{replica}') ORDER BY version",
+      "CREATE TABLE IF NOT EXISTS analytics.schema_migrations ON CLUSTER prod (version String, applied_at DateTime) ENGINE = ReplicatedMergeTree('/clickhouse/tables/all/analytics.schema_migrations', '{shard}-{replica}') ORDER BY version",
     )
     expect(ddl[2]).toContain('CREATE TABLE IF NOT EXISTS analytics.events_local ON CLUSTER prod')
     expect(ddl[2]).toContain('ReplicatedReplacingMergeTree')

@@ -64,11 +64,15 @@ export function dialectFor(versionText: string, database: string, cluster?: stri
   const dedupToken = v.major > 22 || (v.major === 22 && v.minor >= 2)
   const onCluster = cluster ? `ON CLUSTER ${cluster}` : ''
 
-  const engine = (kind: 'ReplacingMergeTree' | 'MergeTree', table: string, version?: string) => {
+  // In a cluster a table is replicated within its shard, or, for the migration state, across the whole cluster
+  // (one ZooKeeper path for every node, each node a replica named by its shard and replica), so that a node of any
+  // shard knows what was applied.
+  const engine = (kind: 'ReplacingMergeTree' | 'MergeTree', table: string, scope: 'shard' | 'cluster', version?: string) => {
     const args = version ? [version] : []
     if (!cluster) return `${kind}(${args.join(', ')})`
-    const path = `'/clickhouse/tables/{shard}/${database}.${table}'`
-    return `Replicated${kind}(${[path, `'{replica}'`, ...args].join(', ')})`
+    const [path, replica] =
+      scope === 'shard' ? [`'/clickhouse/tables/{shard}/${database}.${table}'`, `'{replica}'`] : [`'/clickhouse/tables/all/${database}.${table}'`, `'{shard}-{replica}'`]
+    return `Replicated${kind}(${[path, replica, ...args].join(', ')})`
   }
 
   const vars: Record<string, string> = {
@@ -83,8 +87,8 @@ export function dialectFor(versionText: string, database: string, cluster?: stri
     // 18.16's cityHash64 does not take a UUID
     uuid_hash: modern ? 'cityHash64(uuid)' : 'cityHash64(toString(uuid))',
     table_settings: !cluster && dedupToken ? 'SETTINGS non_replicated_deduplication_window = 1000' : '',
-    'ReplacingMergeTree(events, _inserted_at)': engine('ReplacingMergeTree', cluster ? 'events_local' : 'events', '_inserted_at'),
-    'MergeTree(schema_migrations)': engine('MergeTree', 'schema_migrations'),
+    'ReplacingMergeTree(events, _inserted_at)': engine('ReplacingMergeTree', cluster ? 'events_local' : 'events', 'shard', '_inserted_at'),
+    'MergeTree(schema_migrations)': engine('MergeTree', 'schema_migrations', 'cluster'),
   }
 
   return {

@@ -21,7 +21,8 @@ export interface Load {
   stop(deadline?: number): Promise<void>
 }
 
-export function startLoad(url: () => string, options: { concurrency: number; batchSize: number; retry: boolean }): Load {
+/** `pauseMs`: each sender waits this long between batches (default: none, as fast as the server answers). */
+export function startLoad(url: () => string, options: { concurrency: number; batchSize: number; retry: boolean; pauseMs?: number }): Load {
   const acked: string[] = []
   const sent: string[] = []
   const statuses = new Map<number, number>()
@@ -45,6 +46,7 @@ export function startLoad(url: () => string, options: { concurrency: number; bat
         count(status)
         if (status === 200) {
           acked.push(...uuids)
+          if (options.pauseMs) await Bun.sleep(options.pauseMs)
           break
         }
         if (!options.retry || Date.now() > deadline) break

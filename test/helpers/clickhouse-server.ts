@@ -50,6 +50,12 @@ export interface StartClickHouseOptions {
   tcpPort?: number
   /** Startup timeout in ms (default 60 000). */
   timeoutMs?: number
+  /** A port for replication between replicas (interserver_http_port), for a cluster node. */
+  interserverPort?: number
+  /** More server configuration (XML elements inside <yandex>): a cluster node's remote_servers, macros, zookeeper… */
+  extraConfig?: string
+  /** A prefix for the temp dir's name. */
+  name?: string
 }
 
 interface ChCommand {
@@ -103,6 +109,7 @@ class ChServer implements ClickHouseServer, TrackedServer {
     tcpPort: number,
     private readonly bin: ChCommand,
     private readonly timeoutMs: number,
+    private readonly cluster: { interserverPort?: number; extraConfig?: string } = {},
   ) {
     this.dir = dir
     this.dataDir = path.join(dir, 'data')
@@ -121,6 +128,7 @@ class ChServer implements ClickHouseServer, TrackedServer {
     this.tcpPort = tcpPort
     this.ports.length = 0
     this.ports.push(httpPort, tcpPort)
+    if (this.cluster.interserverPort) this.ports.push(this.cluster.interserverPort)
     this.url = `http://default:@127.0.0.1:${httpPort}`
   }
 
@@ -162,6 +170,7 @@ class ChServer implements ClickHouseServer, TrackedServer {
   <default_profile>default</default_profile>
   <default_database>default</default_database>
   <timezone>UTC</timezone>
+${this.cluster.interserverPort ? `  <interserver_http_port>${this.cluster.interserverPort}</interserver_http_port>\n  <interserver_http_host>127.0.0.1</interserver_http_host>\n` : ''}${this.cluster.extraConfig ?? ''}
 </yandex>
 `,
     )
@@ -324,9 +333,10 @@ export async function startClickHouse(opts: StartClickHouseOptions = {}): Promis
     return [http, tcp]
   }
 
-  const dir = makeTempDir('phog-ch-')
+  const dir = makeTempDir(opts.name ?? 'phog-ch-')
   const [http, tcp] = await pickPorts()
-  const server = new ChServer(dir, http, tcp, bin, timeoutMs)
+  if (opts.interserverPort !== undefined) claimPort(opts.interserverPort)
+  const server = new ChServer(dir, http, tcp, bin, timeoutMs, { interserverPort: opts.interserverPort, extraConfig: opts.extraConfig })
   track(server, server.pidFile)
   try {
     for (let attempt = 0; ; attempt++) {
