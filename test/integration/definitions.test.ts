@@ -86,7 +86,7 @@ for (const postgres of ['real', 'embedded'] as StoreChoice[]) {
       expect(await json(bad)).toMatchObject({ type: 'validation_error', attr: 'event_type' })
     })
 
-    test('an object has the shape of seed §2.6', async () => {
+    test('an object has the shape of the original API description', async () => {
       const d = (await json(stack.api(`${base}/?search=axb`))).results[0]
       expect(Object.keys(d).sort()).toEqual(['action_id', 'created_at', 'created_by', 'description', 'hidden', 'id', 'is_action', 'is_calculating', 'last_calculated_at', 'last_seen_at', 'last_updated_at', 'name', 'post_to_chat', 'tags', 'verified', 'verified_at', 'verified_by'].sort())
       expect(d).toMatchObject({ name: 'axb', description: '', tags: [], verified: false, verified_at: null, verified_by: null, hidden: false, is_action: false, action_id: null, is_calculating: false, created_by: null, post_to_chat: false, created_at: '2024-01-11T00:00:00Z' })

@@ -38,7 +38,7 @@ for (const postgres of ['real', 'embedded'] as StoreChoice[]) {
     let stack: Stack
     beforeAll(async () => {
       stack = await startStack({ postgres, clickhouse: 'embedded' })
-      // The reference's worked example (flags.md §3.2): a legacy 50% flag, a default flag, a 50/25/25 multivariate.
+      // PostHog's documented worked example: a legacy 50% flag, a default flag, a 50/25/25 multivariate.
       await insertFlag(stack.services.db.sql, { key: 'beta-feature', filters: {}, rolloutPercentage: 50 })
       await createFlag(stack, { key: 'default-flag', filters: { groups: [{ properties: [], rollout_percentage: null }] } })
       await createFlag(stack, {

@@ -30,7 +30,7 @@ const result = (key: string, enabled: boolean, variant: string | null, payload?:
   payload,
 })
 
-// The reference's worked example for distinct_id example_id (flags.md §3.2), plus a false flag.
+// PostHog's documented worked example for distinct_id example_id, plus a false flag.
 const evaluated: Evaluated = {
   flags: [flag(1, 'beta-feature'), flag(2, 'default-flag'), flag(3, 'multivariate-flag', 42), flag(4, 'off-flag')],
   results: [

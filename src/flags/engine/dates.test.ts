@@ -5,7 +5,7 @@ import { pyFloatFromString } from './pyvalue'
 const NOW = new Date('2020-01-01T12:01:20.134Z') // the frozen time of PostHog's tests
 const iso = (d: Date | null) => (d === null ? null : d.toISOString())
 
-describe('parseRelativeDate (reference §2.3)', () => {
+describe('parseRelativeDate', () => {
   const table: [string, string][] = [
     ['1h', '2020-01-01T11:01:20.134Z'],
     ['24h', '2019-12-31T12:01:20.134Z'],

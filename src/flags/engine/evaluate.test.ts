@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { compileFlag, evaluateFlag, evaluateFlags, type EvalInput, type FlagDefinition, type FlagOutcome, storedDataNeeded } from './index'
 
-// Hash values used below are the verified §6.1 values (see hash.test.ts), e.g.
+// Hash values used below are the verified PostHog values (see hash.test.ts), e.g.
 //   beta-feature.example_id 0.2093   beta-feature.another_id 0.9657   beta-feature.other_id 0.4346
 //   beta-feature.test_id 0.9418      beta-feature.example_idvariant 0.6364  beta-feature.test_idvariant 0.7787
 //   beta-feature.another_idvariant 0.5238  beta-feature.11variant 0.1609  beta-feature.3variant 0.9964
@@ -101,7 +101,7 @@ describe('rollout', () => {
   })
 })
 
-describe('variants (§1.6)', () => {
+describe('variants', () => {
   test('the lookup table picks by the variant hash: 50/25/25', () => {
     const f = flag('beta-feature', { groups: [{ rollout_percentage: 100 }], multivariate: THREE_VARIANTS })
     expect(run(f, input('11')).variant).toBe('first-variant') // 0.1609
@@ -153,7 +153,7 @@ describe('condition order and condition_index', () => {
   })
 })
 
-describe('reasons when nothing matched (§1.7)', () => {
+describe('reasons when nothing matched', () => {
   test('nine no_condition_match conditions report index 8 (ties move to the later condition)', () => {
     const groups = Array.from({ length: 9 }, () => ({ properties: [email('nope')] }))
     expect(run(flag('beta-feature', { groups }), input('example_id', { personOverrides: { email: 'x' } }))).toEqual(
@@ -176,7 +176,7 @@ describe('reasons when nothing matched (§1.7)', () => {
   })
 })
 
-describe('legacy and blank flags (§1.5)', () => {
+describe('legacy and blank flags', () => {
   test('filters without `groups` use filters.properties and the flag rollout_percentage', () => {
     const f = flag('beta-feature', {}, { rollout_percentage: 50 })
     expect(run(f, input('example_id'))).toEqual(ok(true, null, 'condition_match', 0)) // 0.2093
@@ -199,7 +199,7 @@ describe('legacy and blank flags (§1.5)', () => {
   })
 })
 
-describe('group flags (§1.2)', () => {
+describe('group flags', () => {
   const groupFlag = (rollout: number | null, extra: Record<string, unknown> = {}) =>
     flag('group-flag', { aggregation_group_type_index: 0, groups: [{ properties: [], rollout_percentage: rollout }], ...extra })
   test('hash on the group key: amazon 0.5433', () => {
@@ -228,7 +228,7 @@ describe('group flags (§1.2)', () => {
   })
 })
 
-describe('payloads (§1.8)', () => {
+describe('payloads', () => {
   test('a match without variant uses payloads["true"]', () => {
     expect(run(flag('beta-feature', { groups: [{}], payloads: { true: '{"a":1}' } }), input('x')).payload).toBe('{"a":1}')
   })
@@ -251,7 +251,7 @@ describe('payloads (§1.8)', () => {
   })
 })
 
-describe('super conditions (§1.9; vectors from TFF test_super_condition_*)', () => {
+describe('super conditions (vectors from PostHog's test_super_condition_* tests)', () => {
   const conditions = [
     { properties: [email('fake@posthog.com')], rollout_percentage: 0 },
     { properties: [email('test@posthog.com')], rollout_percentage: 100 },
@@ -295,7 +295,7 @@ describe('super conditions (§1.9; vectors from TFF test_super_condition_*)', ()
   })
 })
 
-describe('holdouts (§1.4)', () => {
+describe('holdouts', () => {
   const holdoutFlag = (holdout: Record<string, unknown>) =>
     flag('beta-feature', {
       groups: [{ rollout_percentage: 100 }],
@@ -328,7 +328,7 @@ describe('holdouts (§1.4)', () => {
   })
 })
 
-describe('stored data (§1.10)', () => {
+describe('stored data', () => {
   const f = (props: unknown[], extra: Record<string, unknown> = {}) => flag('beta-feature', { groups: [{ properties: props, ...extra }] })
   test('a condition whose keys are all overridden never needs stored data', () => {
     expect(run(f([email('a')]), input('x', { personOverrides: { email: 'a' } }))).toEqual(ok(true, null, 'condition_match', 0))
@@ -394,7 +394,7 @@ describe('stored data (§1.10)', () => {
   })
 })
 
-describe('experience continuity (§1.11)', () => {
+describe('experience continuity', () => {
   test('with ensure_experience_continuity, a hash key override replaces the distinct id', () => {
     const def = flag('beta-feature', { groups: [{ rollout_percentage: 30 }] }, { ensure_experience_continuity: true })
     expect(run(def, input('another_id')).enabled).toBe(false) // 0.9657

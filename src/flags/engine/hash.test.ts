@@ -36,7 +36,7 @@ const TABLE: [string, number][] = [
   ['holdout-test-identifier', 0.4493881716040236],
 ]
 
-describe('hash (§1.1, §6.1)', () => {
+describe('hash', () => {
   for (const [s, value] of TABLE) {
     test(`hash("${s}") is exactly ${value}`, () => {
       expect(hashString(s)).toBe(value)
