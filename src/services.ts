@@ -5,6 +5,7 @@ import { migratePostgres } from './db/migrate'
 import { lockDataDir } from './db/data-dir-lock'
 import { isConnectionError, openDatabase, type Database } from './db/postgres'
 import { createEventStore } from './events/factory'
+import { valueWithin } from './lib/timeout'
 import { parseClickHouseUrl } from './events/clickhouse'
 import { ResilientStore } from './events/resilient-store'
 import type { EventStore } from './events/store'
@@ -46,21 +47,8 @@ export interface Services {
   close(): Promise<void>
 }
 
-export { createEventStore }
 
 const FLUSH_WORKER = new URL('./flush-worker.ts', import.meta.url)
-
-async function withTimeout<T>(promise: Promise<T>, ms: number, fallback: T): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const timeout = new Promise<T>((resolve) => {
-    timer = setTimeout(() => resolve(fallback), ms)
-  })
-  try {
-    return await Promise.race([promise, timeout])
-  } finally {
-    clearTimeout(timer)
-  }
-}
 
 export async function startServices(config: Config, log: Logger, options: { metrics?: Metrics } = {}): Promise<Services> {
   const metrics = options.metrics ?? createMetrics({ defaultMetrics: true })
@@ -93,7 +81,7 @@ export async function startServices(config: Config, log: Logger, options: { metr
     const events = new ResilientStore(createEventStore(config, { reads: true }))
     await events.init()
     closers.push(() => events.close())
-    if (config.CLICKHOUSE_URL && !(await withTimeout(events.health(), 3000, false))) {
+    if (config.CLICKHOUSE_URL && !(await valueWithin(events.health(), 3000, false))) {
       const { url, database } = parseClickHouseUrl(config.CLICKHOUSE_URL)
       log.warn({ clickhouse: `${url}/${database}` }, 'ClickHouse (CLICKHOUSE_URL) is not reachable: capture keeps logging events, /_ready answers 503 until it answers')
     }
@@ -148,7 +136,7 @@ export async function startServices(config: Config, log: Logger, options: { metr
     const lifecycle: Lifecycle = { draining: false }
     const readiness = async (): Promise<Readiness> => {
       const [postgres, store] = await Promise.all([
-        withTimeout(
+        valueWithin(
           db.sql`select 1`.then(
             () => true,
             (e) => !isConnectionError(e),
@@ -156,7 +144,7 @@ export async function startServices(config: Config, log: Logger, options: { metr
           1000,
           false,
         ),
-        withTimeout(events.health(), 1500, false),
+        valueWithin(events.health(), 1500, false),
       ])
       metrics.storeUp.set({ store: 'postgres' }, postgres ? 1 : 0)
       metrics.storeUp.set({ store: events.kind }, store ? 1 : 0)

@@ -3,6 +3,7 @@ import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickh
 import { readdirSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { dialectFor, renderMigration, stringLiteral, type Dialect } from './dialect'
+import { valueWithin } from '../lib/timeout'
 import { StoreError, type EventQuery, type EventStore, type InsertOptions, type StoredEvent } from './store'
 
 export const CLICKHOUSE_MIGRATIONS_DIR = fileURLToPath(new URL('../../sql/clickhouse/', import.meta.url))
@@ -366,15 +367,7 @@ export class ClickHouseEventStore implements EventStore {
   }
 
   async health(): Promise<boolean> {
-    try {
-      const result = await Promise.race([
-        this.client.ping(),
-        new Promise<{ success: false }>((resolve) => setTimeout(() => resolve({ success: false }), 1000).unref?.()),
-      ])
-      return result.success
-    } catch {
-      return false
-    }
+    return (await valueWithin(this.client.ping(), 1000, { success: false as const, error: new Error('ping timed out') })).success
   }
 
   async close(): Promise<void> {

@@ -3,7 +3,7 @@
 // name an active flag of the project by id, not the flag itself, and close no cycle. Pure: the references are read
 // beforehand (references.ts) and handed in.
 import { errors } from '../http/errors'
-import { pyStr } from './engine/pyvalue'
+import { pyStr } from './engine/python/pyvalue'
 import type { CohortRef, FlagRef } from './references'
 
 export interface FilterReferences {

@@ -5,8 +5,8 @@
 import { errors } from '../http/errors'
 import { assertStorable, charField } from '../http/fields'
 import { parseFilterDate } from './engine/dates'
-import { compilePythonRegex, sanitizeRegexPattern } from './engine/pyregex'
-import { pyStr } from './engine/pyvalue'
+import { compilePythonRegex, sanitizeRegexPattern } from './engine/python/pyregex'
+import { pyStr } from './engine/python/pyvalue'
 import { checkFilterLimits, FLAG_LIMITS } from './limits'
 import { checkCohortFilter, checkDependencies, type FilterReferences, NO_REFERENCES, referencesOf } from './reference-checks'
 

@@ -2,7 +2,7 @@
 // the body however it was encoded, the version, the token, the distinct id and the property overrides.
 import { decodePayload, jsonNestingExceeds, MAX_JSON_DEPTH, parseJson, type RawPayload } from '../../http/decode'
 import { ApiError, errors } from '../../http/errors'
-import { pyStr } from '../engine/pyvalue'
+import { pyStr } from '../engine/python/pyvalue'
 
 export type Shape = 'decide-v1' | 'decide-v2' | 'decide-v3' | 'decide-v4' | 'flags-v2' | 'flags-legacy'
 

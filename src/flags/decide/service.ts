@@ -6,6 +6,7 @@
 // errorsWhileComputingFlags; nothing on this path queries Postgres unless a flag needs stored data.
 import type { Sql } from 'postgres'
 import { isConnectionError } from '../../db/postgres'
+import { TimeoutError, withTimeout } from '../../lib/timeout'
 import type { PersonalKeyAuth } from '../../projects/auth'
 import type { RawPayload } from '../../http/decode'
 import { ApiError, errors } from '../../http/errors'
@@ -17,7 +18,7 @@ import { projectOfPublicKey } from '../../projects/public-key'
 import type { ProjectTokenCache } from '../../projects/token-cache'
 import type { FlagCache, ProjectEntry } from '../cache'
 import { evaluateFlag, storedDataNeeded, type CompiledFlag, type EvalInput, type FlagOutcome, type FlagResult } from '../engine'
-import { pyStr } from '../engine/pyvalue'
+import { pyStr } from '../engine/python/pyvalue'
 import { hashKeyOverrides } from '../repository'
 import {
   anonDistinctId,
@@ -60,8 +61,6 @@ export interface DecideAnswer {
 const SURVEY_PREFIX = 'survey-targeting-'
 const DOWN_BACKOFF_MS = 1000
 
-class Timeout extends Error {}
-
 // Requests within the same millisecond share one `now`: the engine then reuses what it derived from it
 // (relative dates, parsed date values) instead of recomputing them per request.
 let lastNow = new Date(0)
@@ -69,16 +68,6 @@ function currentTime(): Date {
   const ms = Date.now()
   if (ms !== lastNow.getTime()) lastNow = new Date(ms)
   return lastNow
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined
-  return Promise.race([
-    promise,
-    new Promise<T>((_, reject) => {
-      timer = setTimeout(() => reject(new Timeout('timed out')), ms)
-    }),
-  ]).finally(() => clearTimeout(timer))
 }
 
 export class DecideService {
@@ -255,7 +244,7 @@ export class DecideService {
   }
 
   private failed(error: unknown, what: string): void {
-    if (error instanceof Timeout || isConnectionError(error)) this.downUntil = Date.now() + DOWN_BACKOFF_MS
+    if (error instanceof TimeoutError || isConnectionError(error)) this.downUntil = Date.now() + DOWN_BACKOFF_MS
     this.deps.onError?.(error, what)
   }
 

@@ -6,7 +6,7 @@
 // `evaluation_error` outcome when evaluation reaches it. Only a flag whose filters cannot be read at
 // all, or whose condition list cannot even be sorted, is broken as a whole.
 import { compileProperty, type CompiledProperty, pyTruthy } from './operators'
-import { pyStr } from './pyvalue'
+import { pyStr } from './python/pyvalue'
 import type { FlagDefinition } from './types'
 
 /** A rollout percentage: null (not set), a number, or 'error' (Python's `/ 100` would raise). */

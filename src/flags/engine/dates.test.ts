@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { compareInstants, instantFromUnixSeconds, parseDateString, parseFilterDate, parseIncomingDate, parseRelativeDate, PythonException } from './dates'
-import { pyFloatFromString } from './pyvalue'
+import { pyFloatFromString } from './python/pyvalue'
 
 const NOW = new Date('2020-01-01T12:01:20.134Z') // the frozen time of PostHog's tests
 const iso = (d: Date | null) => (d === null ? null : d.toISOString())

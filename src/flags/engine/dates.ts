@@ -10,7 +10,7 @@
 //
 // dateutil itself is reimplemented in ./dateutil.ts.
 
-import { daysInMonth, parseDateutil } from './dateutil'
+import { daysInMonth, parseDateutil } from './python/dateutil'
 
 export interface Instant {
   sec: number

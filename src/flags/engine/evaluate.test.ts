@@ -251,7 +251,7 @@ describe('payloads', () => {
   })
 })
 
-describe('super conditions (vectors from PostHog's test_super_condition_* tests)', () => {
+describe('super conditions (vectors from PostHog\'s test_super_condition_* tests)', () => {
   const conditions = [
     { properties: [email('fake@posthog.com')], rollout_percentage: 0 },
     { properties: [email('test@posthog.com')], rollout_percentage: 100 },

@@ -4,7 +4,7 @@ import type { CompiledCondition, CompiledFlag, Rollout } from './compile'
 import { dependencyMatches, DependencyGraph } from './dependencies'
 import { flagHash, holdoutHash } from './hash'
 import { type CompiledProperty, matchAbsent, matchPresent } from './operators'
-import { pyStr } from './pyvalue'
+import { pyStr } from './python/pyvalue'
 import type { EvalInput, FlagOutcome, FlagResult, MatchReason } from './types'
 
 /** Thrown when a condition needs stored properties not given: a bare object, cheap to throw (no stack). */

@@ -1,9 +1,9 @@
 // Property operators with the semantics of PostHog's Python `match_property` (server `/decide`), plus
 // the stored-data rules for a property that is missing (or stored as JSON null).
 import { compareInstants, type Instant, parseFilterDate, parseIncomingDate, PythonException } from './dates'
-import { compilePythonRegex, sanitizeRegexPattern } from './pyregex'
-import type { LinearRegex } from './pyregex-re2'
-import { booleanLikeFilterValue, compareCodePoints, parseFilterValue, pyFloat, pyFloatFromString, pyStr } from './pyvalue'
+import { compilePythonRegex, sanitizeRegexPattern } from './python/pyregex'
+import type { LinearRegex } from './python/pyregex-re2'
+import { booleanLikeFilterValue, compareCodePoints, parseFilterValue, pyFloat, pyFloatFromString, pyStr } from './python/pyvalue'
 
 export const Op = {
   Exact: 0,
