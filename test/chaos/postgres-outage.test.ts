@@ -59,8 +59,11 @@ describe('Postgres outage under load', () => {
     const unknown = await capture({ api_key: 'phc_never_seen_before_key', event: 'x', distinct_id: 'y' })
     expect(unknown.status).toBe(503)
     expect(((await unknown.json()) as { code: string }).code).toBe('fetch_team_fail')
-    // /decide answers what needs no stored data, and says some flags could not be computed
-    const d = await decide('pro-user')
+    // a person /decide read before the outage is answered from memory (nothing can change it meanwhile)
+    const known = await decide('pro-user')
+    expect(known.body.featureFlags['pros-only']).toBe(true)
+    // for anyone else it answers what needs no stored data, and says some flags could not be computed
+    const d = await decide('never-asked-before')
     expect(d.status).toBe(200)
     expect(d.body.featureFlags.everyone).toBe(true)
     expect('pros-only' in d.body.featureFlags).toBe(false)
