@@ -5,8 +5,8 @@ import { errors } from '../http/errors'
 import { isoDate } from '../http/format'
 import { pageLinks, PageQuery, parsePaging, publicUrl, page } from '../http/pagination'
 import type { RateLimiter } from '../http/rate-limit'
-import type { PersonalKeyAuth, Principal } from '../projects/auth'
-import { personalKeyGuard } from '../projects/guards'
+import type { PersonalKeyAuth } from '../projects/auth'
+import { projectGuard } from '../projects/guards'
 import type { PersonListing } from '../people/repository'
 import { Cohort, CohortPage, CohortPersonsPage, CohortWrite, Success } from './model'
 import type { CohortService } from './service'
@@ -46,15 +46,14 @@ export function cohortRoutes(deps: CohortRouteDeps) {
   const base = '/api/projects/:project_id/cohorts'
   const params = t.Object({ project_id: t.String({ description: 'numeric id or @current' }) })
   const idParams = t.Object({ project_id: t.String(), id: t.String() })
-  const project = async (principal: Principal, id: string) => (await deps.auth.project(principal, id)).id
   const tags = ['cohorts']
 
   return new Elysia({ name: 'cohorts' })
-    .use(personalKeyGuard(deps.auth, deps.limiter))
+    .use(projectGuard(deps.auth, deps.limiter))
     .get(
       `${base}/`,
-      async ({ principal, params, query, request }) => {
-        const teamId = await project(principal, params.project_id)
+      async ({ project, params, query, request }) => {
+        const teamId = project.id
         const { limit, offset } = parsePaging(query)
         const search = typeof query.search === 'string' && query.search !== '' ? query.search.replace(/\0/g, '') : undefined
         const type = query.type === 'static' || query.type === 'dynamic' ? query.type : undefined
@@ -76,8 +75,8 @@ export function cohortRoutes(deps: CohortRouteDeps) {
     )
     .post(
       `${base}/`,
-      async ({ principal, params, body, set }) => {
-        const teamId = await project(principal, params.project_id)
+      async ({ principal, project, params, body, set }) => {
+        const teamId = project.id
         const { fields, csv } = await readBody(body)
         const cohort = await deps.cohorts.create(teamId, principal.userId, fields, csv)
         set.status = 201
@@ -85,15 +84,15 @@ export function cohortRoutes(deps: CohortRouteDeps) {
       },
       { params, body: CohortWrite, response: { 201: Cohort }, detail: { tags, summary: 'Create a cohort (dynamic: filters; static: is_static with _create_static_person_ids or a csv file)' } },
     )
-    .get(`${base}/:id/`, async ({ principal, params }) => deps.cohorts.retrieve(await project(principal, params.project_id), params.id), {
+    .get(`${base}/:id/`, async ({ project, params }) => deps.cohorts.retrieve(project.id, params.id), {
       params: idParams,
       response: { 200: Cohort },
       detail: { tags, summary: 'Retrieve a cohort (deleted ones too)' },
     })
     .patch(
       `${base}/:id/`,
-      async ({ principal, params, body }) => {
-        const teamId = await project(principal, params.project_id)
+      async ({ project, params, body }) => {
+        const teamId = project.id
         const { fields, csv } = await readBody(body)
         return deps.cohorts.update(teamId, params.id, fields, csv)
       },
@@ -101,16 +100,15 @@ export function cohortRoutes(deps: CohortRouteDeps) {
     )
     .delete(
       `${base}/:id/`,
-      async ({ principal, params }) => {
-        await project(principal, params.project_id)
+      async ({ project, params }) => {
         throw errors.methodNotAllowed('DELETE')
       },
       { params: idParams, detail: { tags, summary: 'Not allowed (405): PATCH {"deleted": true} instead' } },
     )
     .get(
       `${base}/:id/persons/`,
-      async ({ principal, params, query, request }) => {
-        const teamId = await project(principal, params.project_id)
+      async ({ project, params, query, request }) => {
+        const teamId = project.id
         const { limit, offset } = parsePaging(query)
         const persons = await deps.cohorts.persons(teamId, params.id, limit, offset)
         // PostHog's persons page: no count; a full page has a next link
@@ -126,7 +124,7 @@ export function cohortRoutes(deps: CohortRouteDeps) {
     )
     .patch(
       `${base}/:id/add_persons_to_static_cohort/`,
-      async ({ principal, params, body }) => deps.cohorts.addPersons(await project(principal, params.project_id), params.id, (await readBody(body)).fields),
+      async ({ project, params, body }) => deps.cohorts.addPersons(project.id, params.id, (await readBody(body)).fields),
       {
         params: idParams,
         body: t.Any({ description: '{"person_ids": [person uuid, …]} (at most 1000)' }),
@@ -136,7 +134,7 @@ export function cohortRoutes(deps: CohortRouteDeps) {
     )
     .patch(
       `${base}/:id/remove_person_from_static_cohort/`,
-      async ({ principal, params, body }) => deps.cohorts.removePerson(await project(principal, params.project_id), params.id, (await readBody(body)).fields),
+      async ({ project, params, body }) => deps.cohorts.removePerson(project.id, params.id, (await readBody(body)).fields),
       {
         params: idParams,
         body: t.Any({ description: '{"person_id": person uuid}' }),

@@ -5,7 +5,7 @@ import type { Sql } from 'postgres'
 import type { PersonalKeyAuth } from '../projects/auth'
 import { page, PageQuery, parsePaging, publicUrl } from '../http/pagination'
 import type { RateLimiter } from '../http/rate-limit'
-import { personalKeyGuard } from '../projects/guards'
+import { projectGuard } from '../projects/guards'
 import {
   BulkTagsAnswer,
   BulkTagsBody,
@@ -31,7 +31,6 @@ const text = (description: string) => t.Optional(t.String({ description }))
 const oneOrMore = (description: string) => t.Optional(t.Union([t.String(), t.Array(t.String())], { description }))
 
 export function definitionRoutes(deps: { sql: Sql; auth: PersonalKeyAuth; limiter?: RateLimiter; trustProxy: boolean }) {
-  const { auth } = deps
   const events = new DefinitionService({ sql: deps.sql })
   const properties = new PropertyDefinitionService({ sql: deps.sql })
   const params = t.Object({ project_id: t.String({ description: 'numeric id or @current' }) })
@@ -40,14 +39,13 @@ export function definitionRoutes(deps: { sql: Sql; auth: PersonalKeyAuth; limite
   const propertyBase = '/api/projects/:project_id/property_definitions'
   const eventTags = ['event definitions']
   const propertyTags = ['property definitions']
-  const teamOf = async (principal: Parameters<PersonalKeyAuth['project']>[0], projectId: string) => (await auth.project(principal, projectId)).id
 
   return new Elysia({ name: 'definitions' })
-    .use(personalKeyGuard(deps.auth, deps.limiter))
+    .use(projectGuard(deps.auth, deps.limiter))
     .get(
       `${eventBase}/`,
-      async ({ principal, params, query, request }) => {
-        const teamId = await teamOf(principal, params.project_id)
+      async ({ project, params, query, request }) => {
+        const teamId = project.id
         const { limit, offset } = parsePaging(query)
         const url = publicUrl(request, deps.trustProxy)
         const { count, results } = await events.listEvents({
@@ -76,8 +74,8 @@ export function definitionRoutes(deps: { sql: Sql; auth: PersonalKeyAuth; limite
     )
     .post(
       `${eventBase}/`,
-      async ({ principal, params, body, set }) => {
-        const created = await events.createEvent(await teamOf(principal, params.project_id), principal.userId, body)
+      async ({ principal, project, params, body, set }) => {
+        const created = await events.createEvent(project.id, principal.userId, body)
         set.status = 201
         return created
       },
@@ -87,7 +85,7 @@ export function definitionRoutes(deps: { sql: Sql; auth: PersonalKeyAuth; limite
         detail: { tags: eventTags, summary: 'Create an event definition ahead of ingestion (created_at and last_seen_at null)', requestBody: checkedBody(EventDefinitionCreate) },
       },
     )
-    .get(`${eventBase}/by_name/`, async ({ principal, params, query }) => events.retrieveEventByName(await teamOf(principal, params.project_id), query.name), {
+    .get(`${eventBase}/by_name/`, async ({ project, params, query }) => events.retrieveEventByName(project.id, query.name), {
       params,
       query: t.Object({ name: text('the exact event name') }),
       response: { 200: EventDefinition },
@@ -95,21 +93,21 @@ export function definitionRoutes(deps: { sql: Sql; auth: PersonalKeyAuth; limite
     })
     .post(
       `${eventBase}/bulk_update_tags/`,
-      async ({ principal, params, body }) => events.bulkTagEvents(await teamOf(principal, params.project_id), principal.userId, body),
+      async ({ principal, project, params, body }) => events.bulkTagEvents(project.id, principal.userId, body),
       {
         params,
         response: { 200: BulkTagsAnswer },
         detail: { tags: eventTags, summary: 'Add, remove or set tags on many event definitions', requestBody: checkedBody(BulkTagsBody) },
       },
     )
-    .get(`${eventBase}/:id/`, async ({ principal, params }) => events.retrieveEvent(await teamOf(principal, params.project_id), params.id), {
+    .get(`${eventBase}/:id/`, async ({ project, params }) => events.retrieveEvent(project.id, params.id), {
       params: idParams,
       response: { 200: EventDefinition },
       detail: { tags: eventTags, summary: 'Retrieve an event definition' },
     })
     .patch(
       `${eventBase}/:id/`,
-      async ({ principal, params, body }) => events.updateEvent(await teamOf(principal, params.project_id), params.id, principal.userId, body),
+      async ({ principal, project, params, body }) => events.updateEvent(project.id, params.id, principal.userId, body),
       {
         params: idParams,
         response: { 200: EventDefinition },
@@ -118,7 +116,7 @@ export function definitionRoutes(deps: { sql: Sql; auth: PersonalKeyAuth; limite
     )
     .put(
       `${eventBase}/:id/`,
-      async ({ principal, params, body }) => events.updateEvent(await teamOf(principal, params.project_id), params.id, principal.userId, body),
+      async ({ principal, project, params, body }) => events.updateEvent(project.id, params.id, principal.userId, body),
       {
         params: idParams,
         response: { 200: EventDefinition },
@@ -127,16 +125,16 @@ export function definitionRoutes(deps: { sql: Sql; auth: PersonalKeyAuth; limite
     )
     .delete(
       `${eventBase}/:id/`,
-      async ({ principal, params }) => {
-        await events.deleteEvent(await teamOf(principal, params.project_id), params.id)
+      async ({ project, params }) => {
+        await events.deleteEvent(project.id, params.id)
         return new Response(null, { status: 204 })
       },
       { params: idParams, detail: { tags: eventTags, summary: 'Delete an event definition', responses: DELETED } },
     )
     .get(
       `${propertyBase}/`,
-      async ({ principal, params, query, request }) => {
-        const teamId = await teamOf(principal, params.project_id)
+      async ({ project, params, query, request }) => {
+        const teamId = project.id
         const { limit, offset } = parsePaging(query)
         const filters = parsePropertyListParams(query)
         const { count, results } = await properties.list({ teamId, limit, offset, terms: searchTerms(query.search), ...filters })
@@ -163,8 +161,8 @@ export function definitionRoutes(deps: { sql: Sql; auth: PersonalKeyAuth; limite
     )
     .get(
       `${propertyBase}/seen_together/`,
-      async ({ principal, params, request }) => {
-        const teamId = await teamOf(principal, params.project_id)
+      async ({ project, params, request }) => {
+        const teamId = project.id
         const search = new URL(request.url).searchParams
         const { events: names, property } = parseSeenTogether(search.getAll('event_names'), search.get('property_name'))
         // answered as text: Elysia's answer check would drop an event named "__proto__" from the object
@@ -179,21 +177,21 @@ export function definitionRoutes(deps: { sql: Sql; auth: PersonalKeyAuth; limite
     )
     .post(
       `${propertyBase}/bulk_update_tags/`,
-      async ({ principal, params, body }) => properties.bulkTag(await teamOf(principal, params.project_id), principal.userId, body),
+      async ({ principal, project, params, body }) => properties.bulkTag(project.id, principal.userId, body),
       {
         params,
         response: { 200: BulkTagsAnswer },
         detail: { tags: propertyTags, summary: 'Add, remove or set tags on many property definitions', requestBody: checkedBody(BulkTagsBody) },
       },
     )
-    .get(`${propertyBase}/:id/`, async ({ principal, params }) => properties.retrieve(await teamOf(principal, params.project_id), params.id), {
+    .get(`${propertyBase}/:id/`, async ({ project, params }) => properties.retrieve(project.id, params.id), {
       params: idParams,
       response: { 200: PropertyDefinition },
       detail: { tags: propertyTags, summary: 'Retrieve a property definition' },
     })
     .patch(
       `${propertyBase}/:id/`,
-      async ({ principal, params, body }) => properties.update(await teamOf(principal, params.project_id), params.id, principal.userId, body),
+      async ({ principal, project, params, body }) => properties.update(project.id, params.id, principal.userId, body),
       {
         params: idParams,
         response: { 200: PropertyDefinition },
@@ -202,7 +200,7 @@ export function definitionRoutes(deps: { sql: Sql; auth: PersonalKeyAuth; limite
     )
     .put(
       `${propertyBase}/:id/`,
-      async ({ principal, params, body }) => properties.update(await teamOf(principal, params.project_id), params.id, principal.userId, body),
+      async ({ principal, project, params, body }) => properties.update(project.id, params.id, principal.userId, body),
       {
         params: idParams,
         response: { 200: PropertyDefinition },
@@ -211,8 +209,8 @@ export function definitionRoutes(deps: { sql: Sql; auth: PersonalKeyAuth; limite
     )
     .delete(
       `${propertyBase}/:id/`,
-      async ({ principal, params }) => {
-        await properties.delete(await teamOf(principal, params.project_id), params.id)
+      async ({ project, params }) => {
+        await properties.delete(project.id, params.id)
         return new Response(null, { status: 204 })
       },
       { params: idParams, detail: { tags: propertyTags, summary: 'Delete a property definition (it comes back when ingestion next sees it)', responses: DELETED } },

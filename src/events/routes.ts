@@ -4,7 +4,7 @@ import { Elysia, t } from 'elysia'
 import type { PersonalKeyAuth } from '../projects/auth'
 import { errors } from '../http/errors'
 import { isoDate } from '../http/format'
-import { personalKeyGuard } from '../projects/guards'
+import { projectGuard } from '../projects/guards'
 import { parsePaging, publicUrl } from '../http/pagination'
 import type { RateLimiter } from '../http/rate-limit'
 import { parseTimestamp } from '../capture/timestamp'
@@ -50,10 +50,9 @@ export function eventJson(e: StoredEvent) {
 }
 
 export function eventRoutes(deps: { events: EventStore; auth: PersonalKeyAuth; limiter?: RateLimiter; trustProxy: boolean }) {
-  return new Elysia({ name: 'events-api' }).use(personalKeyGuard(deps.auth, deps.limiter)).get(
+  return new Elysia({ name: 'events-api' }).use(projectGuard(deps.auth, deps.limiter)).get(
     '/api/projects/:project_id/events/',
-    async ({ principal, params, query, request }) => {
-      const project = await deps.auth.project(principal, params.project_id)
+    async ({ project, params, query, request }) => {
       // the same reading (and the same error codes) as every other list
       const { limit } = parsePaging({ limit: query.limit })
       const rows = await deps.events

@@ -4,7 +4,7 @@
 import { Elysia, t } from 'elysia'
 import { ApiError, errors } from '../http/errors'
 import type { PersonalKeyAuth, Principal } from '../projects/auth'
-import { personalKeyGuard } from '../projects/guards'
+import { personalKeyGuard, projectGuard } from '../projects/guards'
 import { page, parsePaging, publicUrl } from '../http/pagination'
 import type { RateLimiter } from '../http/rate-limit'
 import type { ProjectTokenCache } from '../projects/token-cache'
@@ -68,12 +68,12 @@ export function flagRoutes(deps: FlagRouteDeps) {
     }
   }
 
-  return new Elysia({ name: 'feature-flags' })
-    .use(personalKeyGuard(deps.auth, deps.limiter))
+  const projectRoutes = new Elysia({ name: 'feature-flags' })
+    .use(projectGuard(deps.auth, deps.limiter))
     .get(
       `${base}/`,
-      async ({ principal, params, query, request }) => {
-        const teamId = (await project(principal, params.project_id)).id
+      async ({ project, query, request }) => {
+        const teamId = project.id
         const { limit, offset } = parsePaging(query)
         const search = typeof query.search === 'string' && query.search !== '' ? query.search.replace(/\0/g, '') : undefined
         const { count, results } = await deps.flags.list(teamId, { limit, offset, search, active: activeFilter(query.active) })
@@ -83,44 +83,45 @@ export function flagRoutes(deps: FlagRouteDeps) {
     )
     .post(
       `${base}/`,
-      async ({ principal, params, body, set }) => {
-        const teamId = (await project(principal, params.project_id)).id
+      async ({ principal, project, body, set }) => {
+        const teamId = project.id
         const flag = await deps.flags.create(teamId, principal.userId, jsonBody(body))
         set.status = 201
         return flag
       },
       { params, body: t.Unknown(), detail: { tags, summary: 'Create a feature flag' } },
     )
-    .get(`${base}/local_evaluation`, async ({ principal, params, request }) => localEvaluation((await project(principal, params.project_id)).id, request), {
+    .get(`${base}/local_evaluation`, async ({ project, request }) => localEvaluation(project.id, request), {
       params,
       detail: { tags, summary: 'Flag definitions for server SDKs that evaluate locally (ETag / 304)' },
     })
     .get(
       `${base}/:id/`,
-      async ({ principal, params }) => deps.flags.retrieve((await project(principal, params.project_id)).id, params.id),
+      async ({ project, params }) => deps.flags.retrieve(project.id, params.id),
       { params: idParams, detail: { tags, summary: 'Retrieve a feature flag (deleted ones too)' } },
     )
     .patch(
       `${base}/:id/`,
-      async ({ principal, params, body }) =>
-        deps.flags.update((await project(principal, params.project_id)).id, params.id, principal.userId, jsonBody(body), 'PATCH'),
+      async ({ principal, project, params, body }) => deps.flags.update(project.id, params.id, principal.userId, jsonBody(body), 'PATCH'),
       { params: idParams, body: t.Unknown(), detail: { tags, summary: 'Update a feature flag (bumps version); {"deleted": true} deletes it' } },
     )
     .put(
       `${base}/:id/`,
-      async ({ principal, params, body }) =>
-        deps.flags.update((await project(principal, params.project_id)).id, params.id, principal.userId, jsonBody(body), 'PUT'),
+      async ({ principal, project, params, body }) => deps.flags.update(project.id, params.id, principal.userId, jsonBody(body), 'PUT'),
       { params: idParams, body: t.Unknown(), detail: { tags, summary: 'Replace a feature flag (key required)' } },
     )
     .delete(
       `${base}/:id/`,
-      async ({ principal, params }) => {
-        await project(principal, params.project_id)
+      async () => {
         // As PostHog's ForbidDestroyModel: flags are deleted with PATCH {"deleted": true}.
         throw errors.methodNotAllowed('DELETE')
       },
       { params: idParams, detail: { tags, summary: 'Not allowed (405): PATCH {"deleted": true} instead' } },
     )
+
+  // Named by the project's token, not by a project id in the path.
+  const tokenRoutes = new Elysia({ name: 'feature-flag-definitions' })
+    .use(personalKeyGuard(deps.auth, deps.limiter))
     .get(
       '/api/feature_flag/local_evaluation',
       async ({ principal, query, request }) => localEvaluation(await projectOfToken(principal, query.token), request),
@@ -132,4 +133,5 @@ export function flagRoutes(deps: FlagRouteDeps) {
       async ({ principal, query, request }) => localEvaluation(await projectOfToken(principal, query.token), request),
       { detail: { tags, summary: 'Flag definitions for local evaluation, as posthog-node 5 asks for them (same as local_evaluation)' } },
     )
+  return new Elysia({ name: 'feature-flag-routes' }).use(projectRoutes).use(tokenRoutes)
 }

@@ -3,7 +3,7 @@ import { Elysia, t } from 'elysia'
 import type { Sql } from 'postgres'
 import type { PersonalKeyAuth } from '../projects/auth'
 import { isoDate } from '../http/format'
-import { personalKeyGuard } from '../projects/guards'
+import { projectGuard } from '../projects/guards'
 import { page, PageQuery, parsePaging, publicUrl } from '../http/pagination'
 import type { RateLimiter } from '../http/rate-limit'
 import { listPersons, type PersonListing } from './repository'
@@ -20,10 +20,9 @@ export function personJson(p: PersonListing) {
 }
 
 export function personRoutes(deps: { sql: Sql; auth: PersonalKeyAuth; limiter?: RateLimiter; trustProxy: boolean }) {
-  return new Elysia({ name: 'persons' }).use(personalKeyGuard(deps.auth, deps.limiter)).get(
+  return new Elysia({ name: 'persons' }).use(projectGuard(deps.auth, deps.limiter)).get(
     '/api/projects/:project_id/persons/',
-    async ({ principal, params, query, request }) => {
-      const project = await deps.auth.project(principal, params.project_id)
+    async ({ project, query, request }) => {
       const { limit, offset } = parsePaging(query)
       const { count, rows } = await listPersons(deps.sql, project.id, { distinctId: query.distinct_id, limit, offset })
       return page(publicUrl(request, deps.trustProxy), count, limit, offset, rows.map(personJson))

@@ -3,7 +3,7 @@ import { Elysia, t } from 'elysia'
 import type { Sql } from 'postgres'
 import type { PersonalKeyAuth } from './auth'
 import { isoDate } from '../http/format'
-import { personalKeyGuard } from './guards'
+import { personalKeyGuard, projectGuard } from './guards'
 import { page, PageQuery, parsePaging, publicUrl } from '../http/pagination'
 import type { RateLimiter } from '../http/rate-limit'
 import { inTransaction } from '../db/postgres'
@@ -33,7 +33,7 @@ export function projectRoutes(deps: {
   limiter?: RateLimiter
   trustProxy: boolean
 }) {
-  return new Elysia({ name: 'projects', detail: { tags: ['projects'] } as never })
+  const list = new Elysia({ name: 'projects' })
     .use(personalKeyGuard(deps.auth, deps.limiter))
     .get(
       '/api/projects/',
@@ -48,9 +48,12 @@ export function projectRoutes(deps: {
         detail: { summary: 'Projects the key’s user can see', tags: ['projects'] },
       },
     )
+
+  const one = new Elysia({ name: 'project' })
+    .use(projectGuard(deps.auth, deps.limiter))
     .get(
       '/api/projects/:project_id/',
-      async ({ principal, params }) => projectJson(await deps.auth.project(principal, params.project_id)),
+      async ({ project }) => projectJson(project),
       {
         params: t.Object({ project_id: t.String({ description: 'numeric id or @current' }) }),
         response: { 200: Project },
@@ -59,8 +62,7 @@ export function projectRoutes(deps: {
     )
     .patch(
       '/api/projects/:project_id/reset_token/',
-      async ({ principal, params }) => {
-        const project = await deps.auth.project(principal, params.project_id)
+      async ({ principal, project }) => {
         if (!(await isOrganizationAdmin(deps.sql, principal.userId, project.organizationId))) {
           throw errors.permissionDenied('Only organization admins can reset the project token.')
         }
@@ -80,4 +82,5 @@ export function projectRoutes(deps: {
         },
       },
     )
+  return new Elysia({ name: 'project-routes' }).use(list).use(one)
 }
