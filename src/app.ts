@@ -2,7 +2,7 @@
 import { Elysia } from 'elysia'
 import { apiDocsRoutes } from './http/api-docs'
 import { findPersonalKey } from './projects/auth'
-import { apiPreflightHeaders, clientIp, corsHeaders, queryOf } from './http/cors'
+import { apiPreflightHeaders, clientIp, corsHeaders, isPublicEndpoint, queryOf } from './http/cors'
 import { refuseTooLarge } from './http/body'
 import { bindRequestSignal } from './db/cancel'
 import { allowedMethods } from './http/methods'
@@ -54,8 +54,10 @@ export function createApp(services: Services) {
       const isPrivateApi = request.url.startsWith('/api/', request.url.indexOf('/', 8))
       // its reads are cancelled in Postgres if the client leaves (db/cancel.ts)
       if (isPrivateApi) bindRequestSignal(request.signal)
-      // the private API answers browsers on other origins (an admin tool with a Bearer key)
-      if (isPrivateApi && request.headers.has('origin')) Object.assign(set.headers, corsHeaders(request))
+      // The one place CORS headers are set, for answers and errors alike: the public endpoints answer any page
+      // (posthog-js runs on the customer's site), the private API answers browsers on other origins (an admin
+      // tool with a Bearer key).
+      if (isPrivateApi ? request.headers.has('origin') : isPublicEndpoint(request.url)) Object.assign(set.headers, corsHeaders(request))
       // ... and checks the key before reading a body: an anonymous 70 MB chunked body is not parsed first
       if (isPrivateApi && request.body !== null && request.method !== 'GET' && request.method !== 'OPTIONS') {
         const query = request.url.includes('personal_api_key=') ? queryOf(request) : null

@@ -1,6 +1,6 @@
 // POST/GET/OPTIONS /capture/, /batch/, /e/, /i/v0/e/, /track/, /engage/ (and /s/ recordings, dropped).
-import { Elysia, type AnyElysia } from 'elysia'
-import { clientIp, corsHeaders, preflightHeaders, queryOf } from '../http/cors'
+import { Elysia, type AnyElysia, type Context } from 'elysia'
+import { clientIp, preflightHeaders, queryOf } from '../http/cors'
 import { readCappedBody } from '../http/body'
 import type { Metrics } from '../ops/metrics'
 import { documentedAnswer, documentedBody } from '../http/openapi'
@@ -21,17 +21,15 @@ function endpointOf(url: string): string {
 }
 
 export function captureRoutes(deps: { capture: CaptureService; metrics: Metrics; maxBodyBytes: number; trustProxy: boolean }) {
-  // Handlers answer with a string and set headers through `set`: a returned Response would be copied
-  // through a stream by Elysia on every request, because a global hook sets x-request-id.
-  type Context = { request: Request; set: { status?: number | string; headers: Record<string, string | number> } }
-  const answer = (set: Context['set'], request: Request, extra: Record<string, string> = {}) => {
-    Object.assign(set.headers, corsHeaders(request), extra)
+  // Handlers answer with a string and set headers through `set` (CORS among them, set by the app for every
+  // public endpoint): a returned Response would be copied through a stream by Elysia on every request.
+  const answer = (set: Context['set'], extra: Record<string, string> = {}) => {
+    Object.assign(set.headers, extra)
     set.headers['content-type'] = 'application/json'
     return OK
   }
-  const handle = async ({ request, set, server }: Context & { server: { requestIP(r: Request): { address: string } | null } | null }) => {
+  const handle = async (request: Request, set: Context['set'], address: string | undefined) => {
     const receivedAt = Date.now()
-    Object.assign(set.headers, corsHeaders(request))
     const body = await readCappedBody(request, deps.maxBodyBytes)
     const query = queryOf(request)
     await deps.capture.capture({
@@ -41,7 +39,7 @@ export function captureRoutes(deps: { capture: CaptureService; metrics: Metrics;
       contentEncoding: request.headers.get('content-encoding'),
       query,
       // ?ip=0 (older posthog-js): the site asked not to record the visitor's address
-      ip: query.get('ip') === '0' ? null : clientIp(request, server?.requestIP(request)?.address, deps.trustProxy),
+      ip: query.get('ip') === '0' ? null : clientIp(request, address, deps.trustProxy),
       userAgent: request.headers.get('user-agent'),
       engage: request.url.startsWith('/engage', request.url.indexOf('/', 8)),
       receivedAt,
@@ -52,12 +50,11 @@ export function captureRoutes(deps: { capture: CaptureService; metrics: Metrics;
       set.status = 204
       return ''
     }
-    return answer(set, request)
+    return answer(set)
   }
-  const preflight = ({ request, set }: Context) => answer(set, request, preflightHeaders(request))
-  const recording = ({ request, set }: Context) => {
+  const recording = (set: Context['set']) => {
     deps.metrics.recordingsDropped.inc()
-    return answer(set, request)
+    return answer(set)
   }
 
   const detail = (path: string) => ({
@@ -71,13 +68,13 @@ export function captureRoutes(deps: { capture: CaptureService; metrics: Metrics;
   let app: AnyElysia = new Elysia({ name: 'capture' })
   for (const path of CAPTURE_PATHS) {
     app = app
-      .post(path, handle as never, { parse: 'none', detail: detail(path) })
-      .get(path, handle as never, { detail: detail(path) })
-      .options(path, preflight as never)
+      .post(path, ({ request, set, server }) => handle(request, set, server?.requestIP(request)?.address), { parse: 'none', detail: detail(path) })
+      .get(path, ({ request, set, server }) => handle(request, set, server?.requestIP(request)?.address), { detail: detail(path) })
+      .options(path, ({ request, set }) => answer(set, preflightHeaders(request)))
   }
   for (const path of ['/s']) {
     app = app
-      .post(path, recording as never, {
+      .post(path, ({ set }) => recording(set), {
         parse: 'none',
         detail: {
           tags: ['capture'],
@@ -86,8 +83,8 @@ export function captureRoutes(deps: { capture: CaptureService; metrics: Metrics;
           responses: documentedAnswer(CaptureOk),
         },
       })
-      .get(path, recording as never, { detail: { tags: ['capture'], summary: 'Session recordings: answered and dropped', responses: documentedAnswer(CaptureOk) } })
-      .options(path, preflight as never)
+      .get(path, ({ set }) => recording(set), { detail: { tags: ['capture'], summary: 'Session recordings: answered and dropped', responses: documentedAnswer(CaptureOk) } })
+      .options(path, ({ request, set }) => answer(set, preflightHeaders(request)))
   }
   return app
 }

@@ -40,3 +40,15 @@ describe('CORS', () => {
     expect(h['access-control-allow-methods']).toContain('POST')
   })
 })
+
+describe('public endpoints (CORS on every answer, errors included)', () => {
+  test('capture, recordings, decide, flags and remote config, with or without a slash or query; nothing else', async () => {
+    const { isPublicEndpoint } = await import('./cors')
+    for (const path of ['/capture', '/capture/', '/batch/?x=1', '/e', '/i/v0/e/', '/track', '/engage/', '/s/', '/decide/?v=3', '/flags?v=2', '/array/phc_x/config.js']) {
+      expect({ path, public: isPublicEndpoint(`http://h${path}`) }).toEqual({ path, public: true })
+    }
+    for (const path of ['/api/projects/', '/events', '/engagement', '/decidex', '/metrics', '/_health', '/swagger', '/']) {
+      expect({ path, public: isPublicEndpoint(`http://h${path}`) }).toEqual({ path, public: false })
+    }
+  })
+})

@@ -37,3 +37,17 @@ export function queryOf(request: Request): URLSearchParams {
 export function apiPreflightHeaders(request: Request): Record<string, string> {
   return preflightHeaders(request, 'GET, POST, PUT, PATCH, DELETE, OPTIONS', 'authorization, content-type')
 }
+
+// What browsers call from any page: capture (and recordings), /decide and /flags, remote config.
+const PUBLIC_PREFIXES = ['/capture', '/batch', '/e', '/i/v0/e', '/track', '/engage', '/s', '/decide', '/flags', '/array/']
+
+/** The path (of a full request URL) is one of the public, browser-facing endpoints. */
+export function isPublicEndpoint(url: string): boolean {
+  const start = url.indexOf('/', url.indexOf('//') + 2)
+  for (const prefix of PUBLIC_PREFIXES) {
+    if (!url.startsWith(prefix, start)) continue
+    const next = url[start + prefix.length]
+    if (prefix.endsWith('/') || next === undefined || next === '/' || next === '?') return true
+  }
+  return false
+}

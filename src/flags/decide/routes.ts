@@ -1,8 +1,7 @@
 // POST /decide/?v=1..4 and POST /flags/?v=2[&config=true] (also GET and OPTIONS, with CORS).
-import { Elysia } from 'elysia'
+import { Elysia, type Context } from 'elysia'
 import { preflightHeaders, queryOf } from '../../http/cors'
 import { readCappedBody } from '../../http/body'
-import { ApiError } from '../../http/errors'
 import type { Metrics } from '../../ops/metrics'
 import type { DecideService } from './service'
 import { documentedAnswer, documentedBody } from '../../http/openapi'
@@ -11,48 +10,34 @@ import { minimalDecide } from './response'
 
 const OK = JSON.stringify({ status: 1 })
 
-type Context = { request: Request; set: { headers: Record<string, string | number>; status?: number | string } }
-
 export function decideRoutes(deps: { decide: DecideService; metrics: Metrics; maxBodyBytes: number }) {
-  // The answer goes back as a string with its headers in `set`: Elysia then makes one Response (returning a
-  // Response while other hooks set headers makes it copy the body through a stream).
-  const reply = ({ request, set }: Context, body: string, status = 200, extra?: Record<string, string>): string => {
-    const h = set.headers
-    h['access-control-allow-origin'] = request.headers.get('origin') || '*'
-    h['access-control-allow-credentials'] = 'true'
-    h.vary = 'Origin'
-    h['content-type'] = 'application/json'
-    if (extra) Object.assign(h, extra)
-    if (status !== 200) set.status = status
+  // The answer goes back as a string with its headers in `set` (CORS among them, set by the app for every public
+  // endpoint; errors take the app's one error path): Elysia then makes one Response.
+  const reply = (set: Context['set'], body: string) => {
+    set.headers['content-type'] = 'application/json'
     return body
   }
   const answered = { true: deps.metrics.decideRequests.labels({ errors: 'true' }), false: deps.metrics.decideRequests.labels({ errors: 'false' }) }
 
-  const evaluate = (endpoint: 'decide' | 'flags') => async (ctx: Context) => {
-    const { request } = ctx
-    try {
-      const body = await readCappedBody(request, deps.maxBodyBytes)
-      const answer = await deps.decide.decide(endpoint, {
-        method: request.method,
-        body,
-        contentType: request.headers.get('content-type'),
-        contentEncoding: request.headers.get('content-encoding'),
-        query: queryOf(request),
-      })
-      answered[answer.errors ? 'true' : 'false'].inc()
-      return reply(ctx, answer.body)
-    } catch (error) {
-      // Errors carry CORS headers too, so that a browser client can read them.
-      if (error instanceof ApiError) return reply(ctx, JSON.stringify(error.toBody()), error.status, error.headers)
-      throw error
-    }
+  const evaluate = async (endpoint: 'decide' | 'flags', request: Request, set: Context['set']) => {
+    const body = await readCappedBody(request, deps.maxBodyBytes)
+    const answer = await deps.decide.decide(endpoint, {
+      method: request.method,
+      body,
+      contentType: request.headers.get('content-type'),
+      contentEncoding: request.headers.get('content-encoding'),
+      query: queryOf(request),
+    })
+    answered[answer.errors ? 'true' : 'false'].inc()
+    return reply(set, answer.body)
   }
-  const minimal = (ctx: Context) => reply(ctx, JSON.stringify(minimalDecide()))
-  const preflight = ({ request }: { request: Request }) =>
-    new Response(OK, { headers: { ...preflightHeaders(request), 'content-type': 'application/json' } })
+  const preflight = (request: Request, set: Context['set']) => {
+    Object.assign(set.headers, preflightHeaders(request))
+    return reply(set, OK)
+  }
 
   return new Elysia({ name: 'decide' })
-    .post('/decide', evaluate('decide') as never, {
+    .post('/decide', ({ request, set }) => evaluate('decide', request, set), {
       parse: 'none',
       detail: {
         tags: ['flags'],
@@ -63,9 +48,9 @@ export function decideRoutes(deps: { decide: DecideService; metrics: Metrics; ma
         responses: documentedAnswer(DecideAnswer),
       },
     })
-    .get('/decide', minimal as never, { detail: { tags: ['flags'], summary: 'Minimal /decide answer (no evaluation)', responses: documentedAnswer(DecideAnswer) } })
-    .options('/decide', preflight as never)
-    .post('/flags', evaluate('flags') as never, {
+    .get('/decide', ({ set }) => reply(set, JSON.stringify(minimalDecide())), { detail: { tags: ['flags'], summary: 'Minimal /decide answer (no evaluation)', responses: documentedAnswer(DecideAnswer) } })
+    .options('/decide', ({ request, set }) => preflight(request, set))
+    .post('/flags', ({ request, set }) => evaluate('flags', request, set), {
       parse: 'none',
       detail: {
         tags: ['flags'],
@@ -74,6 +59,6 @@ export function decideRoutes(deps: { decide: DecideService; metrics: Metrics; ma
         responses: documentedAnswer(DecideAnswer),
       },
     })
-    .get('/flags', evaluate('flags') as never, { detail: { tags: ['flags'], summary: '/flags with the body in ?data=', responses: documentedAnswer(DecideAnswer) } })
-    .options('/flags', preflight as never)
+    .get('/flags', ({ request, set }) => evaluate('flags', request, set), { detail: { tags: ['flags'], summary: '/flags with the body in ?data=', responses: documentedAnswer(DecideAnswer) } })
+    .options('/flags', ({ request, set }) => preflight(request, set))
 }
