@@ -7,7 +7,7 @@ import { errors } from '../http/errors'
 import { bumpFlagVersion, userObject } from '../flags/repository'
 import { COHORT_VALUES_PATH } from '../flags/references'
 import type { PersonListing } from '../people/repository'
-import type { UserBasic } from '../flags/serialize'
+import type { UserBasic } from '../projects/users'
 import { COHORT_LIMITS, type CohortInput } from './validation'
 import type { CsvIdKind } from './csv'
 

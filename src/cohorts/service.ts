@@ -1,8 +1,7 @@
 // The cohorts REST API behind the routes: validate, write, refresh this process's flag cache (which holds the
 // cohorts flags use). Never sees the HTTP context.
 import type { Sql } from 'postgres'
-import { isConnectionError } from '../db/postgres'
-import { ApiError, errors } from '../http/errors'
+import { databaseWork, errors } from '../http/errors'
 import { NUMERIC_ID } from '../http/fields'
 import type { FlagCache } from '../flags/cache'
 import { CohortSet, inCohort, UnsupportedCohortFilter } from '../flags/engine'
@@ -32,15 +31,7 @@ import { COHORT_LIMITS, personUuids, validateCohortBody, type CohortInput } from
 export const DYNAMIC_MEMBERS_SCAN_LIMIT = 100_000
 const SCAN_CHUNK = 1000
 
-async function db<T>(fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn()
-  } catch (error) {
-    if (error instanceof ApiError) throw error
-    if (isConnectionError(error)) throw errors.databaseUnavailable()
-    throw error
-  }
-}
+const db = <T>(fn: () => Promise<T>): Promise<T> => databaseWork(fn)
 
 function invalid(detail: string, code = 'invalid_input', attr: string | null = null): never {
   throw errors.validation(code, detail, attr)

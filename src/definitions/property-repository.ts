@@ -2,7 +2,8 @@
 // reads and changes.
 import type { Sql } from 'postgres'
 import type { PropertyType } from './property-types'
-import { nameMatches, userJson, type UserBasicRow } from './repository'
+import type { UserBasic } from '../projects/users'
+import { nameMatches, userJson } from './repository'
 import type { Curation } from './rules'
 
 export type PropertyKind = 'event' | 'person' | 'group' | 'session'
@@ -76,8 +77,8 @@ export interface PropertyRow extends Curation {
   tags: string[]
   updated_at: Date | null
   updated_by_id: number | null
-  verified_by: UserBasicRow | null
-  updated_by: UserBasicRow | null
+  verified_by: UserBasic | null
+  updated_by: UserBasic | null
   /** null unless the list was asked about events */
   is_seen_on_filtered_events: boolean | null
 }

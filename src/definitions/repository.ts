@@ -1,17 +1,9 @@
 // Event definitions in Postgres: the learner's upsert and what the REST API reads and changes. The SQL pieces
 // both kinds of definition use (the user object, name search, bulk tags) are here too.
+import type { UserBasic } from '../projects/users'
 import type { Sql } from 'postgres'
 import { escapeLike, type Curation, type TagAction } from './rules'
 import type { DefinitionSighting } from './tracker'
-
-export interface UserBasicRow {
-  id: number
-  uuid: string
-  distinct_id: string
-  first_name: string
-  email: string
-  is_email_verified: boolean
-}
 
 export interface DefinitionRow extends Curation {
   id: string
@@ -23,8 +15,8 @@ export interface DefinitionRow extends Curation {
   post_to_chat: boolean
   description: string
   created_by_id: number | null
-  created_by: UserBasicRow | null
-  verified_by: UserBasicRow | null
+  created_by: UserBasic | null
+  verified_by: UserBasic | null
 }
 
 /** First sight creates the definition; later sightings advance last_seen_at. One statement per batch. */

@@ -1,16 +1,8 @@
 // Flags as the REST API and local_evaluation render them (PostHog's FeatureFlagSerializer and
 // MinimalFeatureFlagSerializer), with FeatureFlag.get_filters()'s legacy conversion applied.
+import type { UserBasic } from '../projects/users'
 import { isoDate } from '../http/format'
 import type { FlagFilters } from './engine'
-
-export interface UserBasic {
-  id: number
-  uuid: string
-  distinct_id: string
-  first_name: string
-  email: string
-  is_email_verified: boolean
-}
 
 export interface FlagRow {
   id: number

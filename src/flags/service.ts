@@ -1,8 +1,7 @@
 // The flag REST API and local_evaluation, behind the routes: validate, write, refresh this process's cache.
 import { NUMERIC_ID } from '../http/fields'
 import type { Sql } from 'postgres'
-import { isConnectionError, isUniqueViolation } from '../db/postgres'
-import { ApiError, errors } from '../http/errors'
+import { databaseWork, errors } from '../http/errors'
 import type { FlagCache } from './cache'
 import { localEvaluationOf, type LocalEvaluation } from './local-evaluation'
 import { flagListing, safeInt } from './reference-checks'
@@ -11,17 +10,8 @@ import { createFlag, getFlag, keyTaken, listFlags, updateFlag, type ListOptions 
 import { flagJson, type FlagRow } from './serialize'
 import { validateFlagBody, type FlagInput, type ValidationContext, type WriteMethod } from './validation'
 
-/** Postgres unreachable → 503 database_unavailable; ApiErrors pass; anything else is a bug (500). */
-async function db<T>(fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn()
-  } catch (error) {
-    if (error instanceof ApiError) throw error
-    if (isConnectionError(error)) throw errors.databaseUnavailable()
-    if (isUniqueViolation(error)) throw errors.validation('unique', 'There is already a feature flag with this key.', 'key')
-    throw error
-  }
-}
+const db = <T>(fn: () => Promise<T>): Promise<T> =>
+  databaseWork(fn, () => errors.validation('unique', 'There is already a feature flag with this key.', 'key'))
 
 /** If-None-Match (strong `"x"`, weak `W/"x"`, bare `x`, lists, `*`) against an entity tag. */
 export function etagMatches(ifNoneMatch: string | null, etag: string): boolean {

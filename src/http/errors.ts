@@ -1,4 +1,4 @@
-import { isConnectionError as isUnreachable } from '../db/postgres'
+import { isConnectionError as isUnreachable, isUniqueViolation } from '../db/postgres'
 
 // The one error type of the service, and the one place that turns any error into {type, code, detail, attr}.
 
@@ -159,5 +159,20 @@ export function toErrorResponse(code: string | number, error: unknown): { status
         body: { type: 'server_error', code: 'error', detail: 'A server error occurred.', attr: null },
         headers: {},
       }
+  }
+}
+
+/**
+ * A service's database work: Postgres unreachable → 503 database_unavailable; a unique violation → what
+ * `onUnique` says (a 400 naming the field); ApiErrors pass; anything else is a bug (500).
+ */
+export async function databaseWork<T>(fn: () => Promise<T>, onUnique?: () => ApiError): Promise<T> {
+  try {
+    return await fn()
+  } catch (error) {
+    if (error instanceof ApiError) throw error
+    if (isUnreachable(error)) throw errors.databaseUnavailable()
+    if (onUnique && isUniqueViolation(error)) throw onUnique()
+    throw error
   }
 }
