@@ -77,6 +77,19 @@ export function batchInsertedAt(rows: readonly StoredEvent[]): number {
   return newest
 }
 
+/**
+ * Whether the server takes these rows as a single insert block. A token is deduplicated per block (a large insert
+ * cut into blocks gets token_0, token_1, …): a retry that left rows out, cut differently, could reuse the number of
+ * a block that landed and be dropped for it. Servers cut at about a million rows or, when squashing, 256 MB; this
+ * stays far below (characters, not bytes, are counted here).
+ */
+function surelyOneBlock(rows: readonly StoredEvent[]): boolean {
+  if (rows.length > 100_000) return false
+  let chars = 0
+  for (const row of rows) chars += row.properties.length + row.distinctId.length + row.event.length + 200
+  return chars < 64 * 1024 * 1024
+}
+
 export interface ClickHouseTarget {
   url: string
   username: string
@@ -238,10 +251,11 @@ export class ClickHouseEventStore implements EventStore {
   /**
    * A retry is the same block as the first attempt: the same rows in the same order with the same bytes, and from
    * 22.2 the same deduplication token, so the server drops whatever part of it had landed. When in doubt, the rows
-   * already visible are left out first; the token still names the whole batch (the server deduplicates a token per
-   * partition, so the rows left are dropped only where this very batch already landed them), and on servers that
-   * deduplicate by content, what is left of a part that landed is that same part, byte for byte. The check alone
-   * is not enough in a cluster: it reads each shard from one replica, which may not have fetched the rows yet.
+   * already visible are left out first; the token still names the whole batch (the server keeps a token per
+   * partition, so the rows left are dropped only where this very batch already landed them; a batch the server
+   * might cut into several blocks goes without it), and on servers that deduplicate by content, what is left of a
+   * part that landed is that same part, byte for byte. The check alone is not enough in a cluster: it reads each
+   * shard from one replica, which may not have fetched the rows yet.
    */
   async insertBatch(rows: StoredEvent[], options: InsertOptions): Promise<number> {
     if (rows.length === 0) return 0
@@ -254,7 +268,9 @@ export class ClickHouseEventStore implements EventStore {
         if (pending.length === 0) return 0
       }
       const settings: Record<string, string | number> = {}
-      if (d.dedupToken) settings.insert_deduplication_token = deduplicationToken(rows)
+      if (d.dedupToken && (pending.length === rows.length || surelyOneBlock(rows))) {
+        settings.insert_deduplication_token = deduplicationToken(rows)
+      }
       if (this.cluster) settings.insert_distributed_sync = 1
       // Sent explicitly: 18.16 fills omitted JSONEachRow fields with zero, not with their DEFAULT.
       const insertedAt = d.formatDateTime(batchInsertedAt(rows))

@@ -71,7 +71,9 @@ export function dialectFor(versionText: string, database: string, cluster?: stri
     const args = version ? [version] : []
     if (!cluster) return `${kind}(${args.join(', ')})`
     const [path, replica] =
-      scope === 'shard' ? [`'/clickhouse/tables/{shard}/${database}.${table}'`, `'{replica}'`] : [`'/clickhouse/tables/all/${database}.${table}'`, `'{shard}-{replica}'`]
+      scope === 'shard'
+        ? [`'/clickhouse/tables/{shard}/${database}.${table}'`, `'{replica}'`]
+        : [`'/clickhouse/tables/all/${database}.${table}'`, `'{shard}-{replica}'`]
     return `Replicated${kind}(${[path, replica, ...args].join(', ')})`
   }
 
