@@ -192,7 +192,11 @@ export class Consumer {
 
   /** The next records after the cursor, from the ring where it has them and from the log otherwise. */
   private collect(): Batch | null {
-    const last = Math.min(this.deps.wal.lastSeq, this.deps.upTo?.() ?? Number.POSITIVE_INFINITY)
+    let last = Math.min(this.deps.wal.lastSeq, this.deps.upTo?.() ?? Number.POSITIVE_INFINITY)
+    // After a crash, the batch whose insert may have landed is rebuilt with the same bounds: the identical
+    // block, which the store's deduplication (by content, or by its token) recognises even when a check for
+    // what landed read a lagging replica.
+    if (this.inDoubtThrough > this.cursor) last = Math.min(last, this.inDoubtThrough)
     if (last <= this.cursor) return null
     const records: LoggedRecord[] = []
     let events = 0
