@@ -108,3 +108,14 @@ export async function json<T = any>(response: Response | Promise<Response>): Pro
     throw new Error(`expected JSON, got ${r.status}: ${text.slice(0, 300)}`)
   }
 }
+
+/** Wait until the flush worker has learned everything captured so far. */
+export async function learned(stack: Stack, ms = 15_000): Promise<void> {
+  const deadline = Date.now() + ms
+  while (Date.now() < deadline) {
+    const stats = stack.services.captureLog.stats()
+    if (stats.consumers.learn?.position === stats.lastSeq && stats.consumers.store?.position === stats.lastSeq) return
+    await Bun.sleep(25)
+  }
+  throw new Error(`not learned in time: ${JSON.stringify(stack.services.captureLog.stats())}`)
+}

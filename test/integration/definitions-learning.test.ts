@@ -8,7 +8,7 @@ import { Learner } from '../../src/people/learner'
 import type { Batch } from '../../src/pipeline/consumer'
 import { MetricsRecorder } from '../../src/pipeline/metrics-relay'
 import { createProject } from '../../src/projects/repository'
-import { BASE, json, PROJECT_KEY, startStack, type Stack, type StoreChoice } from '../helpers/stack'
+import { BASE, json, learned, PROJECT_KEY, startStack, type Stack, type StoreChoice } from '../helpers/stack'
 
 const props = '/api/projects/1/property_definitions'
 const events = '/api/projects/1/event_definitions'
@@ -17,17 +17,6 @@ type Item = { name: string; property_type: string | null; is_numerical: boolean;
 async function send(stack: Stack, batch: Record<string, unknown>[], token = PROJECT_KEY) {
   const r = await stack.app.handle(new Request(`${BASE}/batch/`, { method: 'POST', body: JSON.stringify({ api_key: token, batch }) }))
   expect(r.status).toBe(200)
-}
-
-/** Wait until the flush worker has learned everything captured so far. */
-async function learned(stack: Stack, ms = 15_000): Promise<void> {
-  const deadline = Date.now() + ms
-  while (Date.now() < deadline) {
-    const stats = stack.services.captureLog.stats()
-    if (stats.consumers.learn?.position === stats.lastSeq && stats.consumers.store?.position === stats.lastSeq) return
-    await Bun.sleep(25)
-  }
-  throw new Error(`not learned in time: ${JSON.stringify(stack.services.captureLog.stats())}`)
 }
 
 const ev = (event: string, properties: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({ event, properties: { distinct_id: 'user-1', ...properties }, ...extra })

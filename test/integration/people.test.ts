@@ -7,7 +7,7 @@ import { silentLogger } from '../../src/log'
 import { Learner } from '../../src/people/learner'
 import type { Batch } from '../../src/pipeline/consumer'
 import { MetricsRecorder } from '../../src/pipeline/metrics-relay'
-import { BASE, json, PROJECT_KEY, startStack, type Stack, type StoreChoice } from '../helpers/stack'
+import { BASE, json, learned, PROJECT_KEY, startStack, type Stack, type StoreChoice } from '../helpers/stack'
 
 /** An event as the flush worker hands it to the learner. */
 function capturedEvent(event: string, distinctId: string, properties: Record<string, unknown>): CapturedEvent {
@@ -29,17 +29,6 @@ function oneRecordBatch(events: CapturedEvent[]): Batch {
 async function send(stack: Stack, batch: Record<string, unknown>[]) {
   const r = await stack.app.handle(new Request(`${BASE}/batch/`, { method: 'POST', body: JSON.stringify({ api_key: PROJECT_KEY, batch }) }))
   expect(r.status).toBe(200)
-}
-
-/** Wait until the flush worker has learned everything captured so far. */
-async function learned(stack: Stack, ms = 15_000): Promise<void> {
-  const deadline = Date.now() + ms
-  while (Date.now() < deadline) {
-    const stats = stack.services.captureLog.stats()
-    if (stats.consumers.learn?.position === stats.lastSeq && stats.consumers.store?.position === stats.lastSeq) return
-    await Bun.sleep(25)
-  }
-  throw new Error(`not learned in time: ${JSON.stringify(stack.services.captureLog.stats())}`)
 }
 
 async function person(stack: Stack, distinctId: string) {
