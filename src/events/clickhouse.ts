@@ -1,7 +1,9 @@
 // The ClickHouse event store (@clickhouse/client over HTTP).
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client'
 import { readdirSync, readFileSync } from 'node:fs'
+import { Readable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
+import { ROW_COLUMNS, rowsAsTabSeparated } from './clickhouse-rows'
 import { dialectFor, renderMigration, stringLiteral, type Dialect } from './dialect'
 import { valueWithin } from '../lib/timeout'
 import { StoreError, type EventQuery, type EventStore, type InsertOptions, type StoredEvent } from './store'
@@ -272,22 +274,13 @@ export class ClickHouseEventStore implements EventStore {
         settings.insert_deduplication_token = deduplicationToken(rows)
       }
       if (this.cluster) settings.insert_distributed_sync = 1
-      // Sent explicitly: 18.16 fills omitted JSONEachRow fields with zero, not with their DEFAULT.
+      // _inserted_at is sent explicitly (derived from the batch, so a retry sends the same bytes).
       const insertedAt = d.formatDateTime(batchInsertedAt(rows))
       await this.client.insert({
         table: this.table,
-        format: 'JSONEachRow',
-        values: pending.map((e) => ({
-          uuid: e.uuid,
-          team_id: e.teamId,
-          event: e.event,
-          distinct_id: e.distinctId,
-          properties: e.properties,
-          timestamp: d.formatDateTime(e.timestamp),
-          created_at: d.formatDateTime(e.createdAt),
-          person_id: e.personId,
-          _inserted_at: insertedAt,
-        })),
+        format: 'TabSeparated',
+        columns: [...ROW_COLUMNS],
+        values: Readable.from([Buffer.from(rowsAsTabSeparated(pending, d.formatDateTime, insertedAt))], { objectMode: false }),
         clickhouse_settings: settings as never,
       })
       return pending.length

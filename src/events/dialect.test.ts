@@ -118,3 +118,24 @@ describe('the DDL the service runs in cluster mode', () => {
     await store.close()
   })
 })
+
+describe('formatDateTime (the flush formats three values per row)', () => {
+  const pad = (n: number, w = 2) => String(n).padStart(w, '0')
+  const viaDate = (ms: number, fraction: boolean) => {
+    const d = new Date(ms)
+    const base = `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}`
+    return fraction ? `${base}.${pad(d.getUTCMilliseconds(), 3)}000` : base
+  }
+  test('the same text as Date would give, at the edges of days and ranges and across many instants', () => {
+    const legacy = dialectFor('18.16.1', 'db')
+    const modern = dialectFor('26.7.1', 'db')
+    const edges = [0, 999, 1000, 86_399_999, 86_400_000, Date.UTC(2024, 1, 29, 23, 59, 59, 999), 4294967295_000, Date.UTC(1900, 0, 1), Date.UTC(1969, 11, 31, 23, 59, 59, 1)]
+    let seed = 42
+    const next = () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 2 ** 32
+    const instants = [...edges, ...Array.from({ length: 20_000 }, () => Math.floor(Date.UTC(1900, 0, 1) + next() * (Date.UTC(2299, 0, 1) - Date.UTC(1900, 0, 1))))]
+    for (const ms of instants) {
+      expect(modern.formatDateTime(ms)).toBe(viaDate(ms, true))
+      if (ms >= 0 && ms <= 4294967295_000) expect(legacy.formatDateTime(ms)).toBe(viaDate(ms, false))
+    }
+  })
+})

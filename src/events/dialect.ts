@@ -32,10 +32,25 @@ export function parseVersion(text: string): Version {
 
 const pad = (n: number, width = 2) => String(n).padStart(width, '0')
 
+const TWO_DIGITS = Array.from({ length: 60 }, (_, i) => pad(i))
+const THREE_DIGITS = Array.from({ length: 1000 }, (_, i) => pad(i, 3))
+const DAY_MS = 86_400_000
+// The flush formats three times per row: the day's "YYYY-MM-DD " is kept for the last day seen (a batch's
+// events mostly share a few days), the time of day is arithmetic on small lookup tables.
+let lastDay = Number.NaN
+let lastDayText = ''
+
 function formatUtc(ms: number, fraction: boolean): string {
-  const d = new Date(ms)
-  const base = `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}`
-  return fraction ? `${base}.${pad(d.getUTCMilliseconds(), 3)}000` : base
+  const day = Math.floor(ms / DAY_MS)
+  if (day !== lastDay) {
+    const d = new Date(day * DAY_MS)
+    lastDayText = `${d.getUTCFullYear()}-${TWO_DIGITS[d.getUTCMonth() + 1]}-${TWO_DIGITS[d.getUTCDate()]} `
+    lastDay = day
+  }
+  const inDay = ms - day * DAY_MS
+  const seconds = Math.floor(inDay / 1000)
+  const base = `${lastDayText}${TWO_DIGITS[Math.floor(seconds / 3600)]}:${TWO_DIGITS[Math.floor(seconds / 60) % 60]}:${TWO_DIGITS[seconds % 60]}`
+  return fraction ? `${base}.${THREE_DIGITS[inDay % 1000]}000` : base
 }
 
 // DateTime (legacy) holds 1970-01-01 .. 2106-02-07; DateTime64 holds 1900 .. 2299.

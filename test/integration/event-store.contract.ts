@@ -79,6 +79,17 @@ export function eventStoreContract(name: string, factory: StoreFactory): void {
       expect(got[0].timestamp).toBe(truncate(rows[1].timestamp))
     })
 
+    test('text with tabs, newlines, carriage returns, NULs and backslashes comes back byte for byte', async () => {
+      const team = 105
+      const awkward = 'a\tb\\c\n' + '\t\n\r\0' + ' end\\'
+      const properties = JSON.stringify({ 'key\twith\ttabs': 'line\nbreak\r\n\u0000nul \\ slash', path: 'C:\\dir\\file' })
+      const row = event({ teamId: team, timestamp: Date.UTC(2024, 0, 3), event: `ev${awkward}`, distinctId: `id${awkward}`, properties })
+      await store.insertBatch([row], { inDoubt: false })
+      const [got] = await store.query({ teamId: team, limit: 10 })
+      expect(got).toEqual({ ...row, timestamp: truncate(row.timestamp), createdAt: truncate(row.createdAt) })
+      expect(JSON.parse(got!.properties)).toEqual(JSON.parse(properties))
+    })
+
     test('filters by event, distinct id and time, and never crosses projects', async () => {
       const base = Date.UTC(2024, 1, 1)
       const mine = [
