@@ -114,6 +114,9 @@ for (const postgres of ['real', 'embedded'] as StoreChoice[]) {
         if (!merged) await Bun.sleep(25)
       }
       expect(merged).toBe(true)
+      // the flush worker's notice of the merge reaches /decide's person cache a moment after the commit
+      const seen = Date.now()
+      while (Date.now() - seen < 1000 && (await flags('signed-up'))['in-beta'] !== true) await Bun.sleep(10)
       expect(await flags('signed-up')).toMatchObject({ 'in-beta': true })
       expect(await flags('anon-device')).toMatchObject({ 'in-beta': true })
     })
