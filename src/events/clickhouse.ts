@@ -1,5 +1,5 @@
 // The ClickHouse event store (@clickhouse/client over HTTP).
-import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client'
+import { ClickHouseLogLevel, createClient, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client'
 import { readdirSync, readFileSync } from 'node:fs'
 import { Readable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
@@ -269,7 +269,7 @@ export class ClickHouseEventStore implements EventStore {
         pending = rows.filter((r) => !landed.has(r.uuid))
         if (pending.length === 0) return 0
       }
-      const settings: Record<string, string | number> = {}
+      const settings: ClickHouseSettings = {}
       if (d.dedupToken && (pending.length === rows.length || surelyOneBlock(rows))) {
         settings.insert_deduplication_token = deduplicationToken(rows)
       }
@@ -281,7 +281,7 @@ export class ClickHouseEventStore implements EventStore {
         format: 'TabSeparated',
         columns: [...ROW_COLUMNS],
         values: Readable.from([Buffer.from(rowsAsTabSeparated(pending, d.formatDateTime, insertedAt))], { objectMode: false }),
-        clickhouse_settings: settings as never,
+        clickhouse_settings: settings,
       })
       return pending.length
     } catch (error) {

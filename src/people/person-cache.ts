@@ -167,12 +167,12 @@ export class PersonCache {
     const read = this.load({ teamId, distinctId, groups })
     const out = new Map<string, Promise<Cached>>()
     const track = (key: string, pick: (loaded: Awaited<typeof read>) => { value: Cached; bytes: number }) => {
-      const pending: Pending = { stale: false, promise: undefined as never }
-      pending.promise = read.then(
+      const state = { stale: false }
+      const promise = read.then(
         (loaded) => {
           const sized = pick(loaded)
           if (this.pending.get(key) === pending) this.pending.delete(key)
-          if (!pending.stale) this.store(key, sized)
+          if (!state.stale) this.store(key, sized)
           return sized.value
         },
         (error) => {
@@ -180,6 +180,7 @@ export class PersonCache {
           throw error
         },
       )
+      const pending: Pending = Object.assign(state, { promise })
       this.pending.set(key, pending)
       out.set(key, pending.promise)
     }
