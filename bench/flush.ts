@@ -48,6 +48,9 @@ async function rawInsertSeconds(ch: ClickHouseServer, rowsFile: string): Promise
   return (performance.now() - started) / 1000
 }
 
+/** The raw insert rate of the last flush run (see run.ts). */
+export const flushFigures = { rawEventsPerSecond: 0 }
+
 export async function flushBench(): Promise<string> {
   const events = Number(process.env.BENCH_FLUSH_EVENTS ?? 200_000)
   const requests = Math.ceil(events / EVENTS_PER_REQUEST)
@@ -92,6 +95,7 @@ export async function flushBench(): Promise<string> {
     const raw = [await rawInsertSeconds(ch, rowsFile), await rawInsertSeconds(ch, rowsFile), await rawInsertSeconds(ch, rowsFile)].sort((a, b) => a - b)[1]
     if ((await count(ch, 'bench.events_raw')) !== total) throw new Error('raw insert lost rows')
     const rawRate = total / raw
+    flushFigures.rawEventsPerSecond = rawRate
 
     const rows = [
       { target: `clickhouse-client INSERT … FORMAT JSONEachRow (median of 3)`, 'events/s': Math.round(rawRate), 'vs raw': '1.00x', 'wall s': raw, 'peak RSS MB': '' },

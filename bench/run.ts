@@ -1,8 +1,8 @@
-// npm run bench [-- ingest|decide|flush|all] — figures against bare baselines measured in the same run.
+// npm run bench [-- ingest|decide|flush|saturated|all] (saturated: ingest and flush, and their ratio to L) — figures against bare baselines measured in the same run.
 import { cpus, totalmem } from 'node:os'
-import { ingestBench } from './ingest'
+import { ingestBench, ingestFigures } from './ingest'
 import { decideBench } from './decide'
-import { flushBench } from './flush'
+import { flushBench, flushFigures } from './flush'
 
 const which = process.argv[2] ?? 'all'
 const seconds = Number(process.env.BENCH_SECONDS ?? 10)
@@ -10,6 +10,17 @@ const processes = Number(process.env.BENCH_PROCESSES ?? 1)
 
 const header = `## phog benchmarks — ${new Date().toISOString().slice(0, 10)}, ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Bun ${Bun.version}\n`
 process.stdout.write(`${header}\n`)
-if (which === 'ingest' || which === 'all') process.stdout.write(`${await ingestBench(seconds, { processes })}\n`)
+if (which === 'ingest' || which === 'saturated' || which === 'all') process.stdout.write(`${await ingestBench(seconds, { processes })}\n`)
 if (which === 'decide' || which === 'all') process.stdout.write(`${await decideBench(seconds)}\n`)
-if (which === 'flush' || which === 'all') process.stdout.write(`${await flushBench()}\n`)
+if (which === 'flush' || which === 'saturated' || which === 'all') process.stdout.write(`${await flushBench()}\n`)
+
+// Events flushed per second while /batch/ is saturated, against L = 1 / (1/bare parse rate + 1/raw insert rate):
+// what one core parsing and one core inserting could sustain together.
+if (ingestFigures.clickhouseFlushedUnderLoad > 0 && flushFigures.rawEventsPerSecond > 0) {
+  const limit = 1 / (1 / ingestFigures.bareEventsPerSecond + 1 / flushFigures.rawEventsPerSecond)
+  const ratio = ingestFigures.clickhouseFlushedUnderLoad / limit
+  process.stdout.write(
+    `### saturated flush: ${Math.round(ingestFigures.clickhouseFlushedUnderLoad)} events/s stored into ClickHouse while /batch/ was saturated; ` +
+      `L = ${Math.round(limit)} (bare parse ${Math.round(ingestFigures.bareEventsPerSecond)}/s, raw insert ${Math.round(flushFigures.rawEventsPerSecond)}/s): ${ratio.toFixed(2)} L\n`,
+  )
+}
