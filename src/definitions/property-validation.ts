@@ -1,7 +1,7 @@
 // What the property definitions API accepts: the list's query parameters, PATCH/PUT bodies and seen_together's
 // parameters, checked one by one so that each error names its parameter or member.
 import { errors } from '../http/errors'
-import type { PropertyChanges, PropertyKind } from './property-repository'
+import type { PropertyChanges, PropertyKind, PropertyListQuery } from './property-repository'
 import { PROPERTY_TYPES, type PropertyType } from './property-types'
 import { booleanMember, booleanParam, descriptionMember, objectBody, tagsMember, type CurationChange } from './rules'
 
@@ -10,17 +10,8 @@ const KINDS = new Set<PropertyKind>(['event', 'person', 'group', 'session'])
 export const MAX_NAMES_PER_PARAMETER = 1000
 const MAX_NAME_LENGTH = 400
 
-export interface PropertyListParams {
-  kind: PropertyKind
-  groupTypeIndex: number | null
-  names: string[] | null
-  numericalOnly: boolean
-  featureFlags: boolean | null
-  eventNames: string[] | null
-  onlySeenOnEvents: boolean
-  excluded: string[]
-  excludeHidden: boolean
-}
+/** The list's filters, as the repository takes them (paging and search terms are read by the shared rules). */
+export type PropertyListParams = Omit<PropertyListQuery, 'teamId' | 'limit' | 'offset' | 'terms'>
 
 export interface PropertyListQueryParams {
   type?: string
