@@ -89,7 +89,7 @@ export function createApp(services: Services) {
     })
     .onAfterResponse({ as: 'global' }, ({ request, route, set, path }) => {
       const status = typeof set.status === 'number' ? set.status : 200
-      metrics.httpRequests.inc({ route: route || 'unmatched', method: request.method, status })
+      metrics.countHttpRequest(route || 'unmatched', request.method, status)
       // the access line: at info with LOG_REQUESTS=true, and always at debug
       if (logRequests || log.isLevelEnabled('debug')) {
         const line = { method: request.method, route: route || 'unmatched', path, status, durationMs: durationMs(request), requestId: set.headers['x-request-id'] }

@@ -165,7 +165,28 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
       registers: [registry],
     }),
   }
-  return metrics
+  return { ...metrics, countHttpRequest: httpRequestCounter(metrics.httpRequests) }
+}
+
+/** Children kept per (route, method, status); past this many (odd methods), the counter is labelled directly. */
+const MAX_REQUEST_COUNTERS = 512
+
+/**
+ * `http_requests_total` for one answered request. Every request counts, so the label set's child is found by one
+ * flat key rather than by prom-client hashing a label object each time.
+ */
+function httpRequestCounter(counter: Counter<'route' | 'method' | 'status'>) {
+  const children = new Map<string, Counter.Internal>()
+  return (route: string, method: string, status: number): void => {
+    const key = `${status} ${method} ${route}`
+    let child = children.get(key)
+    if (child === undefined) {
+      if (children.size >= MAX_REQUEST_COUNTERS) return counter.inc({ route, method, status })
+      child = counter.labels({ route, method, status })
+      children.set(key, child)
+    }
+    child.inc()
+  }
 }
 
 export type Metrics = ReturnType<typeof createMetrics>

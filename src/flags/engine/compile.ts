@@ -7,7 +7,7 @@
 // all, or whose condition list cannot even be sorted, is broken as a whole.
 import { compileProperty, type CompiledProperty, pyTruthy } from './operators'
 import { pyStr } from './python/pyvalue'
-import type { FlagDefinition } from './types'
+import type { FlagDefinition, FlagOutcome } from './types'
 
 /** A rollout percentage: null (not set), a number, or 'error' (Python's `/ 100` would raise). */
 export type Rollout = number | null | 'error'
@@ -57,6 +57,10 @@ export interface CompiledFlag {
   readonly deleted: boolean
   readonly version: number
   readonly ensureExperienceContinuity: boolean
+  /** `<key>.`: what every rollout and variant hash of this flag starts with, built once */
+  readonly hashPrefix: string
+  /** the key encodes to UTF-8 (Python raises on a lone surrogate when hashing) */
+  readonly keyWellFormed: boolean
   readonly definition: FlagDefinition
   /** The flag cannot be evaluated at all (evaluates to `evaluation_error`). */
   readonly broken: boolean
@@ -72,6 +76,23 @@ export interface CompiledFlag {
   readonly payloads: Readonly<Record<string, unknown>> | 'error'
   readonly superCondition: SuperCondition
   readonly holdout: HoldoutCondition
+  /**
+   * The outcomes this flag has given, each made once (evaluate.ts): an outcome is a value of the flag and its
+   * (enabled, reason, condition, variant), so requests share them instead of allocating two objects per flag.
+   * Bounded by the definition: conditions × reasons × variants.
+   */
+  readonly outcomes: Map<number, Map<string | null, FlagOutcome & { ok: true }>>
+}
+
+/** A lone surrogate has no UTF-8 form: Python's str.encode raises where JS would hash U+FFFD. */
+export function isWellFormed(s: string): boolean {
+  return s.isWellFormed()
+}
+
+/** `<key>.` as one flat string: later concatenations with an identifier copy one piece, not a rope. */
+function hashPrefixOf(key: string): string {
+  const prefix = `${key}.`
+  return prefix.split('').join('')
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v)
@@ -183,6 +204,8 @@ function brokenFlag(def: FlagDefinition): CompiledFlag {
     deleted: d.deleted === true,
     version: typeof d.version === 'number' ? d.version : 1,
     ensureExperienceContinuity: d.ensure_experience_continuity === true,
+    hashPrefix: '',
+    keyWellFormed: false,
     definition: def,
     broken: true,
     aggregationGroupTypeIndex: null,
@@ -192,6 +215,7 @@ function brokenFlag(def: FlagDefinition): CompiledFlag {
     payloads: 'error',
     superCondition: { kind: 'none' },
     holdout: { kind: 'none' },
+    outcomes: new Map(),
   }
 }
 
@@ -228,6 +252,8 @@ export function compileFlag(def: FlagDefinition): CompiledFlag {
       deleted: def.deleted === true,
       version: typeof def.version === 'number' ? def.version : 1,
       ensureExperienceContinuity: def.ensure_experience_continuity === true,
+      hashPrefix: hashPrefixOf(def.key),
+      keyWellFormed: isWellFormed(def.key),
       definition: def,
       broken: false,
       aggregationGroupTypeIndex: aggregation,
@@ -236,6 +262,7 @@ export function compileFlag(def: FlagDefinition): CompiledFlag {
       payloads,
       superCondition: compileSuper(filters.super_groups),
       holdout: compileHoldout(filters.holdout_groups),
+      outcomes: new Map(),
     }
   } catch {
     return brokenFlag(def)

@@ -1,8 +1,8 @@
 // Evaluation of compiled flags: PostHog's FeatureFlagMatcher.get_match (FM), as a pure function.
 import { CohortSet, cohortNeedsStored, cohortUsesMembership, inCohort, type PersonSource } from './cohorts'
-import type { CompiledCondition, CompiledFlag, Rollout } from './compile'
+import { type CompiledCondition, type CompiledFlag, isWellFormed, type Rollout } from './compile'
 import { dependencyMatches, DependencyGraph } from './dependencies'
-import { flagHash, holdoutHash } from './hash'
+import { hashString, holdoutHash } from './hash'
 import { type CompiledProperty, matchAbsent, matchPresent } from './operators'
 import { pyStr } from './python/pyvalue'
 import type { EvalInput, FlagOutcome, FlagResult, MatchReason } from './types'
@@ -49,9 +49,10 @@ function requestGroupKey(groups: Record<string, string>, name: string): string |
 function resolveEntity(flag: CompiledFlag, input: EvalInput): Entity {
   if (flag.aggregationGroupTypeIndex === null) {
     const overrides = input.hashKeyOverrides
-    const identifier =
-      flag.ensureExperienceContinuity && overrides && Object.hasOwn(overrides, flag.key) ? overrides[flag.key]! : input.distinctId
-    return { kind: 'person', name: '', identifier, overrides: input.personOverrides ?? EMPTY, stored: input.storedPerson }
+    if (flag.ensureExperienceContinuity && overrides && Object.hasOwn(overrides, flag.key)) {
+      return { kind: 'person', name: '', identifier: overrides[flag.key]!, overrides: input.personOverrides ?? EMPTY, stored: input.storedPerson }
+    }
+    return personEntity(input)
   }
   const name = groupTypeName(flag, input.groupTypeNames)
   if (name === undefined) return { kind: 'none' }
@@ -61,6 +62,21 @@ function resolveEntity(flag: CompiledFlag, input: EvalInput): Entity {
   const overrides = go && Object.hasOwn(go, name) && go[name] ? go[name]! : EMPTY
   const stored = input.storedGroups === undefined ? undefined : input.storedGroups.has(name) ? input.storedGroups.get(name) : undefined
   return { kind: 'group', name, identifier: key, overrides, stored }
+}
+
+// The person of the last input asked for: every person flag of a request shares it (evaluation is synchronous,
+// and the service fills in the stored person between passes, which the check on `stored` sees).
+let personOf: EvalInput | null = null
+let personMemo: Entity = { kind: 'none' }
+
+function personEntity(input: EvalInput): Entity {
+  const overrides = input.personOverrides ?? EMPTY
+  const m = personMemo
+  if (personOf !== input || m.kind !== 'person' || m.stored !== input.storedPerson || m.overrides !== overrides || m.identifier !== input.distinctId) {
+    personMemo = { kind: 'person', name: '', identifier: input.distinctId, overrides, stored: input.storedPerson }
+    personOf = input
+  }
+  return personMemo
 }
 
 const NO_MEMBERSHIPS: ReadonlySet<number> = new Set()
@@ -185,15 +201,20 @@ function propertiesMatch(
 let hashedFlag: CompiledFlag | null = null
 let hashedIdentifier = ''
 let hashedValue = 0
+// The identifier checked last: the flags of one request share it.
+let checkedIdentifier = ''
 
-function assertEncodable(key: string, identifier: string): void {
-  if (!isWellFormed(key) || !isWellFormed(identifier)) throw new EvaluationError('identifier is not valid UTF-16')
+function assertEncodable(flag: CompiledFlag, identifier: string): void {
+  if (!flag.keyWellFormed) throw new EvaluationError('flag key is not valid UTF-16')
+  if (identifier === checkedIdentifier) return
+  if (!isWellFormed(identifier)) throw new EvaluationError('identifier is not valid UTF-16')
+  checkedIdentifier = identifier
 }
 
 function rolloutHash(flag: CompiledFlag, identifier: string): number {
   if (hashedFlag !== flag || hashedIdentifier !== identifier) {
-    assertEncodable(flag.key, identifier)
-    hashedValue = flagHash(flag.key, identifier, '')
+    assertEncodable(flag, identifier)
+    hashedValue = hashString(flag.hashPrefix + identifier)
     hashedFlag = flag
     hashedIdentifier = identifier
   }
@@ -205,7 +226,7 @@ function rolloutFails(rollout: Rollout, flag: CompiledFlag, identifier: string):
   if (rollout === null) return false
   if (rollout === 'error') throw new EvaluationError('rollout_percentage is not a number')
   if (rollout >= 100) {
-    assertEncodable(flag.key, identifier) // Python still hashes, and raises on what UTF-8 cannot encode
+    assertEncodable(flag, identifier) // Python still hashes, and raises on what UTF-8 cannot encode
     return false
   }
   return rolloutHash(flag, identifier) > rollout / 100
@@ -239,28 +260,45 @@ function lookupVariant(flag: CompiledFlag, identifier: string): string | null {
   const table = flag.variantTable
   if (table === 'error') throw new EvaluationError('malformed variants')
   if (table.length === 0) return null
-  assertEncodable(flag.key, identifier)
-  const h = flagHash(flag.key, identifier, 'variant')
+  assertEncodable(flag, identifier)
+  const h = hashString(`${flag.hashPrefix}${identifier}variant`)
   for (const slot of table) if (h >= slot.min && h < slot.max) return slot.key
   return null
 }
 
-function result(flag: CompiledFlag, enabled: boolean, variant: string | null, reason: MatchReason, conditionIndex: number | null, payload: unknown): FlagResult {
-  return { key: flag.key, enabled, variant, reason, conditionIndex, payload }
+type Matched = FlagOutcome & { ok: true }
+
+const REASON_INDEX: Record<MatchReason, number> = {
+  condition_match: 0,
+  no_condition_match: 1,
+  out_of_rollout_bound: 2,
+  no_group_type: 3,
+  super_condition_value: 4,
+  holdout_condition_value: 5,
 }
 
-const LONE_SURROGATE_RE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
-const nativeWellFormed = (String.prototype as { isWellFormed?: () => boolean }).isWellFormed
-
-/** Python's str.encode("utf-8") raises on lone surrogates (JS would hash U+FFFD instead). */
-function isWellFormed(s: string): boolean {
-  return nativeWellFormed ? nativeWellFormed.call(s) : !LONE_SURROGATE_RE.test(s)
+/**
+ * The outcome of a flag, shared by every request that reaches it (frozen: nobody may change it). Its payload
+ * follows from the rest: `payloads[variant or "true"]` when enabled, none otherwise.
+ */
+function result(flag: CompiledFlag, enabled: boolean, variant: string | null, reason: MatchReason, conditionIndex: number | null): Matched {
+  const slot = ((conditionIndex === null ? 0 : conditionIndex + 1) * 8 + REASON_INDEX[reason]) * 2 + (enabled ? 1 : 0)
+  let byVariant = flag.outcomes.get(slot)
+  if (byVariant === undefined) flag.outcomes.set(slot, (byVariant = new Map()))
+  let outcome = byVariant.get(variant)
+  if (outcome === undefined) {
+    const payload = enabled ? payloadFor(flag, variant) : undefined
+    const made: FlagResult = Object.freeze({ key: flag.key, enabled, variant, reason, conditionIndex, payload })
+    outcome = Object.freeze({ ok: true as const, result: made })
+    byVariant.set(variant, outcome)
+  }
+  return outcome
 }
 
-function getMatch(flag: CompiledFlag, input: EvalInput): FlagResult {
+function getMatch(flag: CompiledFlag, input: EvalInput): Matched {
   if (flag.broken) throw new EvaluationError('broken flag')
   const entity = resolveEntity(flag, input)
-  if (entity.kind === 'none') return result(flag, false, null, 'no_group_type', null, undefined)
+  if (entity.kind === 'none') return result(flag, false, null, 'no_group_type', null)
   const identifier = entity.identifier
   const now = input.now
 
@@ -277,13 +315,13 @@ function getMatch(flag: CompiledFlag, input: EvalInput): FlagResult {
       if (isSet) {
         if (sup.cond.propsError) throw new EvaluationError('malformed super condition')
         const value = propertiesMatch(sup.cond, entity, input, false)
-        return result(flag, value, null, 'super_condition_value', 0, value ? payloadFor(flag, null) : undefined)
+        return result(flag, value, null, 'super_condition_value', 0)
       }
     }
   } else if (sup.kind === 'rollout') {
     const r = conditionMatch(sup.cond, entity, input, flag)
     const matched = r === 'condition_match'
-    return result(flag, matched, null, matched ? 'super_condition_value' : r, 0, matched ? payloadFor(flag, null) : undefined)
+    return result(flag, matched, null, matched ? 'super_condition_value' : r, 0)
   }
 
   // Holdout: the first holdout group, rollout only, hashed on `holdout-<identifier>`.
@@ -300,7 +338,7 @@ function getMatch(flag: CompiledFlag, input: EvalInput): FlagResult {
     if (!out) {
       const v = holdout.variant
       const variant = v ? (typeof v === 'string' ? v : pyStr(v)) : lookupVariant(flag, identifier)
-      return result(flag, true, variant, 'holdout_condition_value', 0, payloadFor(flag, variant))
+      return result(flag, true, variant, 'holdout_condition_value', 0)
     }
   }
 
@@ -316,20 +354,20 @@ function getMatch(flag: CompiledFlag, input: EvalInput): FlagResult {
       if (override !== null && override !== undefined && keys.includes(override)) {
         variant = typeof override === 'string' ? override : pyStr(override)
       } else variant = lookupVariant(flag, identifier)
-      return result(flag, true, variant, 'condition_match', cond.index, payloadFor(flag, variant))
+      return result(flag, true, variant, 'condition_match', cond.index)
     }
     if (REASON_SCORE[bestReason] <= REASON_SCORE[reason]) {
       bestReason = reason
       bestIndex = cond.index
     }
   }
-  return result(flag, false, null, bestReason, bestIndex, undefined)
+  return result(flag, false, null, bestReason, bestIndex)
 }
 
 /** Evaluate one flag (active or not: the caller decides which flags to ask about). Never throws. */
 export function evaluateFlag(flag: CompiledFlag, input: EvalInput): FlagOutcome {
   try {
-    return { ok: true, result: getMatch(flag, input) }
+    return getMatch(flag, input)
   } catch (e) {
     // EvaluationError, PythonException (what the server raises), or anything unexpected
     return { ok: false, key: flag.key, error: e === NEEDS_STORED_DATA ? 'needs_stored_data' : 'evaluation_error' }
