@@ -168,8 +168,21 @@ export function compileProperty(raw: unknown): CompiledProperty {
   }
 }
 
+// The last string lowered: flags next to each other often compare the same property (a plan, a country).
+let loweredFrom = ''
+let lowered = ''
+
+function lowerOf(v: unknown): string {
+  if (typeof v !== 'string') return pyStr(v).toLowerCase()
+  if (v !== loweredFrom) {
+    lowered = v.toLowerCase()
+    loweredFrom = v
+  }
+  return lowered
+}
+
 function exactMatch(p: CompiledProperty, v: unknown): boolean {
-  const s = pyStr(v).toLowerCase()
+  const s = lowerOf(v)
   if (p.exactBool !== null) return s === (p.exactBool ? 'true' : 'false')
   if (p.exactList !== null) return p.exactList.includes(s)
   return s === p.valueLower
@@ -225,9 +238,9 @@ export function matchPresent(p: CompiledProperty, v: unknown, now: Date): boolea
     case Op.IsNotSet:
       return false
     case Op.IContains:
-      return pyStr(v).toLowerCase().includes(p.valueLower)
+      return lowerOf(v).includes(p.valueLower)
     case Op.NotIContains:
-      return !pyStr(v).toLowerCase().includes(p.valueLower)
+      return !lowerOf(v).includes(p.valueLower)
     case Op.Regex:
     case Op.NotRegex: {
       if (p.regexRaises) throw new PythonException('regex compilation raised')
