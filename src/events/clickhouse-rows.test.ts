@@ -1,0 +1,39 @@
+import { describe, expect, test } from 'bun:test'
+import { rowsAsTabSeparated } from './clickhouse-rows'
+import { dialectFor } from './dialect'
+import type { StoredEvent } from './store'
+
+const legacy = dialectFor('18.16.1', 'db')
+
+const row = (over: Partial<StoredEvent>): StoredEvent => ({
+  uuid: '0190b5f4-0000-7000-8000-00000000000a',
+  teamId: 1,
+  event: 'e',
+  distinctId: 'd',
+  properties: '{}',
+  timestamp: Date.UTC(2024, 5, 1, 12, 0, 0),
+  createdAt: Date.UTC(2024, 5, 1, 12, 0, 1),
+  personId: null,
+  ...over,
+})
+
+describe('TabSeparated rows', () => {
+  test('one line per row, fields escaped, NULL person as \\N, receipt times formatted per row', () => {
+    const rows = [
+      row({ event: 'tab\there', distinctId: 'back\\slash\nnew' }),
+      row({ uuid: '0190b5f4-0000-7000-8000-00000000000b', teamId: 2, properties: '{"a":"x\\"y"}', personId: 'p', createdAt: Date.UTC(2024, 5, 2) }),
+      row({ uuid: '0190b5f4-0000-7000-8000-00000000000c', event: 'nul\0cr\r', timestamp: Date.UTC(2024, 5, 1, 23, 59, 59, 999) }),
+    ]
+    expect(rowsAsTabSeparated(rows, legacy.formatDateTime, '2024-06-03 00:00:00')).toBe(
+      '0190b5f4-0000-7000-8000-00000000000a\t1\ttab\\there\tback\\\\slash\\nnew\t{}\t2024-06-01 12:00:00\t2024-06-01 12:00:01\t\\N\t2024-06-03 00:00:00\n' +
+        '0190b5f4-0000-7000-8000-00000000000b\t2\te\td\t{"a":"x\\\\"y"}\t2024-06-01 12:00:00\t2024-06-02 00:00:00\tp\t2024-06-03 00:00:00\n' +
+        '0190b5f4-0000-7000-8000-00000000000c\t1\tnul\\0cr\\r\td\t{}\t2024-06-01 23:59:59\t2024-06-01 12:00:01\t\\N\t2024-06-03 00:00:00\n',
+    )
+  })
+
+  test('the same rows always give the same text (a retry is recognised as the same block)', () => {
+    const rows = Array.from({ length: 50 }, (_, i) => row({ distinctId: `user-${i}`, createdAt: Date.UTC(2024, 5, 1) + (i % 3) * 1000 }))
+    expect(rowsAsTabSeparated(rows, legacy.formatDateTime, 'x')).toBe(rowsAsTabSeparated([...rows], legacy.formatDateTime, 'x'))
+    expect(rowsAsTabSeparated([], legacy.formatDateTime, 'x')).toBe('')
+  })
+})
