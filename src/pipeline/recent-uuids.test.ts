@@ -54,4 +54,16 @@ describe('recent uuids', () => {
     for (let i = 10; i < 16; i++) recent.filter(record(i, [event(`00000000-0000-4000-8000-0000000000${i}`)]))
     expect(recent.filter(record(20, [event(U1)])).events).toHaveLength(1)
   })
+
+  test('a uuid repeated within a record is dropped even when the window turns, or forgets it, in between', () => {
+    const U3 = '00000000-0000-4000-8000-000000000003'
+    const first = new RecentUuids(1).filter(record(1, [event(U1, 'a'), event(U2), event(U3), event(U1, 'b')]))
+    expect(first.events.map((e) => e.uuid)).toEqual([U1, U2, U3])
+    expect(first.dropped.get('duplicate_uuid')).toBe(1)
+    const recent = new RecentUuids(2)
+    const events = [event(U1, 'a'), event(U2), event(U3), event(U1, 'b'), event(U2)]
+    expect(recent.filter(record(1, events)).events.map((e) => e.event)).toEqual(['a', 'e', 'e'])
+    // decoded again: the same answer
+    expect(recent.filter(record(1, events)).events.map((e) => e.event)).toEqual(['a', 'e', 'e'])
+  })
 })
