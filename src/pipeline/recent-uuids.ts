@@ -10,26 +10,26 @@
 // same answer, because the holder of a key is the record's sequence number, not a flag.
 import type { CapturedEvent } from '../capture/normalize'
 import type { LoggedRecord } from './ring'
+import { UuidKey, UuidTable } from './uuid-table'
 
 export const RECENT_UUIDS_PER_GENERATION = 100_000
 
-/** uuid → sequence number of the record holding it, per project. */
-type Generation = Map<number, Map<string, number>>
-
 export class RecentUuids {
-  private current: Generation = new Map()
-  private previous: Generation = new Map()
-  /** keys in `current`, all projects together */
-  private currentSize = 0
+  private current: UuidTable
+  private previous: UuidTable
+  private readonly key = new UuidKey()
   /** bumped when the generations turn: a filter in progress then checks its own uuids exactly (see below) */
   private turns = 0
 
-  constructor(private readonly perGeneration = RECENT_UUIDS_PER_GENERATION) {}
+  constructor(private readonly perGeneration = RECENT_UUIDS_PER_GENERATION) {
+    this.current = new UuidTable(perGeneration)
+    this.previous = new UuidTable(0)
+  }
 
   /**
    * Drop the events of the record whose (project, uuid) an earlier event holds; counted in `record.dropped`.
    *
-   * Per event, one or two lookups keyed by the uuid itself (no key text is built). A uuid repeated within the
+   * Per event, one or two lookups in typed arrays (uuid-table.ts: no key text is built). A uuid repeated within the
    * record needs no set of its own: while the window has not turned, an earlier event's uuid is still in it, so its
    * repeat finds a holder: another record (dropped) or this one, and only then, or once the window turns, are this
    * record's earlier uuids gathered to tell a repeat from a replay of the same record.
@@ -46,10 +46,11 @@ export class RecentUuids {
       if (seen?.has(uuid)) {
         duplicate = true
       } else {
-        const holder = this.holderOf(record.projectId, uuid)
+        const key = this.key.read(record.projectId, uuid)
+        const holder = this.current.get(key) ?? this.previous.get(key)
         if (holder === undefined) {
           duplicate = false
-          this.hold(record.projectId, uuid, seq)
+          this.hold(key, seq)
         } else if (holder !== seq) {
           duplicate = true
         } else {
@@ -69,21 +70,13 @@ export class RecentUuids {
     return { ...record, events: kept }
   }
 
-  private holderOf(projectId: number, uuid: string): number | undefined {
-    return this.current.get(projectId)?.get(uuid) ?? this.previous.get(projectId)?.get(uuid)
-  }
-
-  private hold(projectId: number, uuid: string, seq: number): void {
-    if (this.currentSize >= this.perGeneration) {
+  private hold(key: UuidKey, seq: number): void {
+    if (this.current.size >= this.perGeneration) {
       this.previous = this.current
-      this.current = new Map()
-      this.currentSize = 0
+      this.current = new UuidTable(this.perGeneration)
       this.turns++
     }
-    let uuids = this.current.get(projectId)
-    if (!uuids) this.current.set(projectId, (uuids = new Map()))
-    uuids.set(uuid, seq)
-    this.currentSize++
+    this.current.set(key, seq)
   }
 }
 
