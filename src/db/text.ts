@@ -22,17 +22,27 @@ export function wellFormed<T>(value: T): T {
     return (copy ?? value) as T
   }
   if (typeof value === 'object' && value !== null) {
+    // keys and values read in place: Object.entries would allocate a pair for every property of every event
+    const object = value as Record<string, unknown>
+    const keys = Object.keys(object)
     let copy: Record<string, unknown> | null = null
-    const entries = Object.entries(value)
-    for (let i = 0; i < entries.length; i++) {
-      const [k, v] = entries[i]
+    for (let i = 0; i < keys.length; i++) {
+      const k = keys[i]
+      const v = object[k]
       const fixedKey = wellFormedText(k)
       const fixed = wellFormed(v)
-      if (!copy && (fixedKey !== k || fixed !== v)) copy = Object.fromEntries(entries.slice(0, i))
-      // defined, not assigned: a "__proto__" key from JSON stays a plain key
-      if (copy) Object.defineProperty(copy, fixedKey, { value: fixed, enumerable: true, writable: true, configurable: true })
+      if (!copy && (fixedKey !== k || fixed !== v)) {
+        copy = {}
+        for (let j = 0; j < i; j++) defineOwn(copy, keys[j], object[keys[j]])
+      }
+      if (copy) defineOwn(copy, fixedKey, fixed)
     }
     return (copy ?? value) as T
   }
   return value
+}
+
+/** Defined, not assigned: a "__proto__" key from JSON stays a plain key. */
+function defineOwn(target: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true })
 }
