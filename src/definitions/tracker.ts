@@ -19,19 +19,28 @@ export class DefinitionTracker {
 
   constructor(private readonly maxNames = 100_000) {}
 
-  /** The sightings of a batch that need a write (one per name, the latest time). */
+  /** The sightings of a batch that need a write (one per name, the latest time; in the order names first came). */
   due(sightings: Iterable<DefinitionSighting>): DefinitionSighting[] {
-    const latest = new Map<string, DefinitionSighting>()
+    // per project and name, where its latest sighting is in `latest` (-1: a name never written): a batch gives one
+    // sighting per event, and no key text is made for each
+    const places = new Map<number, Map<string, number>>()
+    const latest: DefinitionSighting[] = []
     for (const s of sightings) {
-      if (SKIPPED.has(s.name) || Buffer.byteLength(s.name) > MAX_NAME_BYTES) continue
-      const key = `${s.teamId}\u0000${s.name}`
-      const known = latest.get(key)
-      if (!known || known.seenAt < s.seenAt) latest.set(key, s)
+      let names = places.get(s.teamId)
+      if (!names) places.set(s.teamId, (names = new Map()))
+      const at = names.get(s.name)
+      if (at === undefined) {
+        const skipped = SKIPPED.has(s.name) || Buffer.byteLength(s.name) > MAX_NAME_BYTES
+        names.set(s.name, skipped ? -1 : latest.length)
+        if (!skipped) latest.push(s)
+      } else if (at >= 0 && latest[at].seenAt < s.seenAt) {
+        latest[at] = s
+      }
     }
     const due: DefinitionSighting[] = []
-    for (const [key, s] of latest) {
+    for (const s of latest) {
       const hour = Math.floor(s.seenAt / HOUR_MS)
-      if (this.written.get(key) === hour) continue
+      if (this.written.get(`${s.teamId}\u0000${s.name}`) === hour) continue
       due.push(s)
     }
     return due

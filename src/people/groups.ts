@@ -6,8 +6,11 @@ export const MAX_GROUP_TYPES = 5
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
+const NONE: readonly string[] = Object.freeze([])
+
 /** Group types an event names: $groupidentify's $group_type, and the keys of properties.$groups. */
-export function groupTypesOf(e: PersonEvent): string[] {
+export function groupTypesOf(e: PersonEvent): readonly string[] {
+  if (e.event !== '$groupidentify' && !isObject(e.properties.$groups)) return NONE // most events: nothing allocated
   const types: string[] = []
   if (e.event === '$groupidentify' && typeof e.properties.$group_type === 'string') types.push(e.properties.$group_type)
   if (isObject(e.properties.$groups)) for (const t of Object.keys(e.properties.$groups)) types.push(t)

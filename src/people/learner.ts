@@ -35,8 +35,11 @@ function touchesPerson(e: PersonEvent): boolean {
 
 export class Learner implements BatchHandler {
   readonly name = LEARNER
-  /** distinct ids known to have a person: their plain events need no work */
-  private readonly known = new Map<string, true>()
+  /** distinct ids known to have a person, per project: their plain events need no work */
+  private readonly known = new Map<number, Set<string>>()
+  /** the same, in the order they were learned: past KNOWN_MAX the oldest is forgotten */
+  private readonly knownOrder: { teamId: number; distinctId: string }[] = []
+  private knownOldest = 0
   private readonly properties: PropertyTracker
 
   constructor(
@@ -115,13 +118,29 @@ export class Learner implements BatchHandler {
   }
 
   private isKnown(teamId: number, distinctId: string): boolean {
-    return this.known.has(`${teamId}\u0000${distinctId}`)
+    return this.known.get(teamId)?.has(distinctId) ?? false
   }
 
   private remember(teamId: number, distinctIds: Iterable<string>): void {
+    let ids = this.known.get(teamId)
     for (const id of distinctIds) {
-      this.known.set(`${teamId}\u0000${id}`, true)
-      if (this.known.size > KNOWN_MAX) this.known.delete(this.known.keys().next().value!)
+      if (!ids) this.known.set(teamId, (ids = new Set()))
+      if (ids.has(id)) continue
+      ids.add(id)
+      this.knownOrder.push({ teamId, distinctId: id })
+      if (this.knownOrder.length - this.knownOldest > KNOWN_MAX) this.forgetOldest()
+    }
+  }
+
+  private forgetOldest(): void {
+    const { teamId, distinctId } = this.knownOrder[this.knownOldest++]
+    const ids = this.known.get(teamId)!
+    ids.delete(distinctId)
+    if (ids.size === 0) this.known.delete(teamId)
+    // the forgotten head is dropped once it is half the list
+    if (this.knownOldest * 2 > this.knownOrder.length) {
+      this.knownOrder.splice(0, this.knownOldest)
+      this.knownOldest = 0
     }
   }
 
