@@ -28,9 +28,14 @@ interface Header {
   ip: string | null
   ua: string | null
   e: boolean
+  /**
+   * The decoded JSON nests deeper than a batch envelope allows somewhere (capture found it out already, so a replay
+   * need not scan the text again); absent in records logged before it was kept.
+   */
+  d?: boolean
 }
 
-export function encodeRecord(projectId: number, request: CaptureRequest): Uint8Array[] {
+export function encodeRecord(projectId: number, request: CaptureRequest, deep?: boolean): Uint8Array[] {
   const header: Header = {
     p: projectId,
     t: request.receivedAt,
@@ -42,6 +47,7 @@ export function encodeRecord(projectId: number, request: CaptureRequest): Uint8A
     ip: request.ip,
     ua: request.userAgent,
     e: request.engage,
+    d: deep,
   }
   const json = Buffer.from(JSON.stringify(header), 'utf8')
   const length = Buffer.allocUnsafe(4)
@@ -49,12 +55,13 @@ export function encodeRecord(projectId: number, request: CaptureRequest): Uint8A
   return [length, json, request.body]
 }
 
-export function decodeRecord(payload: Uint8Array): { projectId: number; request: CaptureRequest } {
+export function decodeRecord(payload: Uint8Array): { projectId: number; request: CaptureRequest; deep: boolean | undefined } {
   const buf = Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength)
   const length = buf.readUInt32LE(0)
   const header = JSON.parse(buf.subarray(4, 4 + length).toString('utf8')) as Header
   return {
     projectId: header.p,
+    deep: header.d,
     request: {
       method: header.m,
       body: buf.subarray(4 + length),
@@ -81,11 +88,14 @@ export function contextOf(request: CaptureRequest): CaptureContext {
   }
 }
 
-/** Decode and split a request (no key check): what capture does first, and replay does again. */
-export function parseRequest(request: CaptureRequest, maxBytes: number) {
+/**
+ * Decode and split a request (no key check): what capture does first, and replay does again. `deep`: what the
+ * nesting scan below gave when capture ran it (the same text gives the same answer).
+ */
+export function parseRequest(request: CaptureRequest, maxBytes: number, deep?: boolean) {
   const decoded = decodePayload(request, maxBytes)
   // a batch envelope adds two levels ({"batch": [event]}): deeper than that, each event is checked
-  const deep = jsonNestingExceeds(decoded.text, MAX_JSON_DEPTH + 2)
+  deep ??= jsonNestingExceeds(decoded.text, MAX_JSON_DEPTH + 2)
   const extracted = extractPayload(parseJson(decoded.text), decoded.form, request.query)
   return { ...extracted, depth: { check: deep, single: extracted.single }, encoding: decoded.encoding, via: decoded.via, decodedSize: decoded.text.length }
 }

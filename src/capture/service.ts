@@ -43,7 +43,7 @@ export class CaptureService {
     const projectId = await this.projectFor(extracted.token, extracted.projectId)
     assertEventShapes(extracted.items, extracted.depth)
     if (extracted.items.length === 0) return
-    const durable = this.deps.log.accept(encodeRecord(projectId, request), extracted.items.length)
+    const durable = this.deps.log.accept(encodeRecord(projectId, request, extracted.depth.check), extracted.items.length)
     if (durable) await durable
     // counted once acknowledged, whatever the stores do next (what they stored or dropped is counted apart)
     this.deps.metrics.eventsReceived.inc({ endpoint }, extracted.items.length)

@@ -6,8 +6,8 @@ import type { LoggedRecord } from './ring'
 import type { WalRecord } from './wal'
 
 export function replayRecord(record: WalRecord, maxBytes: number): LoggedRecord {
-  const { projectId, request } = decodeRecord(record.payload)
-  const extracted = parseRequest(request, maxBytes)
+  const { projectId, request, deep } = decodeRecord(record.payload)
+  const extracted = parseRequest(request, maxBytes, deep)
   const normalized = normalizeEvents(extracted.items, contextOf(request), extracted.sentAt, extracted.depth)
   return {
     seq: record.seq,
