@@ -4,6 +4,8 @@ import { closeSync, openSync, readSync } from 'node:fs'
 
 export const FRAME = 16
 const MAX_RECORD = 1024 * 1024 * 1024
+/** A sequential reader reads a segment this much at a time: one read for many records, not two for each. */
+const READ_CHUNK = 1024 * 1024
 
 export interface WalRecord {
   seq: number
@@ -70,6 +72,12 @@ export class WalReader {
   private fd = -1
   private offset = 0
   private seq: number
+  /**
+   * Bytes of the open segment read ahead, starting at file offset chunkAt. Only bytes below the segment's valid
+   * extent are read, and those never change; each chunk is a new buffer, so payloads handed out stay intact.
+   */
+  private chunk: Buffer | null = null
+  private chunkAt = 0
 
   constructor(
     private readonly wal: WalSource,
@@ -93,23 +101,45 @@ export class WalReader {
     // Asked on every read: a cached extent of the active segment would hide what was written since.
     const limit = this.wal.validBytes(segment)
     for (;;) {
-      const frame = readFrame(this.fd, this.offset, limit)
-      if (!frame) return null
-      if (frame.seq < this.seq) {
+      // the frame as readFrame() checks it: a length that fits, a sequence number that is not 0
+      if (this.offset + FRAME > limit) return null
+      const head = this.read(this.offset, FRAME, limit)
+      if (!head) return null
+      const length = head.readUInt32LE(0)
+      const seq = head.readUInt32LE(8) + head.readUInt32LE(12) * 0x1_0000_0000
+      if (seq === 0 || length > MAX_RECORD || this.offset + FRAME + length > limit) return null
+      if (seq < this.seq) {
         // skipped (the caller had it from the ring): step over without reading the payload
-        this.offset += FRAME + frame.length
+        this.offset += FRAME + length
         continue
       }
-      if (frame.seq > this.seq) {
+      if (seq > this.seq) {
         this.close()
         return null
       }
-      const payload = readPayload(this.fd, this.offset, frame)
+      const payload = this.read(this.offset + FRAME, length, limit)
       if (!payload) return null
-      this.offset += FRAME + frame.length
+      const crc = Bun.hash.crc32(payload, Bun.hash.crc32(head.subarray(8, 16))) >>> 0
+      if (crc !== head.readUInt32LE(4)) return null
+      this.offset += FRAME + length
       this.seq++
-      return { seq: frame.seq, payload, size: FRAME + frame.length }
+      return { seq, payload, size: FRAME + length }
     }
+  }
+
+  /** `length` bytes at `offset` of the open segment, from the chunk read ahead or a new one (null: short read). */
+  private read(offset: number, length: number, limit: number): Buffer | null {
+    const chunk = this.chunk
+    if (chunk && offset >= this.chunkAt && offset + length <= this.chunkAt + chunk.length) {
+      return chunk.subarray(offset - this.chunkAt, offset - this.chunkAt + length)
+    }
+    const size = Math.max(length, Math.min(READ_CHUNK, limit - offset))
+    const fresh = Buffer.allocUnsafe(size)
+    const n = size > 0 ? readSync(this.fd, fresh, 0, size, offset) : 0
+    if (n < length) return null
+    this.chunk = fresh.subarray(0, n)
+    this.chunkAt = offset
+    return fresh.subarray(0, length)
   }
 
   /** Position the reader at `seq`; moving forward costs nothing until next() is called. */
@@ -125,6 +155,7 @@ export class WalReader {
     this.segment = found
     this.fd = openSync(found.path, 'r')
     this.offset = 0
+    this.chunk = null
     return true
   }
 
@@ -132,5 +163,6 @@ export class WalReader {
     if (this.fd >= 0) closeSync(this.fd)
     this.fd = -1
     this.segment = null
+    this.chunk = null
   }
 }

@@ -130,4 +130,21 @@ describe('write-ahead log', () => {
     expect(wal.append([payload(1)]).seq).toBe(1000)
     expect(readAll(wal, 1000).length).toBe(1)
   })
+
+  test('a reader reading while the log grows gets every record whole, small or larger than what it reads at once', () => {
+    const wal = open(dir(), { segmentBytes: 8 << 20 })
+    const sizes = [100, 700_000, 50, 1_500_000, 300_000, 300_000, 300_000, 10, 2_100_000, 64]
+    const reader = wal.reader(1)
+    const got: WalRecord[] = []
+    sizes.forEach((size, i) => {
+      wal.append([payload(i + 1, size)])
+      // every other record is read as soon as it is written: the segment's valid extent keeps moving
+      if (i % 2 === 1) for (let r = reader.next(); r; r = reader.next()) got.push(r)
+    })
+    for (let r = reader.next(); r; r = reader.next()) got.push(r)
+    reader.close()
+    expect(got.map((r) => r.seq)).toEqual(sizes.map((_, i) => i + 1))
+    expect(got.map((r) => r.payload.length)).toEqual(sizes)
+    got.forEach((r, i) => expect(text(r)).toBe(new TextDecoder().decode(payload(i + 1, sizes[i]))))
+  })
 })
