@@ -2,7 +2,10 @@
 // write than JSONEachRow (no object per row, no second JSON encoding of the properties text) and the cheapest
 // text format for the server to parse. Deterministic: the same rows always give the same bytes, which is what
 // lets a retry be recognised as the same block.
+import type { Dialect } from './dialect'
 import type { StoredEvent } from './store'
+
+type DateTimes = Pick<Dialect, 'formatDateTime' | 'writeDateTime'>
 
 /** The columns, in the order of each line. */
 export const ROW_COLUMNS = ['uuid', 'team_id', 'event', 'distinct_id', 'properties', 'timestamp', 'created_at', 'person_id', '_inserted_at'] as const
@@ -63,6 +66,13 @@ class BodyWriter {
     this.at = start + value.length
   }
 
+  /** A DateTime value: whole milliseconds (all capture makes) written by the dialect, anything else as its text. */
+  dateTime(ms: number, dates: DateTimes): void {
+    if (!Number.isInteger(ms)) return this.ascii(dates.formatDateTime(ms))
+    this.room(32)
+    this.at = dates.writeDateTime(ms, this.buf, this.at)
+  }
+
   byte(code: number): void {
     this.room(1)
     this.buf[this.at++] = code
@@ -83,25 +93,19 @@ class BodyWriter {
 /**
  * The insert body: each field written into one buffer as it is made, so no text of the whole batch is built and then
  * encoded (joining per-line strings, or one string grown by `+=`, cost about twice as much, most of it flattening).
- * The rows of a batch share a project and a few receipt times: the last of each is formatted once.
+ * Dates are written as bytes by the dialect; the rows of a batch share a project, whose id is made text once.
  */
-export function rowsAsTabSeparated(rows: readonly StoredEvent[], formatDateTime: (ms: number) => string, insertedAt: string): Buffer {
+export function rowsAsTabSeparated(rows: readonly StoredEvent[], dates: DateTimes, insertedAt: string): Buffer {
   let sizeHint = 0
   for (let i = 0; i < rows.length; i++) sizeHint += rows[i]!.properties.length + 160
   const out = new BodyWriter(sizeHint)
   let teamId = Number.NaN
   let teamText = ''
-  let createdAt = Number.NaN
-  let createdText = ''
   for (let i = 0; i < rows.length; i++) {
     const e = rows[i]!
     if (e.teamId !== teamId) {
       teamId = e.teamId
       teamText = String(teamId)
-    }
-    if (e.createdAt !== createdAt) {
-      createdAt = e.createdAt
-      createdText = formatDateTime(createdAt)
     }
     out.ascii(e.uuid)
     out.byte(TAB)
@@ -113,9 +117,9 @@ export function rowsAsTabSeparated(rows: readonly StoredEvent[], formatDateTime:
     out.byte(TAB)
     out.text(tsvJson(e.properties))
     out.byte(TAB)
-    out.ascii(formatDateTime(e.timestamp))
+    out.dateTime(e.timestamp, dates)
     out.byte(TAB)
-    out.ascii(createdText)
+    out.dateTime(e.createdAt, dates)
     out.byte(TAB)
     if (e.personId === null) out.ascii('\\N')
     else out.text(e.personId)

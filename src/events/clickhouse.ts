@@ -280,7 +280,7 @@ export class ClickHouseEventStore implements EventStore {
         table: this.table,
         format: 'TabSeparated',
         columns: [...ROW_COLUMNS],
-        values: Readable.from([rowsAsTabSeparated(pending, d.formatDateTime, insertedAt)], { objectMode: false }),
+        values: Readable.from([rowsAsTabSeparated(pending, d, insertedAt)], { objectMode: false }),
         clickhouse_settings: settings,
       })
       return pending.length

@@ -138,4 +138,16 @@ describe('formatDateTime (the flush formats three values per row)', () => {
       if (ms >= 0 && ms <= 4294967295_000) expect(legacy.formatDateTime(ms)).toBe(viaDate(ms, false))
     }
   })
+
+  test('writeDateTime writes the very bytes of formatDateTime for whole milliseconds, clamped ones included', () => {
+    const out = new Uint8Array(64)
+    const values = [0, -5, 1e18, -1e18, 86_399_999, Date.UTC(2299, 11, 31, 23, 59, 59, 999), Date.UTC(2100, 0, 1) - 1]
+    for (let i = 0; i < 5000; i++) values.push(Math.floor(i * 987_654_321.7))
+    for (const dialect of [dialectFor('18.16.1', 'db'), dialectFor('26.7.1', 'db')]) {
+      for (const ms of values) {
+        const end = dialect.writeDateTime(ms, out, 3)
+        expect([ms, Buffer.from(out.subarray(3, end)).toString('latin1')]).toEqual([ms, dialect.formatDateTime(ms)])
+      }
+    }
+  })
 })
