@@ -97,5 +97,5 @@ export function parseRequest(request: CaptureRequest, maxBytes: number, deep?: b
   // a batch envelope adds two levels ({"batch": [event]}): deeper than that, each event is checked
   deep ??= jsonNestingExceeds(decoded.text, MAX_JSON_DEPTH + 2)
   const extracted = extractPayload(parseJson(decoded.text), decoded.form, request.query)
-  return { ...extracted, depth: { check: deep, single: extracted.single }, encoding: decoded.encoding, via: decoded.via, decodedSize: decoded.text.length }
+  return { ...extracted, depth: { check: deep, single: extracted.single }, encoding: decoded.encoding, via: decoded.via, text: decoded.text, decodedSize: decoded.text.length }
 }

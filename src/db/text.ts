@@ -8,6 +8,20 @@ export function wellFormedText(s: string): string {
 }
 
 /**
+ * Whether every string JSON.parse makes of this text (keys included) is already acceptable: the text is well formed
+ * and holds no \u escape, the only way JSON makes a NUL or a lone surrogate (a raw NUL is no valid JSON). A scan of
+ * the text, far cheaper than walking what it parses to. False is only "not known".
+ */
+export function jsonTextWellFormed(text: string): boolean {
+  return !text.includes('\\u') && text.isWellFormed()
+}
+
+/** Whether a string needs no change (wellFormedText would return it as it is). */
+export function isWellFormedText(s: string): boolean {
+  return s.isWellFormed() && !s.includes('\0')
+}
+
+/**
  * The value with every string (keys included) made acceptable to Postgres. Copy on write: what is already
  * well formed (nearly everything) comes back as the same object, so the flusher allocates nothing for it.
  */

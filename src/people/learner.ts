@@ -63,12 +63,14 @@ export class Learner implements BatchHandler {
     for (const record of batch.records) {
       let events = byTeam.get(record.projectId)
       if (!events) byTeam.set(record.projectId, (events = []))
+      // what Postgres cannot store (NUL, lone surrogates) is replaced, not allowed to stall the learner; a record
+      // known to hold none (nearly all) is not walked for it
+      const clean = record.wellFormed === true
       for (const e of record.events) {
-        // what Postgres cannot store (NUL, lone surrogates) is replaced, not allowed to stall the learner
-        const event = wellFormedText(e.event)
-        const properties = wellFormed(e.properties)
+        const event = clean ? e.event : wellFormedText(e.event)
+        const properties = clean ? e.properties : wellFormed(e.properties)
         sightings.push({ teamId: record.projectId, name: event, seenAt: record.receivedAt })
-        events.push({ event, distinctId: wellFormedText(e.distinctId), properties, timestamp: e.timestamp })
+        events.push({ event, distinctId: clean ? e.distinctId : wellFormedText(e.distinctId), properties, timestamp: e.timestamp })
         learned.add(record.projectId, record.receivedAt, event, properties)
       }
     }

@@ -14,6 +14,8 @@ export interface LoggedRecord {
   size: number
   /** characters of decoded JSON: what the record costs in memory (a compressed log record may expand 100×) */
   decodedSize: number
+  /** every string of its events, keys included, is known to be acceptable to Postgres as it is (db/text.ts) */
+  wellFormed?: boolean
 }
 
 export class Ring {
