@@ -77,6 +77,19 @@ describe('what ingestion teaches about properties', () => {
     expect(next.pairs).toEqual(['e/a'])
   })
 
+  test('identical events after a settled one are passed over, yet a new key, a new hour or a still untyped key teaches', () => {
+    const t = new PropertyTracker()
+    learn(t, [['e', { a: 'x', b: 1, u: null }]])
+    const batch = t.batch(NOW)
+    for (let i = 0; i < 3; i++) batch.add(1, NOW, 'e', { a: `v${i}`, b: i })
+    batch.add(1, NOW, 'e', { a: 'x', b: 1, c: true })
+    batch.add(1, NOW, 'e', { a: 'x', b: 1, u: null })
+    batch.add(1, NOW, 'e', { a: 'x', b: 1, u: 'typed at last' })
+    batch.add(1, NOW + HOUR, 'e', { a: 'x', b: 1 })
+    expect(batch.definitions().map((d) => `${d.name}:${d.type}:${d.hour - Math.floor(NOW / HOUR)}`)).toEqual(['c:Boolean:0', 'u:String:0', 'a:String:1', 'b:Numeric:1'])
+    expect(batch.pairs().map((p) => `${p.property}:${p.hour - Math.floor(NOW / HOUR)}`)).toEqual(['c:0', 'a:1', 'b:1'])
+  })
+
   test('a write that was not remembered (it failed) is tried again', () => {
     const t = new PropertyTracker()
     brief(t, [['e', { a: 1 }]])

@@ -7,8 +7,8 @@
 // pair. Names and keys over 200 bytes are not learned, nor anything from an event with more than 10,000 keys;
 // a batch plans at most 200,000 writes (the rest is learned when seen again).
 //
-// Cost on hot keys: a key already written this hour with a type is skipped before its value is even looked at.
-// A key written without a type (null, an object, an array) is written again as soon as a value gives it one: the
+// Cost on hot keys: a key already written this hour with a type is skipped before its value is even looked at, and
+// an event with the same keys as the last one of its name that taught nothing is passed over whole. A key written without a type (null, an object, an array) is written again as soon as a value gives it one: the
 // memo never stands in the way of that fill. Everything is written again once an hour, so a definition deleted
 // through the API (or a type cleared) comes back within the hour the key is next seen. The memo is bounded in
 // bytes: two generations, the older dropped when the younger fills.
@@ -66,6 +66,8 @@ class Memo {
   private young = new Map<string, Map<string, number>>()
   private old = new Map<string, Map<string, number>>()
   private youngBytes = 0
+  /** how often the younger generation became the older */
+  turns = 0
 
   constructor(private readonly maxBytes: number) {}
 
@@ -86,6 +88,7 @@ class Memo {
       this.old = this.young
       this.young = new Map()
       this.youngBytes = 0
+      this.turns++
     }
   }
 }
@@ -127,7 +130,35 @@ export class PropertyTracker {
   }
 }
 
+/** A project's memo scopes, as text made once a batch rather than for every event. */
+interface TeamScopes {
+  event: string
+  person: string
+  /** event name → the scope of its (event, property) pairs */
+  pairs: Map<string, string>
+}
+
+/** The keys of an event found settled, in the hour and memo generation it was found so. */
+interface Settled {
+  hour: number
+  turns: number
+  keys: string[]
+}
+
+function sameKeys(a: string[], b: string[]): boolean {
+  if (a.length !== b.length) return false
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
+  return true
+}
+
 export class PropertyBatch {
+  private readonly teams = new Map<number, TeamScopes>()
+  /**
+   * Pair scope → the last event of that name whose every key had its definition and its pair written this hour with
+   * a type: learning from it changed nothing. An event of the same name with the same keys (the next of a client's
+   * identical events), in the same hour with no turn of the memo since, would find the same and is passed over.
+   */
+  private readonly settled = new Map<string, Settled>()
   /** scope → name → what this batch will write */
   private readonly pending = new Map<string, Map<string, LearnedProperty>>()
   private readonly pairScopes = new Map<string, Map<string, LearnedPair>>()
@@ -159,9 +190,22 @@ export class PropertyBatch {
     const setKeys = set ? Object.keys(set) : []
     const setOnceKeys = setOnce ? Object.keys(setOnce) : []
     if (keys.length + setKeys.length + setOnceKeys.length > MAX_KEYS_PER_EVENT) return
-    this.learn(teamId, 'event', null, `${teamId}\u0000e`, hour, properties, keys, event)
-    if (set) this.learn(teamId, 'person', null, `${teamId}\u0000p`, hour, set, setKeys)
-    if (setOnce) this.learn(teamId, 'person', null, `${teamId}\u0000p`, hour, setOnce, setOnceKeys)
+    const scopes = this.scopesOf(teamId)
+    let pairScope = scopes.pairs.get(event)
+    if (pairScope === undefined) scopes.pairs.set(event, (pairScope = `${teamId}\u0000x\u0000${event}`))
+    const last = this.settled.get(pairScope)
+    if (!last || last.hour !== hour || last.turns !== this.memo.turns || !sameKeys(last.keys, keys)) {
+      const turns = this.memo.turns
+      if (this.learn(teamId, 'event', null, scopes.event, hour, properties, keys, event, pairScope)) this.settled.set(pairScope, { hour, turns, keys })
+    }
+    if (set) this.learn(teamId, 'person', null, scopes.person, hour, set, setKeys)
+    if (setOnce) this.learn(teamId, 'person', null, scopes.person, hour, setOnce, setOnceKeys)
+  }
+
+  private scopesOf(teamId: number): TeamScopes {
+    let scopes = this.teams.get(teamId)
+    if (!scopes) this.teams.set(teamId, (scopes = { event: `${teamId}\u0000e`, person: `${teamId}\u0000p`, pairs: new Map() }))
+    return scopes
   }
 
   /** Definitions to write, in first-seen order (the first typed value of the batch for each). */
@@ -177,6 +221,7 @@ export class PropertyBatch {
     return this.order.length + this.pairOrder.length >= MAX_PLANNED_PER_BATCH
   }
 
+  /** True when every key was settled: its definition (and pair) written this hour with a type. */
   private learn(
     teamId: number,
     kind: LearnedKind,
@@ -186,18 +231,23 @@ export class PropertyBatch {
     values: Record<string, unknown>,
     keys: string[],
     event?: string,
-  ): void {
+    pairScope?: string,
+  ): boolean {
     let pending = this.pending.get(scope)
-    const pairScope = event === undefined ? undefined : `${teamId}\u0000x\u0000${event}`
     const known = this.memo.scope(scope)
     const knownPairs = pairScope === undefined ? undefined : this.memo.scope(pairScope)
+    let settled = true
     for (const name of keys) {
       if (kind === 'event' && NOT_EVENT_PROPERTIES.has(name)) continue
       if (!fits(name)) continue
-      if (knownPairs !== undefined && knownPairs.get(name) !== entry(hour, true)) this.pair(teamId, event!, pairScope!, name, hour)
+      if (knownPairs !== undefined && knownPairs.get(name) !== entry(hour, true)) {
+        settled = false
+        this.pair(teamId, event!, pairScope!, name, hour)
+      }
       const written = known.get(name)
       // written this hour with a type: nothing left to learn (the first type sticks)
       if (written === entry(hour, true)) continue
+      settled = false
       const planned = pending?.get(name)
       if (planned && planned.type !== null) continue
       const type = detectPropertyType(name, values[name], this.nowMs)
@@ -213,6 +263,7 @@ export class PropertyBatch {
       pending.set(name, learned)
       this.order.push(learned)
     }
+    return settled
   }
 
   private pair(teamId: number, event: string, scope: string, property: string, hour: number): void {
