@@ -8,10 +8,11 @@
 // a batch plans at most 200,000 writes (the rest is learned when seen again).
 //
 // Cost on hot keys: a key already written this hour with a type is skipped before its value is even looked at, and
-// an event with the same keys as the last one of its name that taught nothing is passed over whole. A key written without a type (null, an object, an array) is written again as soon as a value gives it one: the
-// memo never stands in the way of that fill. Everything is written again once an hour, so a definition deleted
-// through the API (or a type cleared) comes back within the hour the key is next seen. The memo is bounded in
-// bytes: two generations, the older dropped when the younger fills.
+// an event with the same keys as the last one of its name that taught nothing is passed over whole. A key written
+// without a type (null, an object, an array) is written again as soon as a value gives it one: the memo never stands
+// in the way of that fill. Everything is written again once an hour, so a definition deleted through the API (or a
+// type cleared) comes back within the hour the key is next seen. The memo is bounded in bytes: two generations, the
+// older dropped when the younger fills.
 import { detectPropertyType, type PropertyType } from './property-types'
 
 export type LearnedKind = 'event' | 'person' | 'group'
