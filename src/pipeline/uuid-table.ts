@@ -1,9 +1,10 @@
 // One generation of the window of recent uuids (recent-uuids.ts): (project, uuid) → the sequence number of the
 // record holding it. Open addressing over typed arrays: 100,000 uuids are a few arrays of numbers rather than a
 // Map of 100,000 strings for the collector to trace, a lookup builds no key text, and one that misses reads only
-// a small array (measured: a miss-then-insert at about half a Map's cost). A uuid in the form normalisation gives it (36 characters, lower-case hex) is held as four
-// 32-bit words; any other text, and a key that would sit too far from its slot, goes to an ordinary Map instead:
-// uuids crafted to collide cost a Map's price, never a long probe.
+// a small array (measured: a miss-then-insert at a quarter to a half of a Map's cost). A uuid in the form
+// normalisation gives it (36 characters, lower-case hex) is held as four 32-bit words; any other text, and a key
+// that would sit too far from its slot, goes to an ordinary Map instead: uuids crafted to collide cost a Map's
+// price, never a long probe.
 
 /** Past this many slots from its home a key goes to the Map: every probe is bounded. */
 const MAX_PROBE = 32
@@ -83,15 +84,15 @@ function hexDigits(text: string, from: number, n: number): number {
   return value
 }
 
-/**
- * The slots hold only a one-byte fingerprint of their key (0 marks an empty slot) and where the key was appended: a
- * lookup that misses, the usual case, reads only the fingerprints (256 KB for 100,000 keys, small enough to stay in
- * cache: measured, half the cost of 32-bit ones), and compares a whole key only when a fingerprint matches. Keys are appended in the order they
- * come, which writes memory in sequence instead of at random.
- */
 /** A byte of the hash the slot does not come from (its top bits), never 0. */
 const fingerprintOf = (hash: number) => hash & 0xff || 1
 
+/**
+ * The slots hold only a one-byte fingerprint of their key (0 marks an empty slot) and where the key was appended: a
+ * lookup that misses, the usual case, reads only the fingerprints (256 KB for 100,000 keys, small enough to stay in
+ * cache: measured, half the cost of 32-bit ones), and compares a whole key only when a fingerprint matches. Keys are
+ * appended in the order they come, which writes memory in sequence instead of at random.
+ */
 export class UuidTable {
   private readonly shift: number
   private readonly mask: number
