@@ -12,7 +12,8 @@ ENV NODE_ENV=production \
     PORT=8000 \
     HOST=0.0.0.0 \
     DATA_DIR=/data \
-    BUN_JSC_forceRAMSize=268435456
+    BUN_JSC_forceRAMSize=268435456 \
+    BUN_JSC_largeHeapSize=16777216
 COPY --from=deps /app/node_modules ./node_modules
 COPY package.json tsconfig.json ./
 COPY src ./src

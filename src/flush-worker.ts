@@ -17,6 +17,7 @@ import { openDatabase } from './db/postgres'
 import { DefinitionTracker } from './definitions/tracker'
 import { Learner } from './people/learner'
 import { createEventStore } from './events/factory'
+import { EMBEDDED_MAX_BATCH_EVENTS } from './events/embedded'
 
 declare const self: Worker
 
@@ -60,6 +61,7 @@ async function start(init: WorkerInit): Promise<void> {
       dlqDir: init.dlqDir,
       flushIntervalMs: config.FLUSH_INTERVAL_MS,
       flushMaxEvents: config.FLUSH_MAX_EVENTS,
+      batchMaxEvents: events.kind === 'embedded' ? EMBEDDED_MAX_BATCH_EVENTS : undefined,
       ringMaxEvents: config.RING_MAX_EVENTS,
       pollMs: 5,
     },
@@ -75,7 +77,7 @@ async function start(init: WorkerInit): Promise<void> {
   const storeWriter = flusher.addConsumer(
     new StoreWriter({ events, checkpoint: flusher.checkpoint, deadLetters: flusher.deadLetters, metrics, log }),
   )
-  // Its own connection (on the embedded store: through the capture thread's PGlite socket).
+  // Its own connection (on the embedded store: through the socket of the PGlite thread, src/db/pglite-thread.ts).
   const db = await openDatabase({
     databaseUrl: config.DATABASE_URL,
     dataDir: config.DATA_DIR,

@@ -1,17 +1,14 @@
-// Embedded Postgres: PGlite persisted in DATA_DIR/pg, served in-process over a Unix socket so that postgres.js
-// is the one driver. The process holding the DATA_DIR lock (data-dir-lock.ts) owns it; a connection file
+// Embedded Postgres: PGlite persisted in DATA_DIR/pg, served by a thread of this process (pglite-thread.ts)
+// over a Unix socket so that postgres.js is the one driver. The process holding the DATA_DIR lock (data-dir-lock.ts) owns it; a connection file
 // (DATA_DIR/pg.lock) tells the CLI and the flush worker where its socket is, so they join it instead of opening
 // the directory twice. The database has no password: the socket lives in a directory only this user can enter,
 // never on TCP (docs/compatibility.md#embedded-database).
-import { createServer, type Server, type Socket } from 'node:net'
 import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createHash } from 'node:crypto'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { PGlite } from '@electric-sql/pglite'
-import { PGLiteSocketHandler } from '@electric-sql/pglite-socket'
 import { DataDirBusy, dataDirHolder, lockDataDir } from './data-dir-lock'
-import { ExclusiveQueryQueue } from './pglite-queue'
+import type { FromPgliteThread, ToPgliteThread } from './pglite-thread'
 
 export interface EmbeddedPostgres {
   /** postgres.js connection options reaching this instance */
@@ -76,47 +73,88 @@ export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPo
   }
   const sockPath = socketPath(root)
 
-  let db: PGlite | undefined
-  let server: Server | undefined
+  const thread = new PgliteThread()
   try {
-    db = await PGlite.create(join(root, 'pg'), {
-      // The metadata database is small: PGlite's default 128 MB of shared buffers would be most of our memory.
-      startParams: [...PGlite.defaultStartParams, '-c', 'shared_buffers=16MB'],
-    })
-    const queue = new ExclusiveQueryQueue(db)
-    const handlers = new Set<PGLiteSocketHandler>()
-    server = createServer((socket: Socket) => {
-      // The handler only needs enqueue/clearQueueForHandler/clearTransactionIfNeeded from its queue.
-      const handler = new PGLiteSocketHandler({ queryQueue: queue as never, closeOnDetach: true })
-      handlers.add(handler)
-      const forget = () => handlers.delete(handler)
-      handler.addEventListener('close', forget)
-      handler.addEventListener('error', forget)
-      handler.attach(socket).catch(() => socket.destroy())
-    })
-    const srv = server
-    rmSync(sockPath, { force: true })
-    await new Promise<void>((ok, fail) => srv.once('error', fail).listen(sockPath, () => ok()))
-    chmodSync(sockPath, 0o600)
+    const pgDir = join(root, 'pg')
+    // initdb leaves ≈ 190 MB of WebAssembly memory that a timer of its own keeps alive for seconds after it ends:
+    // it runs in a thread of its own, which is ended (and its memory with it) before the serving thread starts.
+    if (!existsSync(join(pgDir, 'PG_VERSION'))) await new PgliteThread().initdb(pgDir)
+    await thread.start(pgDir, sockPath)
     const connection = { path: sockPath }
     writeFileSync(lockFile(dataDir), JSON.stringify({ pid: process.pid, ...connection } satisfies ConnectionInfo), { mode: 0o600 })
-    const openDb = db
     return {
       connection,
       async stop() {
-        for (const h of handlers) await h.detach(true).catch(() => undefined)
-        await new Promise<void>((ok) => srv.close(() => ok()))
-        await openDb.close()
+        await thread.stop()
         rmSync(sockPath, { force: true })
         rmSync(lockFile(dataDir), { force: true })
         await release()
       },
     }
   } catch (error) {
-    server?.close()
-    await db?.close().catch(() => undefined)
+    await thread.stop()
     rmSync(lockFile(dataDir), { force: true })
     await release()
     throw error
+  }
+}
+
+const PGLITE_THREAD = new URL('./pglite-thread.ts', import.meta.url)
+
+function throwIfFailed(answer: FromPgliteThread): void {
+  if (answer.type !== 'failed') return
+  const { message, stack, ...fields } = answer.error
+  throw Object.assign(new Error(message), fields, stack ? { stack } : {})
+}
+
+/** The worker thread that runs PGlite and serves its socket (pglite-thread.ts says why it is a thread). */
+class PgliteThread {
+  private worker: Worker | undefined
+  private waiting: ((message: FromPgliteThread) => void) | undefined
+  private exited = false
+
+  /** Create the database directory in this thread, then end it. */
+  async initdb(dataDir: string): Promise<void> {
+    this.spawn()
+    const answer = await this.ask({ type: 'initdb', dataDir })
+    this.worker?.terminate()
+    this.worker = undefined
+    throwIfFailed(answer)
+  }
+
+  /** Resolves once the socket accepts connections; rejects with the thread's error. */
+  async start(dataDir: string, socketPath: string): Promise<void> {
+    this.spawn()
+    throwIfFailed(await this.ask({ type: 'start', dataDir, socketPath }))
+  }
+
+  private spawn(): void {
+    const worker = new Worker(PGLITE_THREAD.href)
+    this.worker = worker
+    worker.onmessage = (event: MessageEvent<FromPgliteThread>) => this.waiting?.(event.data)
+    // An error thrown outside the thread's handlers (it should not happen) ends it: tell whoever waits.
+    worker.onerror = (event: ErrorEvent) => this.waiting?.({ type: 'failed', error: { message: event.message } })
+    worker.addEventListener('close', () => {
+      this.exited = true
+      this.waiting?.({ type: 'failed', error: { message: 'the embedded database thread exited' } })
+    })
+  }
+
+  async stop(): Promise<void> {
+    const worker = this.worker
+    if (!worker) return
+    this.worker = undefined
+    if (!this.exited) await this.ask({ type: 'stop' }, worker)
+    worker.terminate()
+  }
+
+  private ask(message: ToPgliteThread, worker = this.worker!): Promise<FromPgliteThread> {
+    return new Promise((resolve) => {
+      this.waiting = (answer) => {
+        this.waiting = undefined
+        resolve(answer)
+      }
+      worker.postMessage(message)
+    })
   }
 }

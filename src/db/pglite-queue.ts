@@ -31,7 +31,11 @@ export class ExclusiveQueryQueue {
   private owner: number | null = null
   private running = false
 
-  constructor(private readonly db: PGlite) {}
+  /** `afterEach`: called once a message has run (the thread that hosts PGlite paces its collections by it) */
+  constructor(
+    private readonly db: PGlite,
+    private readonly afterEach: () => void = () => undefined,
+  ) {}
 
   enqueue(handlerId: number, message: Uint8Array, onData: (data: Uint8Array) => void): Promise<number> {
     return new Promise((resolve, reject) => {
@@ -86,6 +90,7 @@ export class ExclusiveQueryQueue {
           item.reject(error)
         }
         if (endsExchange(item.message) && !this.db.isInTransaction()) this.owner = null
+        this.afterEach()
       }
     } finally {
       this.running = false

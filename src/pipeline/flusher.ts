@@ -18,7 +18,10 @@ export interface FlusherOptions {
   walDir: string
   dlqDir: string
   flushIntervalMs: number
+  /** start a batch as soon as this many events wait */
   flushMaxEvents: number
+  /** the largest batch (default flushMaxEvents): a store may want smaller ones than the trigger */
+  batchMaxEvents?: number
   ringMaxEvents: number
   /** how often the shared counters are checked for a full batch waiting */
   pollMs: number
@@ -64,7 +67,7 @@ export class Flusher {
         ring: this.ring,
         checkpoint: this.checkpoint,
         replay: (record) => this.replay(record),
-        maxEvents: this.options.flushMaxEvents,
+        maxEvents: Math.min(this.options.flushMaxEvents, this.options.batchMaxEvents ?? Number.POSITIVE_INFINITY),
         intervalMs: this.options.flushIntervalMs,
         log: this.deps.log,
         onFailure: (consumer, reason) => this.deps.metrics.inc('flushFailures', { consumer, reason }),
