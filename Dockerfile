@@ -13,7 +13,7 @@ ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     DATA_DIR=/data \
     BUN_JSC_forceRAMSize=268435456 \
-    BUN_JSC_largeHeapSize=16777216
+    BUN_JSC_largeHeapSize=20971520
 COPY --from=deps /app/node_modules ./node_modules
 COPY package.json tsconfig.json ./
 COPY src ./src

@@ -62,7 +62,7 @@ export async function startService(env: Record<string, string>, processes = 1): 
     Bun.spawn([process.execPath, ...(process.env.BENCH_BUN_FLAGS ?? '').split(' ').filter(Boolean), 'run', join(ROOT, 'src/main.ts')], {
       cwd: ROOT,
       // as `npm start` runs it (the JSC heap hint included)
-      env: { ...process.env, LOG_LEVEL: 'warn', BUN_JSC_forceRAMSize: '268435456', BUN_JSC_largeHeapSize: '16777216', ...serviceEnvOverrides(), ...env, PORT: String(port), HOST: '127.0.0.1', REUSE_PORT: processes > 1 ? 'true' : 'false' },
+      env: { ...process.env, LOG_LEVEL: 'warn', BUN_JSC_forceRAMSize: '268435456', BUN_JSC_largeHeapSize: '20971520', ...serviceEnvOverrides(), ...env, PORT: String(port), HOST: '127.0.0.1', REUSE_PORT: processes > 1 ? 'true' : 'false' },
       stdout: 'ignore',
       stderr: 'inherit',
     }),

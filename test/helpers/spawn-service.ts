@@ -43,7 +43,7 @@ export async function spawnService(env: Record<string, string>, options: { port?
   const proc = Bun.spawn([process.execPath, 'run', 'src/main.ts'], {
     cwd: ROOT,
     // as `npm start` runs it (the JSC heap hint included)
-    env: { ...process.env, LOG_LEVEL: 'info', BUN_JSC_forceRAMSize: '268435456', BUN_JSC_largeHeapSize: '16777216', ...env, PORT: String(port), HOST: '127.0.0.1' },
+    env: { ...process.env, LOG_LEVEL: 'info', BUN_JSC_forceRAMSize: '268435456', BUN_JSC_largeHeapSize: '20971520', ...env, PORT: String(port), HOST: '127.0.0.1' },
     stdout: 'ignore',
     stderr: 'pipe',
   })
