@@ -1,5 +1,5 @@
 // Evaluation of compiled flags: PostHog's FeatureFlagMatcher.get_match (FM), as a pure function.
-import { CohortSet, cohortNeedsStored, cohortUsesMembership, inCohort, type PersonSource } from './cohorts'
+import { CohortSet, cohortNeedsStored, inCohort, type PersonSource } from './cohorts'
 import { type CompiledCondition, type CompiledFlag, isWellFormed, type Rollout } from './compile'
 import { dependencyMatches, DependencyGraph } from './dependencies'
 import { hashString, holdoutHash } from './hash'
@@ -11,7 +11,7 @@ import type { EvalInput, FlagOutcome, FlagResult, MatchReason } from './types'
 const NEEDS_STORED_DATA = Object.freeze({ needsStoredData: true })
 class EvaluationError extends Error {}
 
-const EMPTY: Readonly<Record<string, unknown>> = Object.freeze({})
+export const EMPTY: Readonly<Record<string, unknown>> = Object.freeze({})
 
 const REASON_SCORE: Record<MatchReason, number> = {
   super_condition_value: 4,
@@ -33,13 +33,13 @@ type Entity =
       stored: Readonly<Record<string, unknown>> | null | undefined
     }
 
-function groupTypeName(flag: CompiledFlag, names: ReadonlyMap<number, string>): string | undefined {
+export function groupTypeName(flag: CompiledFlag, names: ReadonlyMap<number, string>): string | undefined {
   let idx = flag.aggregationGroupTypeIndex
   if (typeof idx === 'boolean') idx = idx ? 1 : 0 // Python: True == 1 as a dict key
   return typeof idx === 'number' ? names.get(idx) : undefined
 }
 
-function requestGroupKey(groups: Record<string, string>, name: string): string | null {
+export function requestGroupKey(groups: Record<string, string>, name: string): string | null {
   if (!groups || !Object.hasOwn(groups, name)) return null
   const v: unknown = groups[name]
   if (v === null || v === undefined) return null
@@ -391,73 +391,4 @@ export function evaluateFlags(flags: readonly CompiledFlag[], input: EvalInput):
     byIndex[i] = outcome
   }
   return byIndex
-}
-
-function conditionNeedsStored(cond: CompiledCondition, overrides: Readonly<Record<string, unknown>>, cohorts: CohortSet, isPerson: boolean): boolean {
-  if (cond.props === null || cond.propsError) return false
-  for (const key of cond.keys) if (!Object.hasOwn(overrides, key)) return true
-  if (cond.hasCohort && isPerson) {
-    for (const p of cond.props) if (p.isCohort && cohortNeedsStored(p.cohortId, cohorts, overrides)) return true
-  }
-  return false
-}
-
-function usesMemberships(flag: CompiledFlag, cohorts: CohortSet): boolean {
-  for (const cond of flag.conditions) {
-    if (!cond.hasCohort || cond.props === null) continue
-    for (const p of cond.props) if (p.isCohort && cohortUsesMembership(p.cohortId, cohorts)) return true
-  }
-  return false
-}
-
-/**
- * Which stored rows a request must load: a condition needs stored data when one of its property keys is missing
- * from the overrides, or when it uses a cohort that reads such a key or is static (then `memberships`: the person's
- * static cohorts are needed too). Inactive, deleted and broken flags, and group flags whose group is not in the
- * request, need nothing. A flag's dependencies are flags of their own: pass them too.
- */
-export function storedDataNeeded(
-  flags: readonly CompiledFlag[],
-  input: Pick<EvalInput, 'personOverrides' | 'groupOverrides' | 'groups' | 'groupTypeNames' | 'cohorts'>,
-): { person: boolean; groupTypes: Set<string>; memberships: boolean } {
-  let person = false
-  let memberships = false
-  const cohorts = input.cohorts ?? CohortSet.EMPTY
-  const groupTypes = new Set<string>()
-  for (const flag of flags) {
-    if (!flag.active || flag.deleted || flag.broken) continue
-    let name: string | null = null
-    let overrides: Readonly<Record<string, unknown>>
-    if (flag.aggregationGroupTypeIndex === null) {
-      if (person && (memberships || cohorts.size === 0)) continue
-      overrides = input.personOverrides ?? EMPTY
-    } else {
-      const n = groupTypeName(flag, input.groupTypeNames)
-      if (n === undefined || requestGroupKey(input.groups, n) === null || groupTypes.has(n)) continue
-      name = n
-      const go = input.groupOverrides
-      overrides = go && Object.hasOwn(go, n) && go[n] ? go[n]! : EMPTY
-    }
-    const isPerson = name === null
-    let needs = false
-    const sup = flag.superCondition
-    if (sup.kind === 'rollout') continue // decides the flag before any condition is looked at
-    if (sup.kind === 'properties' && sup.isSetKey !== null) {
-      needs = !Object.hasOwn(overrides, sup.isSetKey) || conditionNeedsStored(sup.cond, overrides, cohorts, isPerson)
-    }
-    if (!needs) {
-      for (const cond of flag.conditions) {
-        if (conditionNeedsStored(cond, overrides, cohorts, isPerson)) {
-          needs = true
-          break
-        }
-      }
-    }
-    if (!needs) continue
-    if (isPerson) {
-      person = true
-      if (usesMemberships(flag, cohorts)) memberships = true
-    } else groupTypes.add(name!)
-  }
-  return { person, groupTypes, memberships }
 }
