@@ -146,6 +146,8 @@ export function dialectFor(versionText: string, database: string, cluster?: stri
     table_settings: !cluster && dedupToken ? 'SETTINGS non_replicated_deduplication_window = 1000' : '',
     'ReplacingMergeTree(events, _inserted_at)': engine('ReplacingMergeTree', cluster ? 'events_local' : 'events', 'shard', '_inserted_at'),
     'MergeTree(schema_migrations)': engine('MergeTree', 'schema_migrations', 'cluster'),
+    // the person mapping is small next to the events: every node holds all of it (a local join on every shard)
+    'ReplacingMergeTree(person_distinct_id, version)': engine('ReplacingMergeTree', 'person_distinct_id', 'cluster', 'version'),
   }
 
   return {

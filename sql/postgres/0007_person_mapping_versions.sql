@@ -1,0 +1,21 @@
+-- Every distinct id → person row carries a version, taken from one sequence whenever the row is written (a new
+-- id, or an id re-pointed by a merge). The query API keeps a copy of this mapping where the events are (ClickHouse
+-- or the embedded event store) and copies what changed by version (src/query/person-mapping.ts). The learner writes
+-- a project's rows under the project's advisory lock, so within a project versions commit in order. The rows that
+-- exist when this runs get versions too: the first copy is the backfill.
+create sequence if not exists person_distinct_id_version;
+
+alter table person_distinct_ids add column if not exists version bigint not null default nextval('person_distinct_id_version');
+
+create index if not exists person_distinct_ids_by_version on person_distinct_ids (team_id, version);
+
+create or replace function person_distinct_ids_bump_version() returns trigger language plpgsql as $$
+begin
+    new.version := nextval('person_distinct_id_version');
+    return new;
+end
+$$;
+
+drop trigger if exists person_distinct_ids_version on person_distinct_ids;
+create trigger person_distinct_ids_version before update on person_distinct_ids
+    for each row execute function person_distinct_ids_bump_version();

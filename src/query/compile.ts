@@ -1,0 +1,454 @@
+// The checked tree → one store's SQL. Names are resolved here (columns of events or of the subquery, SELECT
+// aliases), functions checked against the allowed list, aggregates checked, literals bound as parameters, and the
+// tenant condition added to every read of `events`, whatever the text said. Pure: no I/O.
+import type { Expr, Select } from './ast'
+import { QueryError } from './errors'
+import {
+  addMonths, clickhouseEvents, DAY_MS, HOUR_MS, numberSql, Params, propertySql, sqliteEvents, timeLiteral,
+  type DialectName, type EventsScope, type PropertyFlavor, type TimeType,
+} from './dialect'
+import { compileCall, isAggregate } from './functions'
+
+export type ValueType = 'String' | 'Int' | 'Float' | 'Bool' | 'DateTime' | 'Date' | 'JSON' | 'UUID' | 'Null' | 'Interval'
+
+export interface Compiled {
+  sql: string
+  type: ValueType
+  /** holds an aggregate */
+  agg: boolean
+  /** a column used outside any aggregate and not grouped (null when none) */
+  loose: string | null
+  /** a constant point in time (folded: now(), today(), literals, ± INTERVAL) */
+  time?: number
+  /** INTERVAL n UNIT */
+  interval?: { count: number; unit: string }
+  /** a string literal's value */
+  literal?: string
+}
+
+export interface Target {
+  dialect: DialectName
+  teamId: number
+  /** the ClickHouse database */
+  database?: string
+  /** "now" for now() and today(), epoch ms */
+  now: number
+}
+
+export interface CompiledQuery {
+  sql: string
+  params: Params
+  columns: string[]
+  types: ValueType[]
+  limit: number
+  offset: number
+}
+
+export const DEFAULT_LIMIT = 100
+export const MAX_LIMIT = 50_000
+
+const EVENT_COLUMNS: Record<string, ValueType> = {
+  uuid: 'UUID',
+  event: 'String',
+  distinct_id: 'String',
+  timestamp: 'DateTime',
+  created_at: 'DateTime',
+  properties: 'String',
+  person_id: 'UUID',
+}
+
+type Want = 'any' | PropertyFlavor
+
+interface Output {
+  name: string
+  sql: string
+  type: ValueType
+}
+
+interface Level {
+  id: number
+  top: boolean
+  events: EventsScope | null
+  usesPerson: boolean
+  /** the subquery's columns, by name */
+  outputs: Map<string, Output> | null
+  sourceNames: Set<string>
+  aliases: Map<string, Expr>
+  expanding: Set<string>
+  groups: Set<string> | null
+  columns: Select['columns']
+}
+
+export class Compiler {
+  readonly params: Params
+  private levels = 0
+
+  constructor(private readonly target: Target) {
+    this.params = new Params(target.dialect)
+  }
+
+  get dialect(): DialectName {
+    return this.target.dialect
+  }
+
+  get now(): number {
+    return this.target.now
+  }
+
+  compileQuery(query: Select): CompiledQuery {
+    const limit = Math.min(query.limit ?? DEFAULT_LIMIT, MAX_LIMIT)
+    const offset = query.offset ?? 0
+    const { sql, outputs } = this.select(query, true, { limit: limit + 1, offset })
+    return { sql, params: this.params, columns: outputs.map((o) => o.name), types: outputs.map((o) => o.type), limit, offset }
+  }
+
+  private select(q: Select, top: boolean, page?: { limit: number; offset: number }): { sql: string; outputs: Output[] } {
+    const id = this.levels++
+    let source: string
+    let inner: Output[] | null = null
+    const level: Level = {
+      id, top, events: null, usesPerson: false, outputs: null, sourceNames: new Set(), aliases: new Map(),
+      expanding: new Set(), groups: null, columns: q.columns,
+    }
+    if (q.from.k === 'subquery') {
+      const sub = this.select(q.from.query, false)
+      const t = `_t${id}`
+      inner = sub.outputs
+      level.outputs = new Map()
+      for (const o of sub.outputs) {
+        if (level.outputs.has(o.name)) throw new QueryError(`The subquery has two columns named ${o.name}: give them different aliases`)
+        level.outputs.set(o.name, { ...o, sql: this.dialect === 'sqlite' ? `${t}.${o.sql}` : o.sql })
+      }
+      source = `(${sub.sql}) AS ${t}`
+      if (q.from.alias) level.sourceNames.add(q.from.alias)
+    } else {
+      level.events = this.dialect === 'sqlite' ? sqliteEvents(id, this.target.teamId, true) : clickhouseEvents(this.target.database!, this.target.teamId, true)
+      level.sourceNames.add('events')
+      if (q.from.alias) level.sourceNames.add(q.from.alias)
+      source = ''
+    }
+    void inner
+    for (const c of q.columns) if (c.alias) {
+      if (level.aliases.has(c.alias)) throw new QueryError(`The alias ${c.alias} is given twice`)
+      level.aliases.set(c.alias, c.expr)
+    }
+    const where = q.where ? this.expr(q.where, level, 'where', 'any') : null
+    if (where?.agg) throw new QueryError('Aggregate functions are not allowed in WHERE (use HAVING)')
+    const groupBy = q.groupBy.map((g) => {
+      const c = this.item(g, level, 'group')
+      if (c.agg) throw new QueryError('Aggregate functions are not allowed in GROUP BY')
+      return c
+    })
+    level.groups = new Set(groupBy.map((g) => g.sql))
+    const columns = q.columns.map((c) => this.item(c.expr, level, 'select'))
+    const having = q.having ? this.expr(q.having, level, 'having', 'any') : null
+    const orderBy = q.orderBy.map((o) => ({ c: this.item(o.expr, level, 'order'), desc: o.desc }))
+    const aggregated = groupBy.length > 0 || having !== null || columns.some((c) => c.agg)
+    if (aggregated) {
+      for (const c of [...columns, ...(having ? [having] : []), ...orderBy.map((o) => o.c)]) {
+        if (c.loose) throw new QueryError(`${c.loose} must be in GROUP BY or inside an aggregate function`)
+      }
+    }
+    if (level.events) {
+      const scope = this.dialect === 'sqlite'
+        ? sqliteEvents(id, this.target.teamId, level.usesPerson)
+        : clickhouseEvents(this.target.database!, this.target.teamId, level.usesPerson)
+      source = scope.from
+    }
+    const outputs: Output[] = q.columns.map((c, i) => ({ name: c.alias ?? c.text, sql: `_q${id}_${i}`, type: columns[i].type }))
+    const parts = [`SELECT ${q.distinct ? 'DISTINCT ' : ''}${columns.map((c, i) => `${c.sql} AS ${outputs[i].sql}`).join(', ')}`, `FROM ${source}`]
+    const conditions = [level.events?.tenant, where ? `(${where.sql})` : undefined].filter(Boolean)
+    if (conditions.length) parts.push(`WHERE ${conditions.join(' AND ')}`)
+    if (groupBy.length) parts.push(`GROUP BY ${groupBy.map((g) => g.sql).join(', ')}`)
+    if (having) parts.push(`HAVING ${having.sql}`)
+    if (orderBy.length) parts.push(`ORDER BY ${orderBy.map((o) => `${o.c.sql} ${o.desc ? 'DESC' : 'ASC'} NULLS LAST`).join(', ')}`)
+    const limit = page?.limit ?? q.limit
+    const offset = page?.offset ?? q.offset
+    if (limit !== null) parts.push(`LIMIT ${limit}`)
+    else if (offset !== null && this.dialect === 'sqlite') parts.push('LIMIT -1')
+    if (offset) parts.push(`OFFSET ${offset}`)
+    return { sql: parts.join(' '), outputs }
+  }
+
+  /** A SELECT, GROUP BY or ORDER BY item: a position (ORDER BY 2), an alias, or an expression. */
+  private item(e: Expr, level: Level, clause: 'select' | 'group' | 'order'): Compiled {
+    if (clause !== 'select' && e.k === 'number' && Number.isInteger(e.value)) {
+      const column = level.columns[e.value - 1]
+      if (!column) throw new QueryError(`${clause === 'group' ? 'GROUP' : 'ORDER'} BY ${e.value}: there is no column ${e.value}`)
+      return this.item(column.expr, level, 'select')
+    }
+    if (e.k === 'name' && e.parts.length === 1 && level.aliases.has(e.parts[0]) && !level.expanding.has(e.parts[0])) {
+      return this.expandAlias(e.parts[0], level, clause, 'item')
+    }
+    // a bare property at the top level comes back as sent (its JSON, decoded by the service)
+    return this.expr(e, level, clause, e.k === 'property' && level.top ? 'raw' : 'any')
+  }
+
+  private expandAlias(name: string, level: Level, clause: string, want: Want | 'item'): Compiled {
+    level.expanding.add(name)
+    try {
+      const e = level.aliases.get(name)!
+      if (want === 'item') return this.item(e, level, 'select')
+      return this.expr(e, level, clause, want)
+    } finally {
+      level.expanding.delete(name)
+    }
+  }
+
+  expr(e: Expr, level: Level, clause: string, want: Want, inAggregate = false): Compiled {
+    const c = this.node(e, level, clause, want, inAggregate)
+    if (c.loose && level.groups?.has(c.sql)) return { ...c, loose: null }
+    return c
+  }
+
+  private node(e: Expr, level: Level, clause: string, want: Want, inAggregate: boolean): Compiled {
+    const sub = (x: Expr, w: Want = 'any') => this.expr(x, level, clause, w, inAggregate)
+    const leaf = (sql: string, type: ValueType): Compiled => ({ sql, type, agg: false, loose: null })
+    switch (e.k) {
+      case 'number':
+        return leaf(numberSql(e.value), Number.isInteger(e.value) && !/[.eE]/.test(e.text) ? 'Int' : 'Float')
+      case 'string':
+        return { ...leaf(this.params.string(e.value), 'String'), literal: e.value }
+      case 'bool':
+        return leaf(e.value ? '1' : '0', 'Bool')
+      case 'null':
+        return leaf('NULL', 'Null')
+      case 'name':
+        return this.name(e.parts, level, clause, want)
+      case 'property':
+        return this.property(e.table, e.path, level, want === 'any' ? 'string' : want)
+      case 'unary': {
+        if (e.op === 'NOT') {
+          const a = sub(e.arg)
+          return { ...a, sql: `(NOT ${a.sql})`, type: 'Bool' }
+        }
+        const a = sub(e.arg, 'number')
+        if (e.arg.k === 'number') return leaf(`-${a.sql}`, a.type)
+        return { ...a, sql: `(-${a.sql})`, type: a.type === 'Int' ? 'Int' : 'Float' }
+      }
+      case 'binary':
+        return this.binary(e.op, e.left, e.right, level, clause, inAggregate)
+      case 'isNull': {
+        const a = sub(e.arg)
+        return { ...a, sql: `(${a.sql} IS ${e.not ? 'NOT ' : ''}NULL)`, type: 'Bool' }
+      }
+      case 'in': {
+        const items = e.list.map((x) => sub(x))
+        const numeric = items.every((i) => i.type === 'Int' || i.type === 'Float')
+        const a = this.comparable(e.arg, items[0], level, clause, inAggregate, numeric)
+        const list = items.map((i) => this.coerceTo(a, i))
+        return combine([a, ...items], `(${a.sql} ${e.not ? 'NOT IN' : 'IN'} (${list.join(', ')}))`, 'Bool')
+      }
+      case 'between': {
+        const low = sub(e.low)
+        const high = sub(e.high)
+        const a = this.comparable(e.arg, low, level, clause, inAggregate, low.type === 'Int' || low.type === 'Float')
+        return combine([a, low, high], `(${a.sql} ${e.not ? 'NOT BETWEEN' : 'BETWEEN'} ${this.coerceTo(a, low)} AND ${this.coerceTo(a, high)})`, 'Bool')
+      }
+      case 'like':
+        return this.like(e, level, clause, inAggregate)
+      case 'interval': {
+        const n = sub(e.count)
+        if (e.count.k !== 'number' || !Number.isInteger(e.count.value)) throw new QueryError('INTERVAL takes a whole number')
+        return { ...n, type: 'Interval', interval: { count: e.count.value, unit: e.unit } }
+      }
+      case 'case': {
+        const operand = e.operand ? sub(e.operand) : null
+        const parts: Compiled[] = operand ? [operand] : []
+        let sql = `CASE${operand ? ` ${operand.sql}` : ''}`
+        let type: ValueType = 'Null'
+        for (const w of e.whens) {
+          const when = sub(w.when)
+          const then = sub(w.then)
+          parts.push(when, then)
+          if (type === 'Null') type = then.type
+          sql += ` WHEN ${when.sql} THEN ${then.sql}`
+        }
+        if (e.otherwise) {
+          const otherwise = sub(e.otherwise)
+          parts.push(otherwise)
+          if (type === 'Null') type = otherwise.type
+          sql += ` ELSE ${otherwise.sql}`
+        }
+        return combine(parts, `(${sql} END)`, type)
+      }
+      case 'call': {
+        const name = e.name
+        if (isAggregate(name)) {
+          if (inAggregate) throw new QueryError(`Aggregate function ${name}() inside another aggregate function`)
+          if (clause === 'where' || clause === 'group') throw new QueryError(`Aggregate function ${name}() is not allowed in ${clause === 'where' ? 'WHERE' : 'GROUP BY'}`)
+        }
+        return compileCall(this, e, (x, w) => this.expr(x, level, clause, w, inAggregate || isAggregate(name)))
+      }
+    }
+  }
+
+  private name(parts: string[], level: Level, clause: string, want: Want): Compiled {
+    let column = parts[0]
+    if (parts.length === 2) {
+      if (!level.sourceNames.has(parts[0])) throw new QueryError(`Unknown table ${parts[0]} in ${parts.join('.')}`)
+      column = parts[1]
+    } else if (parts.length > 2) {
+      throw new QueryError(`Unknown column ${parts.join('.')}`)
+    } else if (level.aliases.has(column) && !level.expanding.has(column)) {
+      return this.expandAlias(column, level, clause, want)
+    }
+    if (level.events) {
+      const type = EVENT_COLUMNS[column]
+      if (!type) {
+        if (column === 'team_id') throw new QueryError('Unknown column team_id: the project is the one in the path')
+        throw new QueryError(`Unknown column ${column}`)
+      }
+      if (column === 'person_id') {
+        level.usesPerson = true
+        return { sql: level.events.personId(), type, agg: false, loose: column }
+      }
+      return { sql: level.events.column(column), type, agg: false, loose: column }
+    }
+    const out = level.outputs!.get(column)
+    if (!out) throw new QueryError(`Unknown column ${column} (the subquery has ${[...level.outputs!.keys()].join(', ')})`)
+    return { sql: out.sql, type: out.type, agg: false, loose: column }
+  }
+
+  private property(table: string | null, path: string[], level: Level, flavor: PropertyFlavor): Compiled {
+    if (table !== null && !level.sourceNames.has(table)) throw new QueryError(`Unknown table ${table} in ${table}.properties`)
+    let source: string
+    if (level.events) source = level.events.column('properties')
+    else {
+      const out = level.outputs!.get('properties')
+      if (!out) throw new QueryError('Unknown column properties: the subquery does not select it')
+      source = out.sql
+    }
+    if (path.length === 0) return { sql: source, type: 'String', agg: false, loose: 'properties' }
+    const type: ValueType = flavor === 'raw' ? 'JSON' : flavor === 'number' ? 'Float' : 'String'
+    return { sql: propertySql(this.dialect, this.params, source, path, flavor), type, agg: false, loose: `properties.${path.join('.')}` }
+  }
+
+  /** The left side of a comparison, typed by what it is compared with (a property compared with a number is a number). */
+  private comparable(e: Expr, other: Compiled, level: Level, clause: string, inAggregate: boolean, numeric: boolean): Compiled {
+    if (e.k === 'property') {
+      if (numeric) return this.expr(e, level, clause, 'number', inAggregate)
+      if (other.type === 'Bool') return this.expr(e, level, clause, 'raw', inAggregate)
+    }
+    return this.expr(e, level, clause, 'any', inAggregate)
+  }
+
+  /** The SQL of `value` as compared with `to`: a string literal compared with a time is that time. */
+  coerceTo(to: Compiled, value: Compiled): string {
+    if ((to.type === 'DateTime' || to.type === 'Date') && value.literal !== undefined) {
+      return timeLiteral(this.dialect, parseTimeLiteral(value.literal), to.type)
+    }
+    if (to.type === 'JSON' && value.type === 'Bool') return this.params.string(value.sql === '1' ? 'true' : 'false')
+    if (to.type === 'DateTime' && value.type === 'Date') return this.dateToDateTime(value.sql)
+    return value.sql
+  }
+
+  dateToDateTime(sql: string): string {
+    return this.dialect === 'sqlite' ? sql : `toDateTime(toUInt32(${sql}) * 86400, 'UTC')`
+  }
+
+  private binary(op: string, left: Expr, right: Expr, level: Level, clause: string, inAggregate: boolean): Compiled {
+    const sub = (x: Expr, w: Want = 'any') => this.expr(x, level, clause, w, inAggregate)
+    if (op === 'AND' || op === 'OR') {
+      const [l, r] = [sub(left), sub(right)]
+      return combine([l, r], `(${l.sql} ${op} ${r.sql})`, 'Bool')
+    }
+    if (['=', '!=', '<', '<=', '>', '>='].includes(op)) {
+      // type each side by the other: a property against a number is compared as a number
+      const probeR = right.k === 'property' ? null : sub(right)
+      const l = this.comparable(left, probeR ?? ({ type: 'String' } as Compiled), level, clause, inAggregate, probeR?.type === 'Int' || probeR?.type === 'Float')
+      const r = probeR ?? this.comparable(right, l, level, clause, inAggregate, l.type === 'Int' || l.type === 'Float')
+      let ls = l.sql
+      let rs = this.coerceTo(l, r)
+      if (l.literal !== undefined && (r.type === 'DateTime' || r.type === 'Date')) ls = this.coerceTo(r, l)
+      if (l.type === 'Date' && r.type === 'DateTime') ls = this.dateToDateTime(ls)
+      return combine([l, r], `(${ls} ${op} ${rs})`, 'Bool')
+    }
+    const l = sub(left, 'number')
+    const r = sub(right, 'number')
+    const lTime = l.type === 'DateTime' || l.type === 'Date'
+    if ((op === '+' || op === '-') && (lTime || l.literal !== undefined) && r.interval) {
+      const base = lTime ? l : { ...l, type: 'DateTime' as ValueType, time: parseTimeLiteral(l.literal!) }
+      return this.shiftTime(base, op === '-' ? -r.interval.count : r.interval.count, r.interval.unit)
+    }
+    if (op === '+' && l.interval && (r.type === 'DateTime' || r.type === 'Date')) return this.shiftTime(r, l.interval.count, l.interval.unit)
+    if (l.interval || r.interval) throw new QueryError('INTERVAL can only be added to or subtracted from a date or time')
+    if (lTime || r.type === 'DateTime' || r.type === 'Date') throw new QueryError(`Operator ${op} does not apply to dates and times (use INTERVAL or dateDiff)`)
+    const type: ValueType = op !== '/' && l.type === 'Int' && r.type === 'Int' ? 'Int' : 'Float'
+    if (op === '/' && this.dialect === 'sqlite') return combine([l, r], `(CAST(${l.sql} AS REAL) / ${r.sql})`, 'Float')
+    return combine([l, r], `(${l.sql} ${op} ${r.sql})`, type)
+  }
+
+  /** time ± n units: folded when the time is a constant, else the store's arithmetic. */
+  private shiftTime(base: Compiled, count: number, unit: string): Compiled {
+    const type = base.type as TimeType
+    if (base.time !== undefined) {
+      const ms = shift(base.time, count, unit)
+      return { sql: timeLiteral(this.dialect, ms, type), type, agg: false, loose: null, time: ms }
+    }
+    if (this.dialect === 'sqlite') {
+      if (unit === 'MONTH') {
+        return { ...base, sql: `(CAST(strftime('%s', ${base.sql} / 1000, 'unixepoch', '${count >= 0 ? '+' : ''}${count} months') AS INTEGER) * 1000 + ${base.sql} % 1000)` }
+      }
+      return { ...base, sql: `(${base.sql} + ${count * UNIT_MS[unit]})` }
+    }
+    const fn = { SECOND: 'addSeconds', MINUTE: 'addMinutes', HOUR: 'addHours', DAY: 'addDays', WEEK: 'addWeeks', MONTH: 'addMonths' }[unit]
+    return { ...base, sql: `${fn}(${base.sql}, ${count})` }
+  }
+
+  private like(e: Extract<Expr, { k: 'like' }>, level: Level, clause: string, inAggregate: boolean): Compiled {
+    if (e.pattern.k !== 'string') throw new QueryError(`${e.caseInsensitive ? 'ILIKE' : 'LIKE'} takes a string literal pattern`)
+    const a = this.expr(e.arg, level, clause, 'string', inAggregate)
+    const pattern = e.caseInsensitive ? asciiLower(e.pattern.value) : e.pattern.value
+    const subject = e.caseInsensitive ? `lower(${a.sql})` : a.sql
+    const not = e.not ? 'NOT ' : ''
+    if (this.dialect === 'sqlite') {
+      // GLOB is case-sensitive like ClickHouse's LIKE (SQLite's LIKE is not)
+      return { ...a, sql: `(${not}(${subject} GLOB ${this.params.string(likeToGlob(pattern))}))`, type: 'Bool' }
+    }
+    return { ...a, sql: `(${not}like(${subject}, ${this.params.string(pattern)}))`, type: 'Bool' }
+  }
+}
+
+const UNIT_MS: Record<string, number> = { SECOND: 1000, MINUTE: 60_000, HOUR: HOUR_MS, DAY: DAY_MS, WEEK: 7 * DAY_MS }
+
+export function shift(ms: number, count: number, unit: string): number {
+  return unit === 'MONTH' ? addMonths(ms, count) : ms + count * UNIT_MS[unit]
+}
+
+export function combine(parts: Compiled[], sql: string, type: ValueType): Compiled {
+  return { sql, type, agg: parts.some((p) => p.agg), loose: parts.find((p) => p.loose)?.loose ?? null }
+}
+
+export function asciiLower(s: string): string {
+  return s.replace(/[A-Z]/g, (c) => c.toLowerCase())
+}
+
+/** A LIKE pattern (% _ and \-escapes) as a GLOB pattern. */
+export function likeToGlob(pattern: string): string {
+  let out = ''
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i]
+    if (c === '\\' && i + 1 < pattern.length) {
+      const next = pattern[++i]
+      out += next === '*' || next === '?' || next === '[' ? `[${next}]` : next
+    } else if (c === '%') out += '*'
+    else if (c === '_') out += '?'
+    else if (c === '*' || c === '?' || c === '[') out += `[${c}]`
+    else out += c
+  }
+  return out
+}
+
+/** '2024-01-02', '2024-01-02 03:04:05', ISO 8601 with a zone: epoch ms (UTC unless a zone is given). */
+export function parseTimeLiteral(text: string): number {
+  const m = /^(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,6}))?)?)?\s*(Z|[+-]\d{2}:?\d{2})?$/.exec(text.trim())
+  if (!m) throw new QueryError(`"${text}" is not a date or time (expected YYYY-MM-DD or YYYY-MM-DD hh:mm:ss)`)
+  const ms = Date.parse(`${m[1]}-${m[2]}-${m[3]}T${m[4] ?? '00'}:${m[5] ?? '00'}:${m[6] ?? '00'}.${(m[7] ?? '0').padEnd(3, '0').slice(0, 3)}${m[8] ? (m[8] === 'Z' ? 'Z' : m[8].replace(/^([+-]\d{2})(\d{2})$/, '$1:$2')) : 'Z'}`)
+  if (Number.isNaN(ms)) throw new QueryError(`"${text}" is not a valid date or time`)
+  return ms
+}
+
+export function compileQuery(query: Select, target: Target): CompiledQuery {
+  return new Compiler(target).compileQuery(query)
+}

@@ -1,0 +1,138 @@
+// The store-specific pieces of compiled SQL: literals (bound parameters where the store has them), the events
+// table and its tenant condition, person_id through the distinct-id mapping, property extraction, time arithmetic.
+import { stringLiteral } from '../events/dialect'
+import { QueryError } from './errors'
+
+export type DialectName = 'sqlite' | 'clickhouse-legacy' | 'clickhouse-modern'
+export type TimeType = 'DateTime' | 'Date'
+export type PropertyFlavor = 'raw' | 'string' | 'number'
+
+export const HOUR_MS = 3_600_000
+export const DAY_MS = 86_400_000
+
+/** Literal values the compiled SQL refers to: SQLite's numbered parameters, ClickHouse's {name:Type} ones. */
+export class Params {
+  readonly sqlite: (string | number)[] = []
+  readonly clickhouse: Record<string, string> = {}
+  private readonly seen = new Map<string, string>()
+  constructor(private readonly dialect: DialectName) {}
+
+  /** The same value always gets the same placeholder, so equal expressions compile to equal SQL (GROUP BY). */
+  string(value: string): string {
+    if (this.dialect === 'clickhouse-legacy') return stringLiteral(value) // 18.16 has no query parameters
+    const known = this.seen.get(value)
+    if (known) return known
+    let placeholder: string
+    if (this.dialect === 'sqlite') {
+      this.sqlite.push(value)
+      placeholder = `?${this.sqlite.length}`
+      if (this.sqlite.length > 30_000) throw new QueryError('The query holds too many string literals (at most 30000)')
+    } else {
+      const name = `p${this.seen.size}`
+      this.clickhouse[name] = value
+      placeholder = `{${name}:String}`
+    }
+    this.seen.set(value, placeholder)
+    return placeholder
+  }
+}
+
+export function numberSql(value: number): string {
+  if (!Number.isFinite(value)) throw new QueryError('Number out of range')
+  if (Number.isInteger(value) && Math.abs(value) <= Number.MAX_SAFE_INTEGER) return String(value)
+  // a float: always with a point or an exponent, never an integer to SQLite (integer division)
+  const text = String(value)
+  return /[.e]/.test(text) ? text : `${text}.0`
+}
+
+const pad = (n: number, w = 2) => String(n).padStart(w, '0')
+export function utcText(ms: number, withMillis: boolean): string {
+  const d = new Date(ms)
+  const base = `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}`
+  return withMillis ? `${base}.${pad(d.getUTCMilliseconds(), 3)}` : base
+}
+
+/** ClickHouse's month arithmetic (the day clamped to the month's last), also used to fold constants. */
+export function addMonths(ms: number, months: number): number {
+  const d = new Date(ms)
+  const total = d.getUTCFullYear() * 12 + d.getUTCMonth() + months
+  const year = Math.floor(total / 12)
+  const month = total - year * 12
+  const last = new Date(Date.UTC(year, month + 1, 0)).getUTCDate()
+  return Date.UTC(year, month, Math.min(d.getUTCDate(), last), d.getUTCHours(), d.getUTCMinutes(), d.getUTCSeconds(), d.getUTCMilliseconds())
+}
+
+/** The events of one select level: how its table, columns and person mapping are written. */
+export interface EventsScope {
+  from: string
+  tenant: string
+  column(name: string): string
+  personId(): string
+}
+
+export function sqliteEvents(n: number, teamId: number, withPerson: boolean): EventsScope {
+  const e = `_e${n}`
+  const p = `_p${n}`
+  const join = withPerson ? ` LEFT JOIN person_distinct_id AS ${p} ON ${p}.team_id = ${e}.team_id AND ${p}.distinct_id = ${e}.distinct_id` : ''
+  return {
+    from: `events AS ${e}${join}`,
+    tenant: `${e}.team_id = ${Math.trunc(teamId)}`,
+    column: (name) => `${e}.${name}`,
+    personId: () => `${p}.person_id`,
+  }
+}
+
+export function clickhouseEvents(database: string, teamId: number, withPerson: boolean): EventsScope {
+  const team = Math.trunc(teamId)
+  // The latest version of each distinct id's row (the table is a ReplacingMergeTree; unmerged parts may hold older
+  // ones). In a cluster the mapping is on every node, so each shard joins its own copy (docs/query.md).
+  const join = withPerson
+    ? ` ANY LEFT JOIN (SELECT distinct_id, argMax(person_id, version) AS _pdi_person, 1 AS _pdi_found FROM ${database}.person_distinct_id WHERE team_id = ${team} GROUP BY distinct_id) USING distinct_id`
+    : ''
+  return {
+    from: `${database}.events${join}`,
+    tenant: `team_id = ${team}`,
+    column: (name) => (name === 'uuid' ? 'toString(uuid)' : name),
+    personId: () => `if(_pdi_found = 1, toString(_pdi_person), NULL)`,
+  }
+}
+
+/** A SQLite JSON path for these keys ($."a"."b"); a key holding a double quote cannot be written in one. */
+export function sqliteJsonPath(path: string[]): string {
+  for (const key of path) {
+    if (/["\\\0-\x1f]/.test(key)) throw new QueryError(`Property name ${JSON.stringify(key)} holds a character property access does not support`)
+  }
+  return `$${path.map((k) => `."${k}"`).join('')}`
+}
+
+export function propertySql(dialect: DialectName, params: Params, source: string, path: string[], flavor: PropertyFlavor): string {
+  if (dialect === 'sqlite') {
+    const p = params.string(sqliteJsonPath(path))
+    if (flavor === 'raw') return `(${source} -> ${p})`
+    if (flavor === 'number') return `(CASE WHEN json_type(${source}, ${p}) IN ('integer', 'real') THEN json_extract(${source}, ${p}) END)`
+    return `(CASE json_type(${source}, ${p}) WHEN 'text' THEN json_extract(${source}, ${p}) WHEN 'null' THEN NULL ELSE ${source} -> ${p} END)`
+  }
+  const keys = path.map((k) => params.string(k))
+  let raw: string
+  let unescaped: string
+  if (dialect === 'clickhouse-modern') {
+    raw = `JSONExtractRaw(${source}, ${keys.join(', ')})`
+    unescaped = `JSONExtractString(${source}, ${keys.join(', ')})`
+  } else {
+    // 18.16 has only the simple visitParam functions (docs/query.md: a key is found at any depth)
+    let parent = source
+    for (const k of keys.slice(0, -1)) parent = `visitParamExtractRaw(${parent}, ${k})`
+    raw = `visitParamExtractRaw(${parent}, ${keys[keys.length - 1]})`
+    unescaped = `visitParamExtractString(${parent}, ${keys[keys.length - 1]})`
+  }
+  if (flavor === 'raw') return `nullIf(${raw}, '')`
+  if (flavor === 'number') return `toFloat64OrNull(${raw})`
+  return `multiIf(${raw} IN ('', 'null'), NULL, startsWith(${raw}, '"'), ${unescaped}, ${raw})`
+}
+
+export function timeLiteral(dialect: DialectName, ms: number, type: TimeType): string {
+  if (dialect === 'sqlite') return String(type === 'Date' ? Math.floor(ms / DAY_MS) * DAY_MS : Math.trunc(ms))
+  if (type === 'Date') return `toDate('${utcText(ms, false).slice(0, 10)}')`
+  if (dialect === 'clickhouse-modern') return `toDateTime64('${utcText(ms, true)}', 3, 'UTC')`
+  return `toDateTime('${utcText(ms, false)}', 'UTC')`
+}

@@ -1,0 +1,128 @@
+// The query text → tokens, each with its line and column (1-based) for error messages.
+import { QueryError } from './errors'
+
+export type TokenKind = 'ident' | 'quoted' | 'number' | 'string' | 'op' | 'eof'
+
+export interface Token {
+  kind: TokenKind
+  /** identifiers as written (keywords are identifiers compared case-insensitively); strings unescaped */
+  text: string
+  offset: number
+  end: number
+  line: number
+  column: number
+}
+
+const OPERATORS = ['<=', '>=', '!=', '<>', '==', '(', ')', ',', '.', '[', ']', '+', '-', '*', '/', '%', '=', '<', '>', ';']
+const IDENT_START = /[A-Za-z_$]/
+const IDENT_PART = /[A-Za-z0-9_$]/
+
+/** Where an offset is, as "line L, column C". */
+export function positionOf(text: string, offset: number): { line: number; column: number } {
+  let line = 1
+  let lineStart = 0
+  for (let i = 0; i < offset && i < text.length; i++) {
+    if (text.charCodeAt(i) === 10) {
+      line++
+      lineStart = i + 1
+    }
+  }
+  return { line, column: offset - lineStart + 1 }
+}
+
+export function tokenize(text: string, maxTokens: number): Token[] {
+  const tokens: Token[] = []
+  let i = 0
+  let line = 1
+  let lineStart = 0
+  const fail = (message: string, at: number): never => {
+    const p = positionOf(text, at)
+    throw new QueryError(`${message} at line ${p.line}, column ${p.column}`)
+  }
+  let startLine = 1
+  let startLineStart = 0
+  const push = (kind: TokenKind, value: string, start: number) => {
+    if (tokens.length >= maxTokens) fail(`The query has more than ${maxTokens} tokens`, start)
+    tokens.push({ kind, text: value, offset: start, end: i, line: startLine, column: start - startLineStart + 1 })
+  }
+  while (i < text.length) {
+    const c = text[i]
+    if (c === '\n') {
+      i++
+      line++
+      lineStart = i
+      continue
+    }
+    if (c === ' ' || c === '\t' || c === '\r') {
+      i++
+      continue
+    }
+    if (c === '-' && text[i + 1] === '-') {
+      while (i < text.length && text[i] !== '\n') i++
+      continue
+    }
+    const start = i
+    startLine = line
+    startLineStart = lineStart
+    if (IDENT_START.test(c)) {
+      while (i < text.length && IDENT_PART.test(text[i])) i++
+      push('ident', text.slice(start, i), start)
+      continue
+    }
+    if (/[0-9]/.test(c)) {
+      while (i < text.length && /[0-9]/.test(text[i])) i++
+      if (text[i] === '.' && /[0-9]/.test(text[i + 1] ?? '')) {
+        i++
+        while (i < text.length && /[0-9]/.test(text[i])) i++
+      }
+      if ((text[i] === 'e' || text[i] === 'E') && /[0-9+-]/.test(text[i + 1] ?? '')) {
+        i++
+        if (text[i] === '+' || text[i] === '-') i++
+        if (!/[0-9]/.test(text[i] ?? '')) fail('Malformed number', start)
+        while (i < text.length && /[0-9]/.test(text[i])) i++
+      }
+      if (i < text.length && IDENT_PART.test(text[i])) fail('Malformed number', start)
+      push('number', text.slice(start, i), start)
+      continue
+    }
+    if (c === "'" || c === '`' || c === '"') {
+      // 'string' with \-escapes or a doubled quote; `identifier` and "identifier" likewise
+      i++
+      let value = ''
+      for (;;) {
+        if (i >= text.length) fail(c === "'" ? 'Unterminated string' : 'Unterminated quoted identifier', start)
+        const ch = text[i]
+        if (ch === '\\') {
+          const next = text[i + 1]
+          if (next === undefined) fail('Unterminated string', start)
+          value += ({ n: '\n', t: '\t', r: '\r', '0': '\0', b: '\b', f: '\f' } as Record<string, string>)[next] ?? next
+          i += 2
+          continue
+        }
+        if (ch === c) {
+          if (text[i + 1] === c) {
+            value += c
+            i += 2
+            continue
+          }
+          i++
+          break
+        }
+        if (ch === '\n') {
+          line++
+          lineStart = i + 1
+        }
+        value += ch
+        i++
+      }
+      push(c === "'" ? 'string' : 'quoted', value, start)
+      continue
+    }
+    const op = OPERATORS.find((o) => text.startsWith(o, i))
+    if (!op) fail(`Unexpected character ${JSON.stringify(c)}`, start)
+    i += op!.length
+    push('op', op!, start)
+  }
+  tokens.push({ kind: 'eof', text: '', offset: text.length, end: text.length, line, column: text.length - lineStart + 1 })
+  return tokens
+}
