@@ -75,7 +75,7 @@ describe('refusals name what was refused', () => {
   test('deep nesting is a refusal, not a stack overflow', () => {
     expect(refusal(`SELECT ${'('.repeat(1000)}1${')'.repeat(1000)} FROM events`)).toMatch(/deeper than 64/)
     expect(refusal(`SELECT ${'NOT '.repeat(5000)}1 FROM events`)).toMatch(/deeper/)
-    expect(refusal(`SELECT ${'-'.repeat(5000)}1 FROM events`)).toMatch(/deeper/)
+    expect(refusal(`SELECT ${'- '.repeat(5000)}1 FROM events`)).toMatch(/deeper/)
     expect(refusal(`SELECT ${'lower('.repeat(5000)}event${')'.repeat(5000)} FROM events`)).toMatch(/deeper/)
     let nested = 'SELECT event FROM events'
     for (let i = 0; i < 10; i++) nested = `SELECT event FROM (${nested})`
