@@ -16,6 +16,7 @@ import { definitionRoutes } from './definitions/routes'
 import { personRoutes } from './people/routes'
 import { flagRoutes } from './flags/routes'
 import { cohortRoutes } from './cohorts/routes'
+import { queryRoutes } from './query/routes'
 import { decideRoutes } from './flags/decide/routes'
 import { remoteConfigRoutes } from './remote-config/routes'
 import type { Services } from './services'
@@ -126,6 +127,7 @@ export function createApp(services: Services) {
         auth: services.auth,
         limiter: services.apiLimiter,
         trustProxy: services.config.TRUST_PROXY,
+        personIds: (teamId, distinctIds) => services.query.personIds(teamId, distinctIds),
       }),
     )
     .use(remoteConfigRoutes({ tokens: services.tokens }))
@@ -143,6 +145,7 @@ export function createApp(services: Services) {
       }),
     )
     .use(cohortRoutes({ cohorts: services.cohorts, auth: services.auth, limiter: services.apiLimiter, trustProxy: services.config.TRUST_PROXY }))
+    .use(queryRoutes({ query: services.query, auth: services.auth, limiter: services.apiLimiter }))
   // Last, so that the document lists every route registered above (read when first asked for).
   return app.use(apiDocsRoutes({ routes: () => app.routes as never, info: DOCUMENT_INFO }))
 }

@@ -16,6 +16,8 @@ import { ResilientStore } from './events/resilient-store'
 import { openDatabase } from './db/postgres'
 import { DefinitionTracker } from './definitions/tracker'
 import { Learner } from './people/learner'
+import { PersonMappingCopy } from './query/person-mapping'
+import { createMappingSink } from './query/factory'
 import { createEventStore } from './events/factory'
 import { EMBEDDED_MAX_BATCH_EVENTS } from './events/embedded'
 
@@ -95,10 +97,14 @@ async function start(init: WorkerInit): Promise<void> {
   })
   flusher.addConsumer(learner, { after: storeWriter })
   flusher.start()
+  // the distinct id → person mapping, copied where the events are for the query API's person_id
+  const personMapping = new PersonMappingCopy(db.sql, createMappingSink(config), log)
+  personMapping.start(500)
   shutdown = async () => {
     clearInterval(relay)
     const deltas = metrics.take()
     if (deltas) send({ type: 'metrics', deltas })
+    await personMapping.stop()
     await events.close()
     await db.close()
   }

@@ -24,6 +24,8 @@ import { startFlags, type Flags } from './flags'
 import type { PersonChange } from './people/person-cache'
 import { notifyPersonChange } from './people/person-changes'
 import { CohortService } from './cohorts/service'
+import { QueryService } from './query/service'
+import { createQueryRunner } from './query/factory'
 
 export interface Lifecycle {
   draining: boolean
@@ -42,6 +44,7 @@ export interface Services {
   capture: CaptureService
   flags: Flags
   cohorts: CohortService
+  query: QueryService
   lifecycle: Lifecycle
   readiness(): Promise<Readiness>
   close(): Promise<void>
@@ -81,6 +84,8 @@ export async function startServices(config: Config, log: Logger, options: { metr
     const events = new ResilientStore(createEventStore(config, { reads: true }))
     await events.init()
     closers.push(() => events.close())
+    const queryRunner = createQueryRunner(config)
+    closers.push(() => queryRunner.close())
     if (config.CLICKHOUSE_URL && !(await valueWithin(events.health(), 3000, false))) {
       const { url, database } = parseClickHouseUrl(config.CLICKHOUSE_URL)
       log.warn({ clickhouse: `${url}/${database}` }, 'ClickHouse (CLICKHOUSE_URL) is not reachable: capture keeps logging events, /_ready answers 503 until it answers')
@@ -180,6 +185,7 @@ export async function startServices(config: Config, log: Logger, options: { metr
       capture,
       flags,
       cohorts,
+      query: new QueryService(queryRunner, config.QUERY_TIMEOUT_MS),
       lifecycle,
       readiness,
       close,

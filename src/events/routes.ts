@@ -49,7 +49,14 @@ export function eventJson(e: StoredEvent) {
   }
 }
 
-export function eventRoutes(deps: { events: EventStore; auth: PersonalKeyAuth; limiter?: RateLimiter; trustProxy: boolean }) {
+export function eventRoutes(deps: {
+  events: EventStore
+  auth: PersonalKeyAuth
+  limiter?: RateLimiter
+  trustProxy: boolean
+  /** the person each distinct id belongs to now (the query API's mapping, src/query/) */
+  personIds?: (teamId: number, distinctIds: string[]) => Promise<Map<string, string>>
+}) {
   return new Elysia({ name: 'events-api' }).use(projectGuard(deps.auth, deps.limiter)).get(
     '/api/projects/:project_id/events/',
     async ({ project, params, query, request }) => {
@@ -71,8 +78,13 @@ export function eventRoutes(deps: { events: EventStore; auth: PersonalKeyAuth; l
           throw error
         })
       let next: string | null = null
-      if (rows.length > limit) {
-        rows.length = limit
+      const more = rows.length > limit
+      if (more) rows.length = limit
+      if (deps.personIds && rows.length > 0) {
+        const persons = await deps.personIds(project.id, [...new Set(rows.map((r) => r.distinctId))]).catch(() => null)
+        for (const r of rows) r.personId = persons?.get(r.distinctId) ?? r.personId
+      }
+      if (more) {
         const url = publicUrl(request, deps.trustProxy)
         url.searchParams.set('cursor', encodeCursor(rows[rows.length - 1]))
         url.searchParams.set('limit', String(limit))

@@ -1,0 +1,26 @@
+// The query API's request and answer (they also feed the OpenAPI document).
+import { t } from 'elysia'
+
+export const QueryRequest = t.Object(
+  {
+    query: t.Object({
+      kind: t.Literal('HogQLQuery', { description: 'the only kind served' }),
+      query: t.String({ minLength: 1, maxLength: 1024 * 1024, description: 'SELECT … FROM events … (see docs/query.md)' }),
+    }, { additionalProperties: true }),
+    refresh: t.Optional(t.Any()),
+    client_query_id: t.Optional(t.String()),
+  },
+  { $id: 'QueryRequest', additionalProperties: true },
+)
+
+export const QueryResponse = t.Object(
+  {
+    results: t.Array(t.Array(t.Any()), { description: 'rows, each an array in column order' }),
+    columns: t.Array(t.String()),
+    types: t.Array(t.String()),
+    hasMore: t.Boolean({ description: 'rows were cut at the limit' }),
+    limit: t.Integer(),
+    offset: t.Integer(),
+  },
+  { $id: 'QueryResponse' },
+)

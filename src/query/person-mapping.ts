@@ -1,0 +1,152 @@
+// Keeps the distinct id → person mapping where the events are (ClickHouse's person_distinct_id, or the embedded
+// event store's), so that queries resolve person_id with a join. Postgres stays the source: every row of
+// person_distinct_ids carries a version from one sequence, taken whenever the learner writes it (a merge re-points
+// every id of the merged person, so each gets a higher version). Within a project the learner writes under the
+// project's advisory lock, so versions commit in order there: copying, per project, what is above the highest
+// version already copied misses nothing. The first pass on an install that already holds persons is the backfill.
+import type { ClickHouseClient } from '@clickhouse/client'
+import { Database } from 'bun:sqlite'
+import type { Sql } from 'postgres'
+import type { Logger } from '../log'
+
+export interface MappingRow {
+  teamId: number
+  distinctId: string
+  personId: string
+  version: number
+}
+
+export interface MappingSink {
+  /** the highest version copied, per project */
+  versions(): Promise<Map<number, number>>
+  write(rows: MappingRow[]): Promise<void>
+  close(): Promise<void>
+}
+
+const PAGE = 5000
+
+export class PersonMappingCopy {
+  private copied: Map<number, number> | undefined
+  private timer: ReturnType<typeof setTimeout> | undefined
+  private running: Promise<number> | undefined
+  private stopped = false
+
+  constructor(
+    private readonly sql: Sql,
+    private readonly sink: MappingSink,
+    private readonly log: Logger,
+  ) {}
+
+  /** Copy everything changed since the last pass; returns how many rows were copied. */
+  pass(): Promise<number> {
+    this.running ??= this.copy().finally(() => (this.running = undefined))
+    return this.running
+  }
+
+  private async copy(): Promise<number> {
+    this.copied ??= await this.sink.versions()
+    let total = 0
+    for (;;) {
+      const floor = Object.fromEntries(this.copied)
+      const rows = await this.sql<{ team_id: number; distinct_id: string; person_uuid: string; version: string }[]>`
+        select x.team_id, x.distinct_id, x.person_uuid, x.version
+          from projects pr
+          cross join lateral (
+            select d.team_id, d.distinct_id, p.uuid::text as person_uuid, d.version::text as version
+              from person_distinct_ids d
+              join persons p on p.id = d.person_id
+             where d.team_id = pr.id and d.version > coalesce((${this.sql.json(floor)}::jsonb ->> pr.id::text)::bigint, 0)
+             order by d.version
+             limit ${PAGE}) x`
+      if (rows.length === 0) return total
+      const batch = rows.map((r) => ({ teamId: Number(r.team_id), distinctId: r.distinct_id, personId: r.person_uuid, version: Number(r.version) }))
+      await this.sink.write(batch)
+      for (const r of batch) this.copied.set(r.teamId, Math.max(this.copied.get(r.teamId) ?? 0, r.version))
+      total += batch.length
+      if (rows.length < PAGE) return total
+    }
+  }
+
+  /** Copy every `intervalMs` until stopped (failures are logged and retried on the next turn). */
+  start(intervalMs: number): void {
+    const turn = async () => {
+      try {
+        await this.pass()
+      } catch (error) {
+        this.copied = undefined // read again from the store: a failed write may have landed in part
+        this.log.warn({ err: error }, `person mapping copy failed: ${(error as Error)?.message ?? error}`)
+      }
+      if (!this.stopped) this.timer = setTimeout(turn, intervalMs)
+    }
+    this.timer = setTimeout(turn, 0)
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true
+    clearTimeout(this.timer)
+    await this.running?.catch(() => undefined)
+    await this.sink.close()
+  }
+}
+
+export class ClickHouseMappingSink implements MappingSink {
+  constructor(
+    private readonly client: ClickHouseClient,
+    private readonly database: string,
+  ) {}
+
+  async versions(): Promise<Map<number, number>> {
+    const rs = await this.client.query({
+      query: `SELECT team_id, toString(max(version)) AS v FROM ${this.database}.person_distinct_id GROUP BY team_id`,
+      format: 'JSONEachRow',
+    })
+    return new Map(((await rs.json()) as { team_id: string | number; v: string }[]).map((r) => [Number(r.team_id), Number(r.v)]))
+  }
+
+  async write(rows: MappingRow[]): Promise<void> {
+    await this.client.insert({
+      table: `${this.database}.person_distinct_id`,
+      format: 'JSONEachRow',
+      values: rows.map((r) => ({ team_id: r.teamId, distinct_id: r.distinctId, person_id: r.personId, version: r.version })),
+    })
+  }
+
+  async close(): Promise<void> {}
+}
+
+export class SqliteMappingSink implements MappingSink {
+  private db: Database | undefined
+
+  constructor(private readonly file: string) {}
+
+  private handle(): Database {
+    if (!this.db) {
+      this.db = new Database(this.file, { create: false })
+      this.db.run('PRAGMA busy_timeout = 5000')
+    }
+    return this.db
+  }
+
+  async versions(): Promise<Map<number, number>> {
+    const rows = this.handle().query('SELECT team_id, max(version) AS v FROM person_distinct_id GROUP BY team_id').all() as { team_id: number; v: number }[]
+    return new Map(rows.map((r) => [r.team_id, r.v]))
+  }
+
+  async write(rows: MappingRow[]): Promise<void> {
+    const db = this.handle()
+    const upsert = db.prepare(
+      `INSERT INTO person_distinct_id (team_id, distinct_id, person_id, version) VALUES (?, ?, ?, ?)
+       ON CONFLICT (team_id, distinct_id) DO UPDATE SET person_id = excluded.person_id, version = excluded.version
+       WHERE excluded.version > person_distinct_id.version`,
+    )
+    db.transaction(() => {
+      for (const r of rows) upsert.run(r.teamId, r.distinctId, r.personId, r.version)
+    })()
+    upsert.finalize()
+  }
+
+  async close(): Promise<void> {
+    this.db?.close()
+    this.db = undefined
+  }
+}

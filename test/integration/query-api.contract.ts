@@ -1,0 +1,144 @@
+// One table of queries run through POST /api/projects/:id/query/ on every store (query-api.*.test.ts), each
+// answer compared with the rows it must give: counts, groupings, property types, time buckets, subqueries,
+// LIMIT/OFFSET/hasMore, person_id after merges, two projects with the same event names, and the attacks.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { createProject } from '../../src/projects/repository'
+import { BASE, json, learned, PROJECT_KEY, type Stack } from '../helpers/stack'
+
+const OTHER_KEY = 'phc_query_other_project_0001'
+const DAY = Date.UTC(2024, 4, 6) // a Monday
+const at = (hours: number, minutes = 0) => new Date(DAY + hours * 3_600_000 + minutes * 60_000).toISOString()
+
+const ev = (event: string, distinctId: string, timestamp: string, properties: Record<string, unknown> = {}) => ({
+  event, timestamp, properties: { distinct_id: distinctId, ...properties },
+})
+
+// project 1: anon-a becomes user-a by $identify; user-b alone; anon-c has no person events of its own kind
+const PROJECT_1 = [
+  ev('$pageview', 'anon-a', at(1), { $browser: 'Chrome', n: 1, flag: true, nested: { k: 'v1' }, $current_url: "https://x.test/it's\\here" }),
+  ev('$pageview', 'anon-a', at(1, 30), { $browser: 'Chrome', n: 2.5, flag: false }),
+  ev('$identify', 'user-a', at(2), { $anon_distinct_id: 'anon-a', $browser: 'Chrome' }),
+  ev('$pageview', 'user-a', at(26), { $browser: 'Firefox', n: 10 }),
+  ev('$pageview', 'user-b', at(2, 15), { $browser: 'Safari', n: '7' }),
+  ev('signup', 'user-b', at(27), { plan: 'pro' }),
+]
+// project 2: the same event names, other people
+const PROJECT_2 = [ev('$pageview', 'someone', at(1), { $browser: 'Chrome' }), ev('signup', 'someone', at(1))]
+
+export function queryApiContract(name: string, start: () => Promise<Stack>): void {
+  describe(`query API: ${name}`, () => {
+    let stack: Stack
+    let other: number
+    const query = async (text: string, project: number | string = 1) =>
+      stack.api(`/api/projects/${project}/query/`, { method: 'POST', json: { query: { kind: 'HogQLQuery', query: text } } })
+    const rows = async (text: string, project: number | string = 1) => {
+      const r = await query(text, project)
+      const body = await json(r)
+      if (r.status !== 200) throw new Error(`${r.status}: ${JSON.stringify(body)}`)
+      return body.results as unknown[][]
+    }
+    const refused = async (text: string) => {
+      const r = await query(text)
+      const body = await json(r)
+      expect(r.status).toBe(400)
+      expect(body).toMatchObject({ type: 'validation_error', attr: 'query' })
+      return body.detail as string
+    }
+
+    beforeAll(async () => {
+      stack = await start()
+      const project = await createProject(stack.services.db.sql, { name: 'Other', token: OTHER_KEY })
+      other = project.id
+      await stack.services.tokens.invalidate()
+      for (const [key, batch] of [[PROJECT_KEY, PROJECT_1], [OTHER_KEY, PROJECT_2]] as const) {
+        const r = await stack.app.handle(new Request(`${BASE}/batch/`, { method: 'POST', body: JSON.stringify({ api_key: key, batch }) }))
+        expect(r.status).toBe(200)
+      }
+      await learned(stack)
+      // the mapping is copied from Postgres every half second
+      for (let i = 0; i < 200; i++) {
+        const [[n]] = await rows('SELECT count(DISTINCT person_id) FROM events')
+        if (n === 2) break
+        await Bun.sleep(100)
+      }
+    }, 120_000)
+    afterAll(() => stack?.close())
+
+    test('counts and groupings, confined to the project', async () => {
+      expect(await rows('SELECT count() FROM events')).toEqual([[6]])
+      expect(await rows(`SELECT count() FROM events`, other)).toEqual([[2]])
+      expect(await rows('SELECT event, count() AS n FROM events GROUP BY event ORDER BY n DESC, event')).toEqual([['$pageview', 4], ['$identify', 1], ['signup', 1]])
+      expect(await rows("SELECT count() FROM events WHERE event = 'signup' OR 1 = 1")).toEqual([[6]])
+    })
+
+    test('properties come back as sent; compared as numbers with numbers', async () => {
+      expect(await rows("SELECT properties.n, properties.flag, properties.nested.k, properties['$browser'], properties.missing FROM events WHERE distinct_id = 'anon-a' ORDER BY timestamp")).toEqual([
+        [1, true, 'v1', 'Chrome', null],
+        [2.5, false, null, 'Chrome', null],
+      ])
+      expect(await rows("SELECT properties.$browser AS b, count() FROM events WHERE event = '$pageview' GROUP BY b ORDER BY b")).toEqual([['Chrome', 2], ['Firefox', 1], ['Safari', 1]])
+      expect(await rows('SELECT count() FROM events WHERE properties.n > 2')).toEqual([[2]])
+      expect(await rows('SELECT sum(properties.n) FROM events')).toEqual([[13.5]])
+      expect(await rows("SELECT count() FROM events WHERE properties.flag = true")).toEqual([[1]])
+      expect(await rows(`SELECT count() FROM events WHERE properties.$current_url = 'https://x.test/it''s\\\\here'`)).toEqual([[1]])
+      expect(await rows(`SELECT count() FROM events WHERE properties.$browser LIKE 'Chr%' AND properties.$browser ILIKE 'chr%'`)).toEqual([[3]])
+    })
+
+    test('time buckets in UTC', async () => {
+      expect(await rows('SELECT toStartOfDay(timestamp) AS d, count() FROM events GROUP BY d ORDER BY d')).toEqual([
+        ['2024-05-06T00:00:00.000Z', 4],
+        ['2024-05-07T00:00:00.000Z', 2],
+      ])
+      expect(await rows("SELECT toStartOfHour(timestamp) AS h, count() FROM events WHERE timestamp < '2024-05-07' GROUP BY h ORDER BY h")).toEqual([
+        ['2024-05-06T01:00:00.000Z', 2],
+        ['2024-05-06T02:00:00.000Z', 2],
+      ])
+      expect(await rows('SELECT toStartOfWeek(timestamp) AS w, toStartOfMonth(timestamp) AS m, toDate(timestamp) AS d, count() FROM events GROUP BY w, m, d ORDER BY d')).toEqual([
+        ['2024-05-05', '2024-05-01', '2024-05-06', 4],
+        ['2024-05-05', '2024-05-01', '2024-05-07', 2],
+      ])
+      expect(await rows("SELECT count() FROM events WHERE timestamp >= toDateTime('2024-05-07 00:00:00') - INTERVAL 22 HOUR")).toEqual([[4]])
+      expect(await rows("SELECT dateDiff('day', toDateTime('2024-05-01 23:00:00'), timestamp) AS d, count() FROM events GROUP BY d ORDER BY d")).toEqual([[5, 4], [6, 2]])
+    })
+
+    test('subqueries, LIMIT, OFFSET and hasMore', async () => {
+      expect(await rows('SELECT count() AS people FROM (SELECT distinct_id FROM events GROUP BY distinct_id) AS t')).toEqual([[3]])
+      expect(await rows("SELECT d, n FROM (SELECT distinct_id AS d, count() AS n FROM events WHERE event = '$pageview' GROUP BY d) WHERE n > 1")).toEqual([['anon-a', 2]])
+      const page = await json(query('SELECT event, timestamp FROM events ORDER BY timestamp LIMIT 2 OFFSET 1'))
+      expect(page).toMatchObject({ results: [['$pageview', '2024-05-06T01:30:00.000Z'], ['$identify', '2024-05-06T02:00:00.000Z']], columns: ['event', 'timestamp'], types: ['String', 'DateTime'], hasMore: true, limit: 2, offset: 1 })
+      expect(await json(query('SELECT event FROM events ORDER BY timestamp LIMIT 10 OFFSET 4'))).toMatchObject({ results: [['$pageview'], ['signup']], hasMore: false })
+      expect(await json(query('SELECT event FROM events'))).toMatchObject({ limit: 100, hasMore: false })
+    })
+
+    test('person_id: after $identify merges two ids, they count as one person', async () => {
+      expect(await rows('SELECT count(DISTINCT person_id) FROM events')).toEqual([[2]])
+      const [[a], [b]] = await rows("SELECT DISTINCT person_id FROM events WHERE distinct_id IN ('anon-a', 'user-a')") .then((r) => [...r, [undefined]])
+      expect(typeof a).toBe('string')
+      expect(b).toBeUndefined()
+      const listing = await json(stack.api('/api/projects/1/events/?distinct_id=anon-a'))
+      expect(listing.results.map((e: { person_id: string }) => e.person_id)).toEqual([a, a])
+    })
+
+    test('refusals and attacks', async () => {
+      expect(await refused('SELECT event FROM system.tables')).toMatch(/system\.tables/)
+      expect(await refused("SELECT * FROM url('http://127.0.0.1/', CSV, 'a String')")).toMatch(/SELECT \*/)
+      expect(await refused("SELECT a FROM file('/etc/passwd')")).toMatch(/file\(\)/)
+      expect(await refused('SELECT event FROM events SETTINGS max_threads = 1')).toMatch(/SETTINGS/)
+      expect(await refused('SELECT event FROM events FORMAT JSON')).toMatch(/FORMAT/)
+      expect(await refused("SELECT event FROM events INTO OUTFILE 'x'")).toMatch(/INTO OUTFILE/)
+      expect(await refused('SELECT event FROM events; SELECT 1 FROM events')).toMatch(/second statement/)
+      expect(await refused('SELECT sleepEachRow(1) FROM events')).toMatch(/sleepEachRow/)
+      expect(await refused('SELECT team_id FROM events')).toMatch(/team_id/)
+      expect(await refused('SELECT event\nFROM events WHERE (')).toMatch(/line 2, column 20/)
+      expect(await refused(`SELECT ${'('.repeat(5000)}1${')'.repeat(5000)} FROM events`)).toMatch(/deeper/)
+      const big = await query(`SELECT event FROM events WHERE event = '${'x'.repeat(1024 * 1024)}'`)
+      expect(big.status).toBeGreaterThanOrEqual(400)
+      expect(big.status).toBeLessThan(500)
+      const ids = ["'user-a'", "'user-b'", ...Array.from({ length: 9_998 }, (_, i) => `'user-${i}'`)].join(', ')
+      expect(await rows(`SELECT count() FROM events WHERE distinct_id IN (${ids})`)).toEqual([[4]])
+      expect(await rows(`SELECT count() FROM events WHERE event = '\\'' OR event = '\\\\' OR event = ''''`)).toEqual([[0]])
+      const noKey = await stack.app.handle(new Request(`${BASE}/api/projects/1/query/`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } }))
+      expect(noKey.status).toBe(401)
+    })
+  })
+}

@@ -1,0 +1,5 @@
+// The query API on the embedded event store (SQLite, queries in a child process).
+import { startStack } from '../helpers/stack'
+import { queryApiContract } from './query-api.contract'
+
+queryApiContract('embedded store', () => startStack({ postgres: 'embedded', clickhouse: 'embedded' }, { FLUSH_INTERVAL_MS: 20 }))
