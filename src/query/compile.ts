@@ -122,7 +122,7 @@ export class Compiler {
       source = `(${sub.sql}) AS ${t}`
       if (q.from.alias) level.sourceNames.add(q.from.alias)
     } else {
-      level.events = this.dialect === 'sqlite' ? sqliteEvents(id, this.target.teamId, true) : clickhouseEvents(this.target.database!, this.target.teamId, true)
+      level.events = this.dialect === 'sqlite' ? sqliteEvents(id, this.target.teamId, true) : clickhouseEvents(this.target.database!, this.target.teamId, true, id)
       level.sourceNames.add('events')
       if (q.from.alias) level.sourceNames.add(q.from.alias)
       source = ''
@@ -152,7 +152,7 @@ export class Compiler {
     if (level.events) {
       const scope = this.dialect === 'sqlite'
         ? sqliteEvents(id, this.target.teamId, level.usesPerson)
-        : clickhouseEvents(this.target.database!, this.target.teamId, level.usesPerson)
+        : clickhouseEvents(this.target.database!, this.target.teamId, level.usesPerson, id)
       source = scope.from
     }
     const outputs: Output[] = q.columns.map((c, i) => ({ name: c.alias ?? c.text, sql: `_q${id}_${i}`, type: columns[i].type }))

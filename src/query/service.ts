@@ -74,7 +74,7 @@ export class QueryService {
     if (error instanceof QueryRunError) {
       if (error.kind === 'query') return errors.validation('invalid_query', error.message, 'query')
       if (error.kind === 'timeout') return new ApiError(504, 'server_error', 'query_timeout', error.message)
-      return errors.unavailable('event_store_unavailable', 'The event store is not reachable. Please retry shortly.')
+      return Object.assign(errors.unavailable('event_store_unavailable', 'The event store is not reachable. Please retry shortly.'), { cause: error })
     }
     throw error
   }
