@@ -107,6 +107,12 @@ for (const stores of combos) {
       flagA = await json(stack.api('/api/projects/1/feature_flags/', { method: 'POST', json: { key: 'a-flag', filters: simple(10) } }))
       await capture(PROJECT_KEY, [{ event: 'a event', properties: { distinct_id: 'shared-user', $set: { email: 'a-user@a.example' } } }])
       await landed()
+      // the query API's person mapping is copied where the events are within a second: wait for B's events to carry it
+      for (let i = 0; i < 100; i++) {
+        const events = await json(asB(`/api/projects/${b.id}/events/`))
+        if (events.results.length > 0 && events.results.every((e: { person_id: string | null }) => e.person_id !== null)) break
+        await Bun.sleep(100)
+      }
       definitionB = (await json(asB(`/api/projects/${b.id}/event_definitions/?search=secret`))).results[0]
       definitionA = (await json(stack.api('/api/projects/1/event_definitions/?search=a%20event'))).results[0]
       expect(definitionB).toMatchObject({ name: 'b secret event' })
