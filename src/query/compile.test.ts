@@ -130,6 +130,11 @@ describe('limits and columns', () => {
     expect(c.types).toEqual(['String', 'Int', 'DateTime', 'JSON', 'UUID', 'Float'])
   })
 
+  test('an alias may shadow the column it is made of', () => {
+    const { sql } = compile("SELECT dateDiff('day', timestamp, now()) AS timestamp, count() FROM events GROUP BY timestamp ORDER BY timestamp")
+    expect(sql.match(/_e0\.timestamp/g)?.length).toBe(3)
+  })
+
   test('constant time arithmetic is folded the same way everywhere (months clamp to the last day)', () => {
     expect(compile("SELECT count() FROM events WHERE timestamp > toDateTime('2024-03-31 10:00:00') - INTERVAL 1 MONTH").sql).toContain(String(Date.UTC(2024, 1, 29, 10)))
     expect(compile("SELECT count() FROM events WHERE timestamp > toDateTime('2024-03-31 10:00:00') - INTERVAL 1 MONTH", 'clickhouse-legacy').sql).toContain("'2024-02-29 10:00:00'")

@@ -140,7 +140,15 @@ export class Compiler {
       return c
     })
     level.groups = new Set(groupBy.map((g) => g.sql))
-    const columns = q.columns.map((c) => this.item(c.expr, level, 'select'))
+    // within its own expression an alias names the column it may shadow (toStartOfDay(timestamp) AS timestamp)
+    const columns = q.columns.map((c) => {
+      if (c.alias) level.expanding.add(c.alias)
+      try {
+        return this.item(c.expr, level, 'select')
+      } finally {
+        if (c.alias) level.expanding.delete(c.alias)
+      }
+    })
     const having = q.having ? this.expr(q.having, level, 'having', 'any') : null
     const orderBy = q.orderBy.map((o) => ({ c: this.item(o.expr, level, 'order'), desc: o.desc }))
     const aggregated = groupBy.length > 0 || having !== null || columns.some((c) => c.agg)
