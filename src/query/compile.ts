@@ -4,10 +4,13 @@
 import type { Expr, Select } from './ast'
 import { QueryError } from './errors'
 import {
-  addMonths, clickhouseEvents, DAY_MS, HOUR_MS, numberSql, Params, propertySql, sqliteEvents, timeLiteral,
+  clickhouseEvents, numberSql, Params, propertySql, sqliteEvents, timeLiteral,
   type DialectName, type EventsScope, type PropertyFlavor, type TimeType,
 } from './dialect'
 import { compileCall, isAggregate } from './functions'
+import { asciiLower, likeToGlob, parseTimeLiteral, shift, UNIT_MS } from './literals'
+
+export { parseTimeLiteral, shift }
 
 export type ValueType = 'String' | 'Int' | 'Float' | 'Bool' | 'DateTime' | 'Date' | 'JSON' | 'UUID' | 'Null' | 'Interval'
 
@@ -104,8 +107,7 @@ export class Compiler {
 
   private select(q: Select, top: boolean, page?: { limit: number; offset: number }): { sql: string; outputs: Output[] } {
     const id = this.levels++
-    let source: string
-    let inner: Output[] | null = null
+    let source = ''
     const level: Level = {
       id, top, events: null, usesPerson: false, outputs: null, sourceNames: new Set(), aliases: new Map(),
       expanding: new Set(), groups: null, columns: q.columns,
@@ -113,7 +115,6 @@ export class Compiler {
     if (q.from.k === 'subquery') {
       const sub = this.select(q.from.query, false)
       const t = `_t${id}`
-      inner = sub.outputs
       level.outputs = new Map()
       for (const o of sub.outputs) {
         if (level.outputs.has(o.name)) throw new QueryError(`The subquery has two columns named ${o.name}: give them different aliases`)
@@ -125,9 +126,7 @@ export class Compiler {
       level.events = this.dialect === 'sqlite' ? sqliteEvents(id, this.target.teamId, true) : clickhouseEvents(this.target.database!, this.target.teamId, true, id)
       level.sourceNames.add('events')
       if (q.from.alias) level.sourceNames.add(q.from.alias)
-      source = ''
     }
-    void inner
     for (const c of q.columns) if (c.alias) {
       if (level.aliases.has(c.alias)) throw new QueryError(`The alias ${c.alias} is given twice`)
       level.aliases.set(c.alias, c.expr)
@@ -149,6 +148,7 @@ export class Compiler {
         if (c.alias) level.expanding.delete(c.alias)
       }
     })
+    for (const c of columns) if (c.type === 'Interval') throw new QueryError('INTERVAL can only be added to or subtracted from a date or time')
     const having = q.having ? this.expr(q.having, level, 'having', 'any') : null
     const orderBy = q.orderBy.map((o) => ({ c: this.item(o.expr, level, 'order'), desc: o.desc }))
     const aggregated = groupBy.length > 0 || having !== null || columns.some((c) => c.agg)
@@ -418,43 +418,8 @@ export class Compiler {
   }
 }
 
-const UNIT_MS: Record<string, number> = { SECOND: 1000, MINUTE: 60_000, HOUR: HOUR_MS, DAY: DAY_MS, WEEK: 7 * DAY_MS }
-
-export function shift(ms: number, count: number, unit: string): number {
-  return unit === 'MONTH' ? addMonths(ms, count) : ms + count * UNIT_MS[unit]
-}
-
 export function combine(parts: Compiled[], sql: string, type: ValueType): Compiled {
   return { sql, type, agg: parts.some((p) => p.agg), loose: parts.find((p) => p.loose)?.loose ?? null }
-}
-
-export function asciiLower(s: string): string {
-  return s.replace(/[A-Z]/g, (c) => c.toLowerCase())
-}
-
-/** A LIKE pattern (% _ and \-escapes) as a GLOB pattern. */
-export function likeToGlob(pattern: string): string {
-  let out = ''
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i]
-    if (c === '\\' && i + 1 < pattern.length) {
-      const next = pattern[++i]
-      out += next === '*' || next === '?' || next === '[' ? `[${next}]` : next
-    } else if (c === '%') out += '*'
-    else if (c === '_') out += '?'
-    else if (c === '*' || c === '?' || c === '[') out += `[${c}]`
-    else out += c
-  }
-  return out
-}
-
-/** '2024-01-02', '2024-01-02 03:04:05', ISO 8601 with a zone: epoch ms (UTC unless a zone is given). */
-export function parseTimeLiteral(text: string): number {
-  const m = /^(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,6}))?)?)?\s*(Z|[+-]\d{2}:?\d{2})?$/.exec(text.trim())
-  if (!m) throw new QueryError(`"${text}" is not a date or time (expected YYYY-MM-DD or YYYY-MM-DD hh:mm:ss)`)
-  const ms = Date.parse(`${m[1]}-${m[2]}-${m[3]}T${m[4] ?? '00'}:${m[5] ?? '00'}:${m[6] ?? '00'}.${(m[7] ?? '0').padEnd(3, '0').slice(0, 3)}${m[8] ? (m[8] === 'Z' ? 'Z' : m[8].replace(/^([+-]\d{2})(\d{2})$/, '$1:$2')) : 'Z'}`)
-  if (Number.isNaN(ms)) throw new QueryError(`"${text}" is not a valid date or time`)
-  return ms
 }
 
 export function compileQuery(query: Select, target: Target): CompiledQuery {
