@@ -7,7 +7,7 @@
 import type { ClickHouseClient } from '@clickhouse/client'
 import { Database } from 'bun:sqlite'
 import type { Sql } from 'postgres'
-import type { Logger } from '../log'
+import { throttled, type Logger } from '../log'
 
 export interface MappingRow {
   teamId: number
@@ -30,6 +30,8 @@ export class PersonMappingCopy {
   private timer: ReturnType<typeof setTimeout> | undefined
   private running: Promise<number> | undefined
   private stopped = false
+  /** a store that is down fails every turn: said once a minute, with how many turns failed meanwhile */
+  private readonly logFailure = throttled(60_000)
 
   constructor(
     private readonly sql: Sql,
@@ -74,7 +76,7 @@ export class PersonMappingCopy {
         await this.pass()
       } catch (error) {
         this.copied = undefined // read again from the store: a failed write may have landed in part
-        this.log.warn({ err: error }, `person mapping copy failed: ${(error as Error)?.message ?? error}`)
+        this.logFailure('copy', (suppressed) => this.log.warn({ err: error, suppressed }, `person mapping copy failed (retried every ${intervalMs} ms): ${(error as Error)?.message ?? error}`))
       }
       if (!this.stopped) this.timer = setTimeout(turn, intervalMs)
     }
