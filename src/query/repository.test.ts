@@ -51,6 +51,14 @@ describe('SqliteQueryRunner', () => {
     expect(await runner.run(statement('SELECT 1'), { timeoutMs: 5_000 })).toEqual([[1]])
   })
 
+  test('closing stops running statements too', async () => {
+    const own = new SqliteQueryRunner(join(dir, 'events.sqlite'), 1)
+    const running = own.run(statement(ENDLESS), { timeoutMs: 600_000 }).catch((e) => e)
+    await Bun.sleep(200)
+    await own.close()
+    expect(await running).toMatchObject({ kind: 'unavailable' })
+  })
+
   test('a statement the store refuses is the query’s fault', async () => {
     const error = await runner.run(statement('SELECT nope FROM t'), { timeoutMs: 5_000 }).catch((e) => e)
     expect(error).toMatchObject({ kind: 'query' })

@@ -177,6 +177,7 @@ interface Child {
  */
 export class SqliteQueryRunner implements QueryRunner {
   private readonly idle: Child[] = []
+  private readonly all = new Set<Child>()
   private running = 0
   private readonly queue: (() => void)[] = []
   private next = 0
@@ -206,7 +207,9 @@ export class SqliteQueryRunner implements QueryRunner {
         serialization: 'json',
       }),
     }
+    this.all.add(child)
     void child.process.exited.then(() => {
+      this.all.delete(child)
       for (const done of waiting.values()) done({ id: -1, error: 'the query process ended', code: 'EXITED' })
       waiting.clear()
     })
@@ -280,6 +283,9 @@ export class SqliteQueryRunner implements QueryRunner {
 
   async close(): Promise<void> {
     this.closed = true
-    for (const child of this.idle.splice(0)) child.process.kill()
+    this.idle.length = 0
+    // running statements too: nothing of this runner outlives it
+    for (const child of this.all) child.process.kill('SIGKILL')
+    this.all.clear()
   }
 }
