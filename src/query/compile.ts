@@ -102,7 +102,7 @@ export class Compiler {
     const limit = Math.min(query.limit ?? DEFAULT_LIMIT, MAX_LIMIT)
     const offset = query.offset ?? 0
     const { sql, outputs } = this.select(query, true, { limit: limit + 1, offset })
-    return { sql, params: this.params, columns: outputs.map((o) => o.name), types: outputs.map((o) => o.type), limit, offset }
+    return { sql: this.params.prune(sql), params: this.params, columns: outputs.map((o) => o.name), types: outputs.map((o) => o.type), limit, offset }
   }
 
   private select(q: Select, top: boolean, page?: { limit: number; offset: number }): { sql: string; outputs: Output[] } {

@@ -17,6 +17,35 @@ export class Params {
   private readonly seen = new Map<string, string>()
   constructor(private readonly dialect: DialectName) {}
 
+  /**
+   * Keep only the parameters `sql` refers to, renumbered (a literal may be read and then replaced, e.g. a time
+   * literal folded to a constant; SQLite refuses values nothing refers to). Our own SQL holds no '?' or '{p'
+   * elsewhere: every user value is a parameter.
+   */
+  prune(sql: string): string {
+    if (this.dialect === 'sqlite') {
+      const renumbered = new Map<number, number>()
+      const kept: (string | number)[] = []
+      const out = sql.replace(/\?(\d+)/g, (_, n: string) => {
+        const old = Number(n)
+        let now = renumbered.get(old)
+        if (now === undefined) {
+          kept.push(this.sqlite[old - 1])
+          now = kept.length
+          renumbered.set(old, now)
+        }
+        return `?${now}`
+      })
+      this.sqlite.splice(0, this.sqlite.length, ...kept)
+      return out
+    }
+    if (this.dialect === 'clickhouse-modern') {
+      const used = new Set([...sql.matchAll(/\{(p\d+):String\}/g)].map((m) => m[1]))
+      for (const name of Object.keys(this.clickhouse)) if (!used.has(name)) delete this.clickhouse[name]
+    }
+    return sql
+  }
+
   /** The same value always gets the same placeholder, so equal expressions compile to equal SQL (GROUP BY). */
   string(value: string): string {
     if (this.dialect === 'clickhouse-legacy') return stringLiteral(value) // 18.16 has no query parameters

@@ -243,11 +243,14 @@ export function compileCall(compiler: Compiler, e: Extract<Expr, { k: 'call' }>,
   throw new QueryError(`Unknown function ${e.name}()`)
 }
 
-/** A value as text, the same on every store (times as YYYY-MM-DD hh:mm:ss in UTC). */
+/**
+ * A value as text, the same on every store (times as YYYY-MM-DD hh:mm:ss in UTC: ClickHouse prints a time in its
+ * column's zone, UTC here; formatDateTime's %M is minutes on 18.16 and the month's name on current servers).
+ */
 function asText(compiler: Compiler, c: Compiled): string {
   const sqlite = compiler.dialect === 'sqlite'
   if (c.type === 'String' || c.type === 'JSON' || c.type === 'UUID' || c.type === 'Null') return c.sql
-  if (c.type === 'DateTime') return sqlite ? `strftime('%Y-%m-%d %H:%M:%S', ${c.sql} / 1000, 'unixepoch')` : `formatDateTime(${c.sql}, '%Y-%m-%d %H:%M:%S', 'UTC')`
+  if (c.type === 'DateTime') return sqlite ? `strftime('%Y-%m-%d %H:%M:%S', ${c.sql} / 1000, 'unixepoch')` : `substring(toString(${c.sql}), 1, 19)`
   if (c.type === 'Date') return sqlite ? `strftime('%Y-%m-%d', ${c.sql} / 1000, 'unixepoch')` : `toString(${c.sql})`
   return sqlite ? `CAST(${c.sql} AS TEXT)` : `toString(${c.sql})`
 }

@@ -7,6 +7,7 @@ import { ClickHouseQueryRunner } from '../../src/query/repository'
 import { QueryService } from '../../src/query/service'
 import { chdbClient, chdbUrl, describeWithChdb } from '../helpers/chdb'
 import { event } from './event-store.contract'
+import { FUNCTIONS_QUERY, FUNCTIONS_ROW } from './query-api.contract'
 
 describeWithChdb('query API on chDB (ClickHouse 26.7)', () => {
   test('counts, properties as sent, time buckets, subqueries, person_id after a merge, the tenant', async () => {
@@ -43,6 +44,7 @@ describeWithChdb('query API on chDB (ClickHouse 26.7)', () => {
       [2.5, false, null, 'Chrome', null],
     ])
     expect(await rows('SELECT count() FROM events WHERE properties.n > 2')).toEqual([[1]])
+    expect(await rows(FUNCTIONS_QUERY)).toEqual([FUNCTIONS_ROW])
     expect(await rows('SELECT toStartOfDay(timestamp) AS d, count() FROM events GROUP BY d ORDER BY d')).toEqual([
       ['2024-05-06T00:00:00.000Z', 3],
       ['2024-05-07T00:00:00.000Z', 1],

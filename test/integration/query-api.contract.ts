@@ -25,6 +25,22 @@ const PROJECT_1 = [
 // project 2: the same event names, other people
 const PROJECT_2 = [ev('$pageview', 'someone', at(1), { $browser: 'Chrome' }), ev('signup', 'someone', at(1))]
 
+/** One row of anon-a's first event through every function (also run on chDB: query-api.chdb.test.ts). */
+export const FUNCTIONS_QUERY = `SELECT toString(timestamp), toString(toDate(timestamp)),
+  dateDiff('week', toDateTime('2024-04-28 00:00:00'), timestamp), dateDiff('month', toDateTime('2024-03-31 00:00:00'), timestamp),
+  dateDiff('hour', toDateTime('2024-05-05 23:30:00'), timestamp), dateDiff('day', timestamp, toDateTime('2024-05-07 00:00:00')),
+  toInt('12'), toInt('x'), toFloat('1.5'), toInt(properties.n), substring(event, 2, 4), concat(event, '#', toString(properties.n)),
+  length('héllo'), round(2.456, 1), if(properties.flag = true, 'yes', 'no'), coalesce(properties.missing, 'none'),
+  ifNull(properties.$browser, 'none'), CASE WHEN properties.n >= 1 THEN 'big' ELSE 'small' END, upper(properties.$browser),
+  lower('ÀB'), properties.n + 1, properties.n / 2, 7 / 2, -properties.n, toStartOfHour(timestamp + INTERVAL 90 MINUTE),
+  toStartOfMonth(timestamp - INTERVAL 1 MONTH), event IN ('$pageview', 'x'), properties.n BETWEEN 0 AND 1,
+  event NOT LIKE '%view', properties.missing IS NULL, timestamp > '2024-05-06 00:59:59'
+FROM events WHERE distinct_id = 'anon-a' ORDER BY timestamp LIMIT 1`
+export const FUNCTIONS_ROW = [
+  '2024-05-06 01:00:00', '2024-05-06', 2, 2, 2, 1, 12, null, 1.5, 1, 'page', '$pageview#1', 5, 2.5, 'yes', 'none', 'Chrome', 'big',
+  'CHROME', 'Àb', 2, 0.5, 3.5, -1, '2024-05-06T02:00:00.000Z', '2024-04-01', true, true, false, true, true,
+]
+
 export function queryApiContract(name: string, start: () => Promise<Stack>): void {
   describe(`query API: ${name}`, () => {
     let stack: Stack
@@ -99,6 +115,10 @@ export function queryApiContract(name: string, start: () => Promise<Stack>): voi
       ])
       expect(await rows("SELECT count() FROM events WHERE timestamp >= toDateTime('2024-05-07 00:00:00') - INTERVAL 22 HOUR")).toEqual([[4]])
       expect(await rows("SELECT dateDiff('day', toDateTime('2024-05-01 23:00:00'), timestamp) AS d, count() FROM events GROUP BY d ORDER BY d")).toEqual([[5, 4], [6, 2]])
+    })
+
+    test('every function gives the same value on every store', async () => {
+      expect(await rows(FUNCTIONS_QUERY)).toEqual([FUNCTIONS_ROW])
     })
 
     test('subqueries, LIMIT, OFFSET and hasMore', async () => {
