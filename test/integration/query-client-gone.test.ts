@@ -3,6 +3,7 @@
 // one, so a process still there would mean the statement ran on). Capture answers while they run.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { Database } from 'bun:sqlite'
+import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { spawnService, type ServiceProcess } from '../helpers/spawn-service'
 import { freshEnv, PERSONAL_KEY, PROJECT_KEY } from '../helpers/stack'
@@ -47,9 +48,19 @@ describe('query API: the client goes away', () => {
   test('heavy queries whose clients hang up free their slots; capture answers meanwhile', async () => {
     // a product of the events with themselves, through a subquery per row group: minutes of work
     const heavy = "SELECT count(DISTINCT concat(a, b)) FROM (SELECT concat(properties, toString(timestamp)) AS a, lower(concat(distinct_id, properties)) AS b FROM events WHERE properties.a LIKE '%1%' ORDER BY a DESC, b)"
+    // the query processes of this service: their command line names the store's file (read from /proc: no ps needed)
     const queryProcesses = async () => {
-      const ps = Bun.spawn(['ps', '-eo', 'args'], { stdout: 'pipe' })
-      return (await new Response(ps.stdout).text()).split('\n').filter((line) => line.includes('sqlite-process.ts') && line.includes(file)).length
+      let n = 0
+      for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+        let cmdline = ''
+        try {
+          cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+        } catch {
+          continue // gone meanwhile
+        }
+        if (cmdline.includes('sqlite-process.ts') && cmdline.includes(file)) n++
+      }
+      return n
     }
     expect(await queryProcesses()).toBe(0)
     const clients = [new AbortController(), new AbortController()]
