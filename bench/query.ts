@@ -8,6 +8,8 @@ import { startPostgres } from '../test/helpers/postgres-server'
 import { ClickHouseEventStore } from '../src/events/clickhouse'
 import { compileQuery } from '../src/query/compile'
 import { parseQuery } from '../src/query/parser'
+import { ClickHouseQueryRunner } from '../src/query/repository'
+import { QueryService } from '../src/query/service'
 import { startService, table, tempDir } from './lib'
 
 const PERSONAL_KEY = 'phx_bench_personal_key_0001'
@@ -103,12 +105,15 @@ export async function queryBench(): Promise<string> {
     })()
     db.close()
 
+    // the query service alone (parse, compile, run, shape), in this process: what the API adds beyond HTTP and auth
+    const queries = new QueryService(new ClickHouseQueryRunner(url), 30_000)
     const out: Record<string, string | number>[] = []
     for (const [name, text] of Object.entries(QUERIES)) {
       const compiled = compileQuery(parseQuery(text), { dialect: 'clickhouse-legacy', teamId: 1, database, now: Date.now() })
       // straight to ClickHouse over HTTP (JSONCompact), the API through its HTTP endpoint, taking turns
-      const [direct, viaApi, viaEmbedded] = await timedTogether([
+      const [direct, inProcess, viaApi, viaEmbedded] = await timedTogether([
         () => ch.query(`${compiled.sql} FORMAT JSONCompact`),
+        () => queries.run(1, text),
         () => api(service.url, text),
         () => api(embedded.url, text),
       ])
@@ -118,6 +123,7 @@ export async function queryBench(): Promise<string> {
       out.push({
         query: name,
         'ClickHouse direct (ms)': direct.toFixed(1),
+        'query service in-process (ms)': inProcess.toFixed(1),
         'API on ClickHouse (ms)': viaApi.toFixed(1),
         'direct / API': (direct / viaApi).toFixed(2),
         'API on embedded (ms)': viaEmbedded.toFixed(1),
@@ -125,7 +131,7 @@ export async function queryBench(): Promise<string> {
       })
     }
     return `### query API — ${events.toLocaleString('en')} events, ${ids.toLocaleString('en')} distinct ids, ClickHouse ${ch.version}; medians of ${RUNS} runs\n\n${table(out)}\n` +
-      `"direct / API": the time of the compiled SQL sent straight to ClickHouse (HTTP, JSONCompact) over the API's time for the same query (goal ≥ 0.8).\n`
+      `"direct / API": the time of the compiled SQL sent straight to ClickHouse (HTTP, JSONCompact) over the API's time for the same query (goal ≥ 0.8); "query service in-process": parse, compile, run and shape without the HTTP server and the personal-key and project lookups.\n`
   } finally {
     for (const s of services) await s.stop().catch(() => undefined)
     await Promise.all([ch.destroy(), pg.destroy()])
