@@ -34,8 +34,10 @@ function ownStatement(sql: string, params: Params, columns: number): CompiledQue
   return { sql, params, columns: Array(columns).fill(''), types: [], limit: 0, offset: 0 }
 }
 
-// ClickHouse error codes that are about the query (a type the functions do not take, a value out of range…)
-const QUERY_FAULT = new Set(['6', '27', '36', '38', '41', '42', '43', '44', '46', '47', '53', '69', '70', '72', '131', '179', '184', '215', '352', '386', '396'])
+// ClickHouse error codes that say the server (or the cluster) is in trouble, not the query: retry later (503).
+// Any other error the server answers with a code is the query's (400 with the server's words: a value a function
+// does not take, a division by zero, more memory than allowed…); no code at all is the network (503).
+const SERVER_TROUBLE = new Set(['60', '81', '202', '209', '210', '225', '242', '279', '999'])
 const TIMEOUT = new Set(['159', '160', '394'])
 
 function clickhouseCode(error: unknown): string {
@@ -118,7 +120,7 @@ export class ClickHouseQueryRunner implements QueryRunner {
       if (TIMEOUT.has(code) || (abort.signal.aborted && !options.signal?.aborted)) {
         throw new QueryRunError(`The query ran longer than ${options.timeoutMs} ms and was cancelled`, 'timeout', error)
       }
-      if (QUERY_FAULT.has(code)) throw new QueryRunError(`The store could not run this query: ${firstLine(error)}`, 'query', error)
+      if (code && !SERVER_TROUBLE.has(code)) throw new QueryRunError(`The store could not run this query: ${firstLine(error)}`, 'query', error)
       throw new QueryRunError(`ClickHouse failed: ${firstLine(error)}`, 'unavailable', error)
     } finally {
       clearTimeout(timer)

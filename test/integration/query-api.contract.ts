@@ -157,6 +157,10 @@ export function queryApiContract(name: string, start: () => Promise<Stack>): voi
       const ids = ["'user-a'", "'user-b'", ...Array.from({ length: 9_998 }, (_, i) => `'user-${i}'`)].join(', ')
       expect(await rows(`SELECT count() FROM events WHERE distinct_id IN (${ids})`)).toEqual([[4]])
       expect(await rows(`SELECT count() FROM events WHERE event = '\\'' OR event = '\\\\' OR event = ''''`)).toEqual([[0]])
+      // a statement the store itself refuses is the query's fault: 400, not 500 or 503
+      const byZero = await query('SELECT count() % 0 FROM events')
+      expect(byZero.status === 200 || byZero.status === 400).toBe(true)
+      expect(await json(query('SELECT toInt(event) + 1 FROM events WHERE event = \'$identify\''))).toMatchObject({ results: [[null]] })
       const noKey = await stack.app.handle(new Request(`${BASE}/api/projects/1/query/`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } }))
       expect(noKey.status).toBe(401)
     })
