@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import type { ApiError } from '../http/errors'
-import { derivedUuid, extractPayload, normalizeEvents, resolveSentAt, type CaptureContext } from './normalize'
+import { derivedUuid, extractPayload, MAX_EVENT_BYTES, normalizeEvents, resolveSentAt, type CaptureContext } from './normalize'
 import { parseTimestamp } from './timestamp'
 
 const NOW = Date.UTC(2024, 5, 1, 12, 0, 0)
@@ -242,5 +242,14 @@ describe('bounds on what an event may carry', () => {
     expect(() => normalizeEvents([{ event: 'deep', distinct_id: 'd', properties: nested(200) }], ctx(), undefined, { check: true, single: true })).toThrow(
       'deeper than 128 levels',
     )
+  })
+
+  test('an event whose JSON is over 1 MB is dropped and counted, alone or in a batch; its neighbours are kept', () => {
+    const big = { event: 'big', distinct_id: 'd', properties: { blob: 'é'.repeat(MAX_EVENT_BYTES / 2) } } // 1 MB of characters, 2 MB of UTF-8
+    const fits = { event: 'fits', distinct_id: 'd', properties: { blob: 'x'.repeat(MAX_EVENT_BYTES - 100) } }
+    const r = normalizeEvents([{ event: 'ok', distinct_id: 'd' }, big, fits], ctx(), undefined, { check: false, single: false, large: true })
+    expect(r.events.map((e) => e.event)).toEqual(['ok', 'fits'])
+    expect(r.dropped.get('too_large')).toBe(1)
+    expect(normalizeEvents([big], ctx(), undefined, { check: false, single: true, large: true }).dropped.get('too_large')).toBe(1)
   })
 })

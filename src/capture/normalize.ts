@@ -34,6 +34,8 @@ export type DropReason =
   | 'performance_event'
   | 'recording_event'
   | 'too_deep'
+  /** an event whose JSON is over MAX_EVENT_BYTES */
+  | 'too_large'
   /** a later event reusing the (project, uuid) of an earlier one (pipeline/recent-uuids.ts) */
   | 'duplicate_uuid'
 
@@ -261,6 +263,22 @@ function assertEventShape(e: unknown): asserts e is Json {
   }
 }
 
+/**
+ * The largest event stored, in bytes of its JSON (PostHog's capture refuses larger ones): one event of many
+ * megabytes costs every store, every listing and every reader of it far more than it is worth.
+ */
+export const MAX_EVENT_BYTES = 1024 * 1024
+
+/** What normalisation must check beyond each event's shape, as the request's text told (see parseRequest). */
+export interface EventChecks {
+  /** the text nests deeper than the limit somewhere: walk each event */
+  check: boolean
+  /** the payload was one event: its faults refuse the request */
+  single: boolean
+  /** the text is longer than MAX_EVENT_BYTES: measure each event */
+  large?: boolean
+}
+
 const tooDeep = () => errors.invalidPayload(`Invalid payload: the event nests deeper than ${MAX_JSON_DEPTH} levels of objects and arrays.`)
 
 /** The request-path checks: every event's shape, and a lone event's depth (in a batch a too-deep event is dropped). */
@@ -293,7 +311,7 @@ export function normalizeEvents(
   items: unknown[],
   ctx: CaptureContext,
   bodySentAt: unknown,
-  depth: { check: boolean; single: boolean } = { check: false, single: false },
+  depth: EventChecks = { check: false, single: false },
 ): Normalized {
   const dropped = new Map<DropReason, number>()
   const events: CapturedEvent[] = []
@@ -309,6 +327,11 @@ export function normalizeEvents(
     if (depth.check && valueNestingExceeds(e, MAX_JSON_DEPTH)) {
       if (depth.single) throw tooDeep()
       bump(dropped, 'too_deep')
+      continue
+    }
+    // measured as sent, before normalisation adds anything; only when the request's text could hold such an event
+    if (depth.large && Buffer.byteLength(JSON.stringify(e)) > MAX_EVENT_BYTES) {
+      bump(dropped, 'too_large')
       continue
     }
     const properties: Json = isObject(e.properties) ? e.properties : {}
