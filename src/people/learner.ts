@@ -155,7 +155,8 @@ export class Learner implements BatchHandler {
         (touchesPerson(e) || !this.isKnown(teamId, e.distinctId)),
     )
     const typesSeen = events.flatMap(groupTypesOf)
-    const groupSets = groupUpdates(events)
+    const refused = { tooLarge: 0 }
+    const groupSets = groupUpdates(events, refused)
     if (personEvents.length === 0 && typesSeen.length === 0) return undefined
     const { metrics } = this.deps
     let learned: string[] = []
@@ -188,6 +189,7 @@ export class Learner implements BatchHandler {
         }
         const model = new IdentityModel(teamId, await loadPersons(tx, teamId, [...ids]))
         for (const e of personEvents) model.apply(e)
+        refused.tooLarge += model.droppedTooLarge
         const written = await writePersons(tx, teamId, model.touched(), model.assignments())
         if (written.created) metrics.inc('personUpdates', { kind: 'persons_created' }, written.created)
         if (written.updated) metrics.inc('personUpdates', { kind: 'persons_updated' }, written.updated)
@@ -199,6 +201,7 @@ export class Learner implements BatchHandler {
         for (const [id] of model.assignments()) changedIds.add(id)
         change.distinctIds = [...changedIds]
       }
+      if (refused.tooLarge) metrics.inc('personUpdates', { kind: 'properties_dropped_too_large' }, refused.tooLarge)
       // other processes' caches hear of it when this commits
       if (change.distinctIds.length || change.groups.length) await notifyPersonChange(tx, change)
     })

@@ -3,7 +3,7 @@
 import type { Sql } from 'postgres'
 import { cancelledWithRequest } from '../db/cancel'
 import { asJson } from '../db/postgres'
-import type { Person } from './identity'
+import { MAX_PERSON_PROPERTIES_SIZE, type Person } from './identity'
 
 interface PersonRow {
   id: number
@@ -136,7 +136,11 @@ export async function upsertGroups(tx: Sql, teamId: number, groups: { index: num
     select ${teamId}, v.index, v.key, v.properties
       from jsonb_to_recordset(${tx.json(asJson(groups))}) as v(index int, key text, properties jsonb)
     on conflict (team_id, group_type_index, group_key)
-      do update set group_properties = groups.group_properties || excluded.group_properties, version = groups.version + 1`
+      do update set group_properties = case
+                      when length((groups.group_properties || excluded.group_properties)::text) <= ${MAX_PERSON_PROPERTIES_SIZE}
+                        then groups.group_properties || excluded.group_properties
+                      else groups.group_properties end,
+                    version = groups.version + 1`
 }
 
 // ---------------------------------------------------------------------------------------------------
