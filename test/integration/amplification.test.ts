@@ -45,7 +45,7 @@ describe('amplification over real HTTP', () => {
       while (!stop) {
         const r = await fetch(`${svc.url}/batch/`, { method: 'POST', headers: { 'content-encoding': 'gzip' }, body: bomb })
         answers.set(r.status, (answers.get(r.status) ?? 0) + 1)
-        const body = await r.json()
+        const body = (await r.json()) as { detail: string }
         if (r.status === 400) expect(body.detail).toContain(`expands more than ${MAX_EXPANSION} times`)
       }
     })()
@@ -69,7 +69,7 @@ describe('amplification over real HTTP', () => {
     const body = gzipSync(`{"api_key":"${PROJECT_KEY}","batch":[${digits}0]}`)
     const r = await fetch(`${svc.url}/batch/`, { method: 'POST', headers: { 'content-encoding': 'gzip' }, body })
     expect(r.status).toBe(400)
-    expect((await r.json()).detail).toContain('JSON values')
+    expect(((await r.json()) as { detail: string }).detail).toContain("JSON values")
   })
 })
 
