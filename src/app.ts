@@ -14,6 +14,7 @@ import { captureRoutes } from './capture/routes'
 import { eventRoutes } from './events/routes'
 import { definitionRoutes } from './definitions/routes'
 import { personRoutes } from './people/routes'
+import { groupTypeRoutes } from './people/group-types-routes'
 import { flagRoutes } from './flags/routes'
 import { cohortRoutes } from './cohorts/routes'
 import { decideRoutes } from './flags/decide/routes'
@@ -132,6 +133,7 @@ export function createApp(services: Services) {
     .use(personalKeyRoutes(privateApi))
     .use(definitionRoutes(privateApi))
     .use(personRoutes(privateApi))
+    .use(groupTypeRoutes({ ...privateApi, notify: services.db.supportsNotify, onChanged: (teamId) => services.flags.cache.refresh(teamId) }))
     .use(decideRoutes({ decide: services.flags.decide, metrics, maxBodyBytes: services.config.MAX_BODY_BYTES }))
     .use(
       flagRoutes({

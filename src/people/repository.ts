@@ -5,6 +5,9 @@ import { cancelledWithRequest } from '../db/cancel'
 import { asJson } from '../db/postgres'
 import { MAX_PERSON_PROPERTIES_SIZE, type Person } from './identity'
 
+/** The advisory lock (with the project id) under which a project's persons and group types change. */
+export const PERSONS_LOCK = 0x70657273 // "pers"
+
 interface PersonRow {
   id: number
   uuid: string
