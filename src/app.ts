@@ -34,6 +34,7 @@ const DOCUMENT_INFO = {
 export function createApp(services: Services) {
   const { metrics, log } = services
   const maxBodyBytes = services.config.MAX_BODY_BYTES
+  const bodyLimits = { maxBytes: maxBodyBytes, timeoutMs: services.config.BODY_TIMEOUT_MS }
   const logRequests = services.config.LOG_REQUESTS && log.isLevelEnabled('info')
   const privateApi = {
     sql: services.db.sql,
@@ -108,7 +109,7 @@ export function createApp(services: Services) {
       captureRoutes({
         capture: services.capture,
         metrics,
-        maxBodyBytes: services.config.MAX_BODY_BYTES,
+        body: bodyLimits,
         trustProxy: services.config.TRUST_PROXY,
       }),
     )
@@ -134,7 +135,7 @@ export function createApp(services: Services) {
     .use(definitionRoutes(privateApi))
     .use(personRoutes(privateApi))
     .use(groupTypeRoutes({ ...privateApi, notify: services.db.supportsNotify, onChanged: (teamId) => services.flags.cache.refresh(teamId) }))
-    .use(decideRoutes({ decide: services.flags.decide, metrics, maxBodyBytes: services.config.MAX_BODY_BYTES }))
+    .use(decideRoutes({ decide: services.flags.decide, metrics, body: bodyLimits }))
     .use(
       flagRoutes({
         flags: services.flags.service,

@@ -153,3 +153,43 @@ describe('amplification in process', () => {
 
 // PERSONAL_KEY is used through stack.api; keep the import honest for readers grepping for who uses it
 void PERSONAL_KEY
+
+describe('slow bodies', () => {
+  let svc: ServiceProcess
+  beforeAll(async () => {
+    svc = await spawnService({ ...(await freshEnv({ postgres: 'embedded', clickhouse: 'embedded' })), LOG_LEVEL: 'warn', BODY_TIMEOUT_MS: '1000' })
+  })
+  afterAll(() => svc?.stop())
+
+  test('connections trickling a declared 20 MB body a byte at a time are answered 408 and closed at the deadline', async () => {
+    const { connect } = await import('node:net')
+    const port = Number(new URL(svc.url).port)
+    const CONNECTIONS = 200
+    const started = Date.now()
+    const outcomes = await Promise.all(
+      Array.from({ length: CONNECTIONS }, (_, i) =>
+        new Promise<{ status: string; closedAfterMs: number }>((resolve) => {
+          const socket = connect(port, '127.0.0.1')
+          let answer = ''
+          const path = i % 2 === 0 ? '/batch/' : '/decide/?v=3'
+          socket.on('connect', () => socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Length: 20000000\r\n\r\n{`))
+          const drip = setInterval(() => socket.writable && socket.write(' '), 200)
+          socket.on('data', (d) => (answer += d.toString()))
+          const done = () => {
+            clearInterval(drip)
+            resolve({ status: answer.split('\r\n')[0] ?? '', closedAfterMs: Date.now() - started })
+          }
+          socket.on('close', done)
+          socket.on('error', () => undefined)
+          // the test's own bound: a connection still open after 15 s fails the test below
+          setTimeout(() => socket.destroy(), 15_000)
+        }),
+      ),
+    )
+    expect(new Set(outcomes.map((o) => o.status))).toEqual(new Set(['HTTP/1.1 408 Request Timeout']))
+    expect(Math.max(...outcomes.map((o) => o.closedAfterMs))).toBeLessThan(15_000)
+    const healthy = await fetch(`${svc.url}/capture/`, { method: 'POST', body: JSON.stringify({ api_key: PROJECT_KEY, event: 'after', distinct_id: 'v' }) })
+    expect(healthy.status).toBe(200)
+    console.log(`[amplification] ${CONNECTIONS} trickling connections all answered 408 and closed; the last after ${Math.max(...outcomes.map((o) => o.closedAfterMs))} ms`)
+  }, 30_000)
+})
