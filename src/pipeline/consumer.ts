@@ -56,6 +56,11 @@ export interface ConsumerDeps {
   upTo?(): number
 }
 
+/** What a record counts for against the log's cap: its size on disk, or what it decodes to when that is larger. */
+export function recordWeight(record: LoggedRecord): number {
+  return Math.max(record.size, record.decodedSize)
+}
+
 const MIN_BACKOFF_MS = 100
 const MAX_BACKOFF_MS = 10_000
 /**
@@ -258,7 +263,7 @@ export class Consumer {
       events += record.events.length
       items += record.events.length
       for (const n of record.dropped.values()) items += n
-      bytes += record.size
+      bytes += recordWeight(record)
       seq++
     }
     if (records.length === 0) return null

@@ -193,3 +193,33 @@ describe('slow bodies', () => {
     console.log(`[amplification] ${CONNECTIONS} trickling connections all answered 408 and closed; the last after ${Math.max(...outcomes.map((o) => o.closedAfterMs))} ms`)
   }, 30_000)
 })
+
+describe('the log counts what compressed requests decode to', () => {
+  test('with the event store down, gzip requests fill the log by their decoded size, not their size on the wire', async () => {
+    const { freePort } = await import('../helpers/spawn-service')
+    // an event store that does not answer: everything accepted waits in the log
+    const clickhouseUrl = `http://default:@127.0.0.1:${await freePort()}/nowhere`
+    const env = await freshEnv({ postgres: 'embedded', clickhouse: 'embedded' })
+    const svc = await spawnService({ ...env, CLICKHOUSE_URL: clickhouseUrl, WAL_MAX_BYTES: String(4 * 1024 * 1024), LOG_LEVEL: 'error' })
+    try {
+      // counting numbers: 1.4 MB of JSON that gzip makes ~3 times smaller (within the expansion ratio)
+      let text = ''
+      for (let i = 0; text.length < 1_500_000; i++) text += `${i * 7} `
+      const body = gzipSync(JSON.stringify({ api_key: PROJECT_KEY, batch: [{ event: 'e', distinct_id: 'd', properties: { text: text.slice(0, 700_000) } }, { event: 'e', distinct_id: 'd', properties: { text: text.slice(700_000, 1_400_000) } }] }))
+      expect(body.length).toBeLessThan(600_000) // six of them on disk: under the 4 MB cap
+      const statuses: number[] = []
+      for (let i = 0; i < 6; i++) {
+        const r = await fetch(`${svc.url}/batch/`, { method: 'POST', headers: { 'content-encoding': 'gzip' }, body })
+        statuses.push(r.status)
+        await r.arrayBuffer()
+      }
+      // 1.4 MB decoded each: two fit under 4 MB, the third would not (counted on disk, all six fitted)
+      expect(statuses).toEqual([200, 200, 503, 503, 503, 503])
+      const metrics = await (await fetch(`${svc.url}/metrics`)).text()
+      const unflushed = Number(/^pipeline_wal_unflushed_bytes (\d+)/m.exec(metrics)?.[1])
+      expect(unflushed).toBeGreaterThan(2_800_000)
+    } finally {
+      await svc.kill()
+    }
+  }, 60_000)
+})
