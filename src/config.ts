@@ -28,6 +28,11 @@ export const ConfigSchema = Type.Object({
     minimum: 100,
     description: '/_ready answers 503 while a consumer of the log (store writer, learner) has had work this long without finishing any',
   }),
+  OUTAGE_LOG_INTERVAL_MS: Int({
+    default: 60_000,
+    minimum: 100,
+    description: 'while a store is failing, how often the log summarises the outage (attempts, backlog, age of the oldest record)',
+  }),
   FLUSH_MAX_EVENTS: Int({ default: 20_000, minimum: 1, description: 'flush as soon as this many events are buffered; also the largest insert' }),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),

@@ -64,6 +64,7 @@ async function start(init: WorkerInit): Promise<void> {
       batchMaxEvents: events.kind === 'embedded' ? EMBEDDED_MAX_BATCH_EVENTS : undefined,
       ringMaxEvents: config.RING_MAX_EVENTS,
       pollMs: 5,
+      outageSummaryMs: config.OUTAGE_LOG_INTERVAL_MS,
     },
     {
       view,

@@ -35,6 +35,7 @@ function touchesPerson(e: PersonEvent): boolean {
 
 export class Learner implements BatchHandler {
   readonly name = LEARNER
+  readonly store = 'postgres'
   /** distinct ids known to have a person, per project: their plain events need no work */
   private readonly known = new Map<number, Set<string>>()
   /** the same, in the order they were learned: past KNOWN_MAX the oldest is forgotten */

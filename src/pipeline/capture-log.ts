@@ -59,6 +59,8 @@ export interface ConsumerState {
   /** how long it has had work without finishing any (0 when caught up) */
   behindMs: number
   failing: string | null
+  /** the store it writes to */
+  store?: string
 }
 
 const RESTART_DELAY_MS = 1000
@@ -197,7 +199,7 @@ export class CaptureLog {
       let since = this.behindSince.get(name)
       if (lag === 0) this.behindSince.delete(name)
       else if (since === undefined) this.behindSince.set(name, (since = now))
-      states[name] = { position, lag, behindMs: lag > 0 && since !== undefined ? now - since : 0, failing: this.progress.failing[name] ?? null }
+      states[name] = { position, lag, behindMs: lag > 0 && since !== undefined ? now - since : 0, failing: this.progress.failing[name] ?? null, store: this.progress.stores?.[name] }
     }
     return states
   }
@@ -279,7 +281,16 @@ export class CaptureLog {
       caughtUp = await Promise.race([done, Bun.sleep(timeoutMs + 2000).then(() => false)])
     }
     await this.close()
-    if (!caughtUp) this.deps.log.warn(this.stats(), 'drain incomplete; the rest stays in the log for the next start')
+    if (!caughtUp) {
+      const stats = this.stats()
+      // the store that kept the drain from finishing, named in the line an operator reads at exit
+      const failing = Object.values(stats.consumers).filter((c) => c.failing !== null)
+      const stores = [...new Set(failing.map((c) => c.store ?? 'unknown'))]
+      this.deps.log.warn(
+        { ...stats, failingStores: stores, failing: failing.map((c) => c.failing) },
+        `drain incomplete${stores.length ? ` (${stores.join(', ')} failing: ${failing.map((c) => c.failing).join('; ')})` : ''}; the rest stays in the log for the next start`,
+      )
+    }
     return caughtUp
   }
 

@@ -5,6 +5,7 @@
 import type { Logger } from '../log'
 import type { Checkpoint } from './checkpoint'
 import { isolatePoison, reasonOf, type PoisonSink } from './isolate'
+import { OutageWatch } from './outage'
 import type { LoggedRecord, Ring } from './ring'
 import { WalReader, type WalRecord, type WalSource } from './wal-reader'
 
@@ -21,6 +22,8 @@ export interface Batch {
 
 export interface BatchHandler {
   readonly name: string
+  /** the store it writes to (clickhouse, embedded, postgres), named in the outage logs */
+  readonly store?: string
   /** Process a batch; throw to have it retried. `inDoubt`: a previous attempt may have taken effect. */
   handle(batch: Batch, inDoubt: boolean): Promise<void>
   /** Whether the handler's store answers now (a ping): tells a store that is down from a batch it refuses. */
@@ -45,6 +48,10 @@ export interface ConsumerDeps {
   onProgress(): void
   /** take records only up to here (e.g. what another consumer has finished) */
   upTo?(): number
+  /** events accepted and not yet finished by this consumer (for the outage logs), where known */
+  waitingEvents?(consumedItems: number): number
+  /** how often an outage is summarised in the log (default a minute) */
+  outageSummaryMs?: number
 }
 
 const MIN_BACKOFF_MS = 100
@@ -75,6 +82,8 @@ export class Consumer {
   lastAdvanceAt = Date.now()
   /** events isolated as poison since start */
   isolatedEvents = 0
+  /** the log lines of an outage: its start, a summary a minute, its end and the drain after it */
+  readonly outage: OutageWatch
 
   constructor(
     private readonly deps: ConsumerDeps,
@@ -84,10 +93,27 @@ export class Consumer {
     this.cursor = Math.max(deps.checkpoint.done(handler.name), deps.wal.firstSeq - 1)
     this.inDoubtThrough = Math.max(deps.checkpoint.attempting(handler.name), this.cursor)
     this.reader = new WalReader(deps.wal, this.cursor + 1)
+    this.outage = new OutageWatch({
+      consumer: handler.name,
+      store: handler.store ?? handler.name,
+      log: deps.log,
+      summaryEveryMs: deps.outageSummaryMs,
+      backlog: () => ({
+        records: Math.max(0, deps.wal.lastSeq - this.cursor),
+        events: deps.waitingEvents?.(this.consumedItems),
+        oldestReceivedAt: this.pending?.records[0]?.receivedAt || undefined,
+      }),
+      finished: () => ({ records: this.cursor, events: this.consumedItems }),
+    })
   }
 
   get name(): string {
     return this.handler.name
+  }
+
+  /** The store this consumer writes to. */
+  get store(): string {
+    return this.handler.store ?? this.handler.name
   }
 
   /** Last sequence number finished. */
@@ -95,8 +121,11 @@ export class Consumer {
     return this.cursor
   }
 
+  /** What is failing now, store first ("clickhouse unreachable: connect ECONNREFUSED …"), or null. */
   get failing(): string | null {
-    return this.failures > 0 ? this.lastError : null
+    if (this.failures === 0) return null
+    const outage = this.outage.describe()
+    return outage ? `${outage.store} ${outage.reason}: ${this.lastError}` : this.lastError
   }
 
   start(): void {
@@ -148,10 +177,10 @@ export class Consumer {
       this.failures++
       this.lastError = (error as Error)?.message ?? String(error)
       this.deps.onFailure?.(this.name, reasonOf(error))
-      if (this.failures === 1 || this.failures % 20 === 0) {
-        this.deps.log.warn({ err: error, consumer: this.name, attempts: this.failures, firstSeq: batch.firstSeq, lastSeq: batch.lastSeq }, 'batch failed; will retry')
-      }
-      const refused = this.handler.rejects?.(error) === true || (this.failures >= SPLIT_AFTER_FAILURES && (await this.storeAnswers()))
+      const definite = this.handler.rejects?.(error) === true
+      // a store refusing a batch's data is not an outage: the batch is split at once (its log line says so)
+      if (!definite) this.outage.failed(error)
+      const refused = definite || (this.failures >= SPLIT_AFTER_FAILURES && (await this.storeAnswers()))
       if (!refused) return
       try {
         const isolated = await isolatePoison(batch, {
@@ -164,10 +193,11 @@ export class Consumer {
         this.deps.log.warn({ consumer: this.name, isolated, firstSeq: batch.firstSeq, lastSeq: batch.lastSeq }, 'batch split: poison events dead-lettered, the rest handled')
       } catch (splitError) {
         this.lastError = (splitError as Error)?.message ?? String(splitError)
+        this.outage.failed(splitError)
         return // the store went down meanwhile: retry the whole batch, in doubt
       }
     }
-    if (this.failures > 0) this.deps.log.info({ consumer: this.name, attempts: this.failures + 1 }, 'batch succeeded after retries')
+    this.outage.succeeded()
     this.failures = 0
     this.lastError = null
     this.pending = null
@@ -179,6 +209,7 @@ export class Consumer {
     this.consumedBytes += batch.bytes
     this.consumedItems += batch.items
     this.lastBatchFull = batch.events >= this.deps.maxEvents
+    if (this.cursor >= this.deps.wal.lastSeq) this.outage.caughtUp()
     this.deps.onProgress()
   }
 
@@ -229,6 +260,7 @@ export class Consumer {
   async stop(): Promise<void> {
     this.stopped = true
     clearTimeout(this.timer)
+    this.outage.stop()
     await this.running
     this.reader.close()
   }

@@ -36,6 +36,10 @@ export function storedEventOf(record: LoggedRecord, e: CapturedEvent, properties
 export class StoreWriter implements BatchHandler {
   readonly name = STORE_WRITER
 
+  get store(): string {
+    return this.deps.events.kind
+  }
+
   constructor(
     private readonly deps: {
       events: EventStore
