@@ -75,7 +75,7 @@ async function start(init: WorkerInit): Promise<void> {
       onProgress: (progress) => send({ type: 'progress', progress }),
     },
   )
-  const storeWriter = flusher.addConsumer(
+  flusher.addConsumer(
     new StoreWriter({ events, checkpoint: flusher.checkpoint, deadLetters: flusher.deadLetters, metrics, log }),
   )
   // Its own connection (on the embedded store: through the socket of the PGlite thread, src/db/pglite-thread.ts).
@@ -86,7 +86,9 @@ async function start(init: WorkerInit): Promise<void> {
     joinRunningServer: true,
     statementTimeoutMs: config.LEARNER_STATEMENT_TIMEOUT_MS,
   })
-  // Persons, groups and definitions are learned from what has landed in the event store.
+  // Persons, groups and definitions are learned from the log itself, beside the store writer and never after it:
+  // /decide must see a person's new properties while ClickHouse is down (the log keeps each record until both
+  // consumers have finished it).
   const learner = new Learner({
     sql: db.sql,
     tracker: new DefinitionTracker(),
@@ -94,7 +96,7 @@ async function start(init: WorkerInit): Promise<void> {
     log,
     onPersonsChanged: (change) => send({ type: 'notice', notice: change }),
   })
-  flusher.addConsumer(learner, { after: storeWriter })
+  flusher.addConsumer(learner)
   flusher.start()
   shutdown = async () => {
     clearInterval(relay)

@@ -46,8 +46,6 @@ export interface ConsumerDeps {
   poison: PoisonSink
   /** called after the cursor moved */
   onProgress(): void
-  /** take records only up to here (e.g. what another consumer has finished) */
-  upTo?(): number
   /** events accepted and not yet finished by this consumer (for the outage logs), where known */
   waitingEvents?(consumedItems: number): number
   /** how often an outage is summarised in the log (default a minute) */
@@ -223,7 +221,7 @@ export class Consumer {
 
   /** The next records after the cursor, from the ring where it has them and from the log otherwise. */
   private collect(): Batch | null {
-    let last = Math.min(this.deps.wal.lastSeq, this.deps.upTo?.() ?? Number.POSITIVE_INFINITY)
+    let last = this.deps.wal.lastSeq
     // After a crash, the batch whose insert may have landed is rebuilt with the same bounds: the identical
     // block, which the store's deduplication (by content, or by its token) recognises even when a check for
     // what landed read a lagging replica.
@@ -267,8 +265,7 @@ export class Consumer {
 
   /** Work until caught up with the log (or the deadline passes); used when draining. */
   async catchUp(deadline: number): Promise<boolean> {
-    const target = () => Math.min(this.deps.wal.lastSeq, this.deps.upTo?.() ?? Number.POSITIVE_INFINITY)
-    while (!this.stopped && this.cursor < target() && Date.now() < deadline) {
+    while (!this.stopped && this.cursor < this.deps.wal.lastSeq && Date.now() < deadline) {
       if (this.running) await this.running
       else {
         clearTimeout(this.timer)

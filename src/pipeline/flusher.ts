@@ -62,9 +62,8 @@ export class Flusher {
     this.deadLetters = new DeadLetters(options.dlqDir)
   }
 
-  /** Add a consumer; with `after`, it only takes records that consumer has finished. */
-  addConsumer(handler: BatchHandler, options: { after?: Consumer } = {}): Consumer {
-    const after = options.after
+  /** Add a consumer: it reads the log from its own cursor, whatever the others do. */
+  addConsumer(handler: BatchHandler): Consumer {
     const consumer = new Consumer(
       {
         wal: this.deps.view,
@@ -86,7 +85,6 @@ export class Flusher {
         outageSummaryMs: this.options.outageSummaryMs,
         poison: (consumer, events, reason, error) => this.poison(consumer, events, reason, error),
         onProgress: () => this.progressed(),
-        upTo: after ? () => after.position : undefined,
       },
       handler,
     )
