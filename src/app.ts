@@ -131,7 +131,7 @@ export function createApp(services: Services) {
     .use(remoteConfigRoutes({ tokens: services.tokens }))
     .use(personalKeyRoutes(privateApi))
     .use(definitionRoutes(privateApi))
-    .use(personRoutes(privateApi))
+    .use(personRoutes({ ...privateApi, erasure: services.erasure }))
     .use(decideRoutes({ decide: services.flags.decide, metrics, maxBodyBytes: services.config.MAX_BODY_BYTES }))
     .use(
       flagRoutes({

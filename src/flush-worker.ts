@@ -16,6 +16,7 @@ import { ResilientStore } from './events/resilient-store'
 import { openDatabase } from './db/postgres'
 import { DefinitionTracker } from './definitions/tracker'
 import { Learner } from './people/learner'
+import type { PersonChange } from './people/person-cache'
 import { createEventStore } from './events/factory'
 import { EMBEDDED_MAX_BATCH_EVENTS } from './events/embedded'
 
@@ -39,6 +40,7 @@ function renice(nice: number): void {
 let view: WalView | undefined
 let flusher: Flusher | undefined
 let shutdown: (() => Promise<void>) | undefined
+let learner: Learner | undefined
 
 async function start(init: WorkerInit): Promise<void> {
   const config = init.data.config as Config
@@ -89,7 +91,7 @@ async function start(init: WorkerInit): Promise<void> {
   // Persons, groups and definitions are learned from the log itself, beside the store writer and never after it:
   // /decide must see a person's new properties while ClickHouse is down (the log keeps each record until both
   // consumers have finished it).
-  const learner = new Learner({
+  learner = new Learner({
     sql: db.sql,
     tracker: new DefinitionTracker(),
     metrics,
@@ -113,6 +115,12 @@ self.onmessage = async (event: MessageEvent<ToWorker>) => {
   try {
     if (m.type === 'init') await start(m)
     else if (m.type === 'segments') view?.update(m.segments)
+    else if (m.type === 'notice') {
+      // persons erased (people/erasure.ts): their distinct ids are not known to have a person any more
+      const change = m.notice as PersonChange
+      // (teamId -1: the change feed was interrupted, what was erased meanwhile is unknown: forget every project)
+      if (change.deleted) learner?.forget(change.teamId < 0 ? undefined : change.teamId, change.all ? undefined : change.distinctIds)
+    }
     else if (m.type === 'drain') {
       const caughtUp = flusher ? await flusher.drain(m.deadline) : false
       await shutdown?.()

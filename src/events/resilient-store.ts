@@ -65,6 +65,11 @@ export class ResilientStore implements EventStore {
     return this.inner.countByUuid(teamId, uuids)
   }
 
+  async deleteEvents(teamId: number, distinctIds: string[]): Promise<void> {
+    await this.ready()
+    return this.inner.deleteEvents(teamId, distinctIds)
+  }
+
   async health(): Promise<boolean> {
     try {
       await this.ready()

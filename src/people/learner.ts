@@ -19,7 +19,7 @@ import { IdentityModel, type PersonEvent } from './identity'
 import { addGroupTypes, loadGroupTypes, loadPersons, upsertGroups, writePersons } from './repository'
 
 export const LEARNER = 'learn'
-const PERSONS_LOCK = 0x70657273 // "pers"
+export const PERSONS_LOCK = 0x70657273 // "pers"
 const KNOWN_MAX = 200_000
 const IDENTITY_EVENTS = new Set(['$identify', '$create_alias', '$merge_dangerously'])
 /**
@@ -135,11 +135,21 @@ export class Learner implements BatchHandler {
     }
   }
 
+  /**
+   * Persons were erased (people/erasure.ts): their distinct ids have no person any more, so their next event
+   * must make one. `distinctIds` undefined: forget the whole project (or, with no project, everything).
+   */
+  forget(teamId: number | undefined, distinctIds?: string[]): void {
+    if (teamId === undefined) this.known.clear()
+    else if (distinctIds === undefined) this.known.delete(teamId)
+    else for (const id of distinctIds) this.known.get(teamId)?.delete(id)
+  }
+
   private forgetOldest(): void {
     const { teamId, distinctId } = this.knownOrder[this.knownOldest++]
-    const ids = this.known.get(teamId)!
-    ids.delete(distinctId)
-    if (ids.size === 0) this.known.delete(teamId)
+    const ids = this.known.get(teamId)
+    ids?.delete(distinctId)
+    if (ids?.size === 0) this.known.delete(teamId)
     // the forgotten head is dropped once it is half the list
     if (this.knownOldest * 2 > this.knownOrder.length) {
       this.knownOrder.splice(0, this.knownOldest)

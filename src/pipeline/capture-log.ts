@@ -33,7 +33,12 @@ export interface WorkerInit {
   data: Record<string, unknown>
 }
 
-export type ToWorker = WorkerInit | { type: 'segments'; segments: Segment[] } | { type: 'drain'; deadline: number }
+export type ToWorker =
+  | WorkerInit
+  | { type: 'segments'; segments: Segment[] }
+  | { type: 'drain'; deadline: number }
+  /** something the request thread learned that a consumer needs (opaque to the pipeline) */
+  | { type: 'notice'; notice: unknown }
 
 export type FromWorker =
   | { type: 'ready'; progress: Progress }
@@ -258,6 +263,25 @@ export class CaptureLog {
           throw error instanceof ApiError ? error : errors.unavailable('log_write_failed', 'Unable to store event(s). Please try again.')
         })
       : null
+  }
+
+  /** Pass a notice to the flush worker's consumers (e.g. persons erased: the learner forgets their ids). */
+  tell(notice: unknown): void {
+    this.post({ type: 'notice', notice })
+  }
+
+  /**
+   * Wait until `consumer` has finished every record accepted before this call (e.g. the store writer, before
+   * events are erased from the store); false when `timeoutMs` passes first.
+   */
+  async caughtUp(consumer: string, timeoutMs: number): Promise<boolean> {
+    const target = this.wal.lastSeq
+    const deadline = Date.now() + timeoutMs
+    while ((this.progress?.positions[consumer] ?? -1) < target) {
+      if (Date.now() >= deadline || this.closed) return false
+      await Bun.sleep(10)
+    }
+    return true
   }
 
   stats(): CaptureLogStats {
