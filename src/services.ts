@@ -27,6 +27,7 @@ import { CohortService } from './cohorts/service'
 import { PersonErasure } from './people/erasure'
 import { listenPersonChanges } from './people/person-changes'
 import { STORE_WRITER } from './pipeline/store-writer'
+import { HISTORY_WRITER } from './pipeline/history-writer'
 
 export interface Lifecycle {
   draining: boolean
@@ -139,7 +140,7 @@ export async function startServices(config: Config, log: Logger, options: { metr
     const erasure = new PersonErasure({
       sql: db.sql,
       events,
-      eventsStored: (timeoutMs) => captureLog.caughtUp(STORE_WRITER, timeoutMs),
+      eventsStored: (timeoutMs) => captureLog.caughtUp([STORE_WRITER, HISTORY_WRITER], timeoutMs),
       onErased: (change) => {
         flags.onPersonsChanged(change)
         captureLog.tell(change)

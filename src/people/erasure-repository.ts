@@ -3,7 +3,7 @@
 // and announced to every process's caches when the transaction commits.
 import type { Sql } from 'postgres'
 import { inTransaction } from '../db/postgres'
-import { PERSONS_LOCK } from './learner'
+import { PERSONS_LOCK } from './repository'
 import { notifyPersonChange } from './person-changes'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i

@@ -47,14 +47,18 @@ export class StoreWriter implements BatchHandler {
       deadLetters: DeadLetters
       metrics: PipelineMetrics
       log: Logger
+      /** events another consumer writes (history-writer.ts: those of other months) */
+      skip?(record: LoggedRecord, e: CapturedEvent): boolean
     },
   ) {}
 
   async handle(batch: Batch, inDoubt: boolean): Promise<void> {
     const rows: StoredEvent[] = []
     const unserializable: StoredEvent[] = []
+    const skip = this.deps.skip
     for (const record of batch.records) {
       for (const e of record.events) {
+        if (skip?.(record, e)) continue
         const properties = propertiesText(e)
         const row = storedEventOf(record, e, properties)
         if (properties === null) unserializable.push(row)
