@@ -186,7 +186,9 @@ export async function startServices(config: Config, log: Logger, options: { metr
         checks[`consumer_${name}`] = stuck ? `stalled ${Math.round(state.behindMs / 1000)} s${state.failing ? `: ${state.failing}` : ''}` : 'ok'
         if (stuck) consumersMoving = false
       }
-      return { ready: postgres && store && room && consumersMoving && !lifecycle.draining, checks }
+      const stats = captureLog.stats()
+      const backlog = { records: stats.backlogRecords, events: stats.waitingEvents, bytes: stats.backlogBytes, draining: stats.backlogRecords > 0 }
+      return { ready: postgres && store && room && consumersMoving && !lifecycle.draining, checks, backlog }
     }
 
     metrics.beforeScrape.push(readiness) // store_up is current at every scrape

@@ -59,13 +59,22 @@ describe('the learner while ClickHouse is down', () => {
     }
     expect(seen).toBe(true)
     // the store writer, meanwhile, waits for ClickHouse: the log still holds those records for it
-    const text = await (await fetch(`${service.url}/metrics`)).text()
-    expect(Number(/pipeline_consumer_lag_records\{consumer="store"\} (\d+)/.exec(text)?.[1])).toBeGreaterThanOrEqual(3)
-    expect(Number(/pipeline_consumer_lag_records\{consumer="learn"\} (\d+)/.exec(text)?.[1])).toBe(0)
-    expect((await fetch(`${service.url}/_ready`)).status).toBe(503)
+    // (the learner's cursor moves just after its commit, which /decide already saw)
+    const lag = async (consumer: string) => Number(new RegExp(`pipeline_consumer_lag_records\\{consumer="${consumer}"\\} (\\d+)`).exec(await (await fetch(`${service.url}/metrics`)).text())?.[1])
+    expect(await eventually(async () => (await lag('learn')) === 0, 10_000, 20)).toBe(true)
+    expect(await lag('store')).toBeGreaterThanOrEqual(3)
+    const notReady = await fetch(`${service.url}/_ready`)
+    expect(notReady.status).toBe(503)
+    // /_ready's body says what waits in the log
+    const waiting = ((await notReady.json()) as { backlog: { records: number; events: number; draining: boolean } }).backlog
+    expect(waiting.records).toBeGreaterThanOrEqual(3)
+    expect(waiting.draining).toBe(true)
 
     await ch.start()
     expect(await eventually(async () => (await metric(service.url, 'pipeline_backlog_records')) === 0, 60_000)).toBe(true)
+    const ready = await fetch(`${service.url}/_ready`)
+    expect(ready.status).toBe(200)
+    expect(((await ready.json()) as { backlog: unknown }).backlog).toEqual({ records: 0, events: 0, bytes: 0, draining: false })
     const stored = await ch.query(`SELECT event, count() FROM ${database}.events GROUP BY event ORDER BY event FORMAT TSV`)
     expect(stored.trim().split('\n')).toEqual(['$identify\t2', '$set\t1', 'before the upgrade\t1'])
   })
