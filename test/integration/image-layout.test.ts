@@ -10,6 +10,8 @@ import { freePort, ROOT } from '../helpers/spawn-service'
 import { tempDir } from '../helpers/temp'
 
 const NOBODY = 65534
+/** Running as root (CI, the build machines), the image's non-root user is played by nobody; otherwise the current user is non-root already. */
+const ROOT_USER = process.getuid?.() === 0
 const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8')
 const stages = dockerfile.split(/^FROM /m).slice(1)
 const [depsStage, finalStage] = [stages[0]!, stages[stages.length - 1]!]
@@ -45,6 +47,7 @@ function cmd(): string[] {
 
 /** As the image's non-root user: argv run under setpriv with the given environment. */
 function asNobody(argv: string[]): string[] {
+  if (!ROOT_USER) return argv
   return ['setpriv', `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', ...argv]
 }
 
@@ -79,7 +82,7 @@ beforeAll(async () => {
   const home = join(root, 'home')
   for (const dir of [data, home]) {
     mkdirSync(dir)
-    chownSync(dir, NOBODY, NOBODY)
+    if (ROOT_USER) chownSync(dir, NOBODY, NOBODY)
   }
   Bun.spawnSync(['chmod', '-R', 'a+rX,go-w', app])
   env = {
