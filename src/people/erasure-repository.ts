@@ -28,8 +28,15 @@ export async function deletePerson(sql: Sql, teamId: number, personUuid: string)
     const [person] = await tx<{ id: number }[]>`select id from persons where team_id = ${teamId} and uuid = ${personUuid} for update`
     if (!person) return null
     const ids = await tx<{ distinct_id: string }[]>`select distinct_id from person_distinct_ids where person_id = ${person.id}`
-    // distinct ids and static cohort memberships go with it (on delete cascade)
+    const cohorts = (await tx<{ cohort_id: number }[]>`select cohort_id from cohort_people where person_id = ${person.id}`).map((r) => r.cohort_id)
+    // distinct ids, static cohort memberships and flag hash-key overrides go with it (on delete cascade)
     await tx`delete from persons where id = ${person.id}`
+    if (cohorts.length > 0) {
+      // the static cohorts it was in count one member fewer
+      await tx`
+        update cohorts c set count = (select count(*) from cohort_people m where m.cohort_id = c.id)
+         where c.is_static and c.id in (select jsonb_array_elements_text(${tx.json(cohorts)})::int)`
+    }
     const distinctIds = ids.map((r) => r.distinct_id)
     await notifyPersonChange(tx, { teamId, distinctIds, groups: [], deleted: true })
     return distinctIds

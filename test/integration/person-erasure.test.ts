@@ -53,6 +53,7 @@ for (const stores of ['embedded', 'real'] as StoreChoice[]) {
       await capture({ event: 'kept', distinct_id: 'someone-else' })
       expect(await eventually(async () => (await eventsOf('someone-else')).length === 1, 30_000, 50)).toBe(true)
 
+      expect((await json(await stack.api(`/api/projects/1/cohorts/${cohortId}/`))).count).toBe(1)
       const r = await stack.api(`/api/projects/1/persons/${uuid}/?delete_events=true`, { method: 'DELETE' })
       expect(r.status).toBe(202)
       // at once: no polling
@@ -64,6 +65,7 @@ for (const stores of ['embedded', 'real'] as StoreChoice[]) {
       expect(await flags('anon-erase-me')).toMatchObject({ 'pro-plan': false, beta: false })
       const members = await json(await stack.api(`/api/projects/1/cohorts/${cohortId}/persons/`))
       expect(members.results).toEqual([])
+      expect((await json(await stack.api(`/api/projects/1/cohorts/${cohortId}/`))).count).toBe(0)
       expect((await eventsOf('someone-else')).length).toBe(1)
       // the same person again is not found
       expect((await stack.api(`/api/projects/1/persons/${uuid}/`, { method: 'DELETE' })).status).toBe(404)
