@@ -15,6 +15,7 @@ import { eventRoutes } from './events/routes'
 import { definitionRoutes } from './definitions/routes'
 import { personRoutes } from './people/routes'
 import { groupTypeRoutes } from './people/group-types-routes'
+import { bumpFlagVersion } from './flags/repository'
 import { flagRoutes } from './flags/routes'
 import { cohortRoutes } from './cohorts/routes'
 import { decideRoutes } from './flags/decide/routes'
@@ -134,7 +135,13 @@ export function createApp(services: Services) {
     .use(personalKeyRoutes(privateApi))
     .use(definitionRoutes(privateApi))
     .use(personRoutes({ ...privateApi, erasure: services.erasure }))
-    .use(groupTypeRoutes({ ...privateApi, notify: services.db.supportsNotify, onChanged: (teamId) => services.flags.cache.refresh(teamId) }))
+    .use(
+      groupTypeRoutes({
+        ...privateApi,
+        changedIn: (tx, teamId) => bumpFlagVersion(tx, teamId, services.db.supportsNotify),
+        onChanged: (teamId) => services.flags.cache.refresh(teamId),
+      }),
+    )
     .use(decideRoutes({ decide: services.flags.decide, metrics, body: bodyLimits }))
     .use(
       flagRoutes({

@@ -8,14 +8,10 @@
 // came from (see heldFrom), so a crash replays those records, and the insert that follows is made in doubt
 // (rows already stored are skipped by uuid).
 import type { CapturedEvent } from '../capture/normalize'
-import { StoreError, type EventStore, type StoredEvent } from '../events/store'
-import type { Logger } from '../log'
-import type { Checkpoint } from './checkpoint'
+import { StoreError, type StoredEvent } from '../events/store'
 import type { Batch, BatchHandler } from './consumer'
-import type { DeadLetters } from './dead-letters'
-import type { PipelineMetrics } from './metrics-relay'
 import type { LoggedRecord } from './ring'
-import { storedEventOf } from './store-writer'
+import { storedEventOf, type EventWriterDeps } from './store-writer'
 
 export const HISTORY_WRITER = 'store_history'
 
@@ -68,16 +64,7 @@ export class HistoryWriter implements BatchHandler {
   /** the last record whose rows were taken into `held` (a retried batch is not taken twice) */
   private takenThrough = 0
 
-  constructor(
-    private readonly deps: {
-      events: EventStore
-      checkpoint: Checkpoint
-      deadLetters: DeadLetters
-      metrics: PipelineMetrics
-      log: Logger
-      options?: Partial<HistoryOptions>
-    },
-  ) {}
+  constructor(private readonly deps: EventWriterDeps & { options?: Partial<HistoryOptions> }) {}
 
   private get options(): HistoryOptions {
     return { ...HISTORY_DEFAULTS, ...this.deps.options }

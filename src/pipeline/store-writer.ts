@@ -33,6 +33,15 @@ export function storedEventOf(record: LoggedRecord, e: CapturedEvent, properties
   }
 }
 
+/** What a consumer writing to the event store needs. */
+export interface EventWriterDeps {
+  events: EventStore
+  checkpoint: Checkpoint
+  deadLetters: DeadLetters
+  metrics: PipelineMetrics
+  log: Logger
+}
+
 export class StoreWriter implements BatchHandler {
   readonly name = STORE_WRITER
 
@@ -41,12 +50,7 @@ export class StoreWriter implements BatchHandler {
   }
 
   constructor(
-    private readonly deps: {
-      events: EventStore
-      checkpoint: Checkpoint
-      deadLetters: DeadLetters
-      metrics: PipelineMetrics
-      log: Logger
+    private readonly deps: EventWriterDeps & {
       /** events another consumer writes (history-writer.ts: those of other months) */
       skip?(record: LoggedRecord, e: CapturedEvent): boolean
     },
