@@ -134,7 +134,7 @@ export function createApp(services: Services) {
     .use(remoteConfigRoutes({ tokens: services.tokens }))
     .use(personalKeyRoutes(privateApi))
     .use(definitionRoutes(privateApi))
-    .use(personRoutes(privateApi))
+    .use(personRoutes({ ...privateApi, erasure: services.erasure }))
     .use(
       groupTypeRoutes({
         ...privateApi,

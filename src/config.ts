@@ -16,6 +16,10 @@ export const ConfigSchema = Type.Object({
   DATA_DIR: Type.String({ default: './data', minLength: 1, description: 'embedded stores, write-ahead log, dead letters' }),
   DATABASE_URL: OptionalString('postgres:// URL; unset means the embedded Postgres (PGlite)', '^postgres(ql)?://'),
   CLICKHOUSE_URL: OptionalString('http(s)://user:pass@host:8123/database; unset means the embedded event store', '^https?://'),
+  // Passwords apart from the URLs, as compose and secret stores hand them over: any character works (no URL-encoding
+  // by hand); taken as they are, spaces included, and written into the URL encoded (see withPassword below).
+  DATABASE_PASSWORD: OptionalString("password for DATABASE_URL's user, any characters; replaces a password in the URL"),
+  CLICKHOUSE_PASSWORD: OptionalString("password for CLICKHOUSE_URL's user, any characters; replaces a password in the URL"),
   CLICKHOUSE_CLUSTER: OptionalString('cluster name: create Replicated tables ON CLUSTER and write through a Distributed table', '^[A-Za-z0-9_]+$'),
   INIT_PROJECT_API_KEY: OptionalString('project API key of the default project created at boot', '^phc_[A-Za-z0-9_-]{8,96}$'),
   INIT_PERSONAL_API_KEY: OptionalString('personal API key of the admin user created at boot', '^phx_[A-Za-z0-9_-]{8,96}$'),
@@ -27,6 +31,11 @@ export const ConfigSchema = Type.Object({
     default: 60_000,
     minimum: 100,
     description: '/_ready answers 503 while a consumer of the log (store writer, learner) has had work this long without finishing any',
+  }),
+  OUTAGE_LOG_INTERVAL_MS: Int({
+    default: 60_000,
+    minimum: 100,
+    description: 'while a store is failing, how often the log summarises the outage (attempts, backlog, age of the oldest record)',
   }),
   FLUSH_MAX_EVENTS: Int({ default: 20_000, minimum: 1, description: 'flush as soon as this many events are buffered; also the largest insert' }),
   LOG_LEVEL: Type.Union(
@@ -106,12 +115,22 @@ function describeExpected(schema: TSchema): string {
   return 'a valid value'
 }
 
+/** Values taken exactly as given (a password may begin or end with a space). */
+const VERBATIM = new Set(['DATABASE_PASSWORD', 'CLICKHOUSE_PASSWORD'])
+
+/** The URL with this password, percent-encoded so that `@`, `/`, `:`, `%`, `#` … survive parsing. */
+export function withPassword(url: string, password: string): string {
+  const u = new URL(url)
+  u.password = encodeURIComponent(password)
+  return u.toString()
+}
+
 /** Parse the environment; throws ConfigError naming every bad variable and what it expected. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const raw: Record<string, unknown> = {}
   for (const key of Object.keys(ConfigSchema.properties)) {
     const value = env[key]
-    if (value !== undefined && value !== '') raw[key] = value.trim()
+    if (value !== undefined && value !== '') raw[key] = VERBATIM.has(key) ? value : value.trim()
   }
   const candidate = Value.Convert(ConfigSchema, Value.Default(ConfigSchema, raw))
   const problems: string[] = []
@@ -123,7 +142,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     problems.push(`${key}: got ${JSON.stringify(raw[key])}, expected ${expected}`)
   }
   if (problems.length > 0) throw new ConfigError(problems)
-  return candidate as Config
+  const config = candidate as Config
+  if (config.DATABASE_PASSWORD !== undefined) {
+    if (!config.DATABASE_URL) throw new ConfigError(['DATABASE_PASSWORD: set, but DATABASE_URL is not: the password needs the URL it belongs to'])
+    config.DATABASE_URL = withPassword(config.DATABASE_URL, config.DATABASE_PASSWORD)
+  }
+  if (config.CLICKHOUSE_PASSWORD !== undefined) {
+    if (!config.CLICKHOUSE_URL) throw new ConfigError(['CLICKHOUSE_PASSWORD: set, but CLICKHOUSE_URL is not: the password needs the URL it belongs to'])
+    config.CLICKHOUSE_URL = withPassword(config.CLICKHOUSE_URL, config.CLICKHOUSE_PASSWORD)
+  }
+  return config
 }
 
 /** A config for tests and tools: defaults plus overrides, validated the same way. */

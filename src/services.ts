@@ -24,6 +24,10 @@ import { startFlags, type Flags } from './flags'
 import type { PersonChange } from './people/person-cache'
 import { notifyPersonChange } from './people/person-changes'
 import { CohortService } from './cohorts/service'
+import { PersonErasure } from './people/erasure'
+import { listenPersonChanges } from './people/person-changes'
+import { STORE_WRITER } from './pipeline/store-writer'
+import { HISTORY_WRITER } from './pipeline/history-writer'
 
 export interface Lifecycle {
   draining: boolean
@@ -42,6 +46,8 @@ export interface Services {
   capture: CaptureService
   flags: Flags
   cohorts: CohortService
+  /** persons erased on request (DELETE /api/projects/:id/persons/:id/) */
+  erasure: PersonErasure
   lifecycle: Lifecycle
   readiness(): Promise<Readiness>
   close(): Promise<void>
@@ -131,6 +137,24 @@ export async function startServices(config: Config, log: Logger, options: { metr
     // Closers run in reverse: the log drains (the worker catches up) before the stores close.
     closers.push(() => captureLog.drain(Math.max(100, config.SHUTDOWN_TIMEOUT_MS - 1000)).then(() => undefined))
     await captureLog.start()
+    const erasure = new PersonErasure({
+      sql: db.sql,
+      events,
+      eventsStored: (timeoutMs) => captureLog.caughtUp([STORE_WRITER, HISTORY_WRITER], timeoutMs),
+      onErased: (change) => {
+        flags.onPersonsChanged(change)
+        captureLog.tell(change)
+      },
+    })
+    if (db.supportsNotify) {
+      // persons erased by other processes: this process's learner must not take their ids for known any more
+      const unlisten = await listenPersonChanges(
+        db.sql,
+        (change) => change.deleted && captureLog.tell(change),
+        () => captureLog.tell({ teamId: -1, distinctIds: [], groups: [], all: true, deleted: true } satisfies PersonChange),
+      )
+      closers.push(unlisten)
+    }
     const capture = new CaptureService({ tokens, auth, log: captureLog, metrics, maxBodyBytes: config.MAX_BODY_BYTES })
 
     const lifecycle: Lifecycle = { draining: false }
@@ -162,7 +186,9 @@ export async function startServices(config: Config, log: Logger, options: { metr
         checks[`consumer_${name}`] = stuck ? `stalled ${Math.round(state.behindMs / 1000)} s${state.failing ? `: ${state.failing}` : ''}` : 'ok'
         if (stuck) consumersMoving = false
       }
-      return { ready: postgres && store && room && consumersMoving && !lifecycle.draining, checks }
+      const stats = captureLog.stats()
+      const backlog = { records: stats.backlogRecords, events: stats.waitingEvents, bytes: stats.backlogBytes, draining: stats.backlogRecords > 0 }
+      return { ready: postgres && store && room && consumersMoving && !lifecycle.draining, checks, backlog }
     }
 
     metrics.beforeScrape.push(readiness) // store_up is current at every scrape
@@ -180,6 +206,7 @@ export async function startServices(config: Config, log: Logger, options: { metr
       capture,
       flags,
       cohorts,
+      erasure,
       lifecycle,
       readiness,
       close,

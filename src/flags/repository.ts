@@ -20,7 +20,7 @@ export const userObject = (sql: Sql) => sql`
 function selectFlags(sql: Sql) {
   return sql`
     select f.id, f.team_id, f.key, f.name, f.filters, f.rollout_percentage, f.active, f.deleted,
-           f.ensure_experience_continuity, f.version, f.created_at, f.updated_at,
+           f.ensure_experience_continuity, f.version, f.created_at, f.updated_at, f.tags,
            (select ${userObject(sql)} from users u where u.id = f.created_by_id) as created_by,
            (select ${userObject(sql)} from users u where u.id = f.last_modified_by_id) as last_modified_by
     from feature_flags f`
@@ -91,10 +91,10 @@ export async function createFlag(
     }
     const [row] = await tx<{ id: number }[]>`
       insert into feature_flags (team_id, key, name, filters, active, deleted, ensure_experience_continuity,
-                                 version, created_by_id, last_modified_by_id)
+                                 version, created_by_id, last_modified_by_id, tags)
       values (${teamId}, ${input.key}, ${input.name ?? ''}, ${tx.json(asJson(input.filters ?? {}))},
               ${input.active ?? true}, ${input.deleted ?? false}, ${input.ensure_experience_continuity ?? false},
-              1, ${userId}, ${userId})
+              1, ${userId}, ${userId}, ${input.tags ?? []}::text[])
       returning id`
     return row.id
   })
@@ -121,6 +121,7 @@ export async function updateFlag(
         active = coalesce(${input.active ?? null}::boolean, active),
         deleted = coalesce(${input.deleted ?? null}::boolean, deleted),
         ensure_experience_continuity = coalesce(${input.ensure_experience_continuity ?? null}::boolean, ensure_experience_continuity),
+        tags = coalesce(${input.tags ?? null}::text[], tags),
         version = version + 1,
         last_modified_by_id = ${userId},
         updated_at = now()
