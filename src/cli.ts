@@ -6,6 +6,7 @@ import { ConfigError, loadConfig, type Config } from './config'
 import { migratePostgres } from './db/migrate'
 import { inTransaction, openDatabase, type Database } from './db/postgres'
 import { createLogger } from './log'
+import { securePrivateDir } from './db/private-files'
 import { ApiError } from './http/errors'
 import { announceKeyChange } from './projects/key-changes'
 import { allPersonalKeys, revokePersonalKey, rollPersonalKey } from './projects/personal-keys'
@@ -33,6 +34,8 @@ function print(result: unknown): void {
 }
 
 async function withDatabase<T>(config: Config, fn: (db: Database) => Promise<T>): Promise<T> {
+  // what the CLI creates in DATA_DIR (the embedded database when no server runs) is private like the server's
+  if (!config.DATABASE_URL) securePrivateDir(config.DATA_DIR)
   const db = await openDatabase({
     databaseUrl: config.DATABASE_URL,
     dataDir: config.DATA_DIR,

@@ -5,7 +5,7 @@ import type { Metrics } from '../ops/metrics'
 import { projectOfPublicKey } from '../projects/public-key'
 import type { ProjectTokenCache } from '../projects/token-cache'
 import { assertEventShapes } from './normalize'
-import { encodeRecord, parseRequest, type CaptureRequest } from './record'
+import { encodeRecord, parseRequest, withoutCredential, type CaptureRequest } from './record'
 
 export interface CaptureDeps {
   tokens: ProjectTokenCache
@@ -43,7 +43,8 @@ export class CaptureService {
     const projectId = await this.projectFor(extracted.token, extracted.projectId)
     assertEventShapes(extracted.items, extracted.depth)
     if (extracted.items.length === 0) return
-    const durable = this.deps.log.accept(encodeRecord(projectId, request, extracted.depth.check), extracted.items.length)
+    const logged = extracted.token?.startsWith('phx_') ? withoutCredential(request, extracted.text, extracted.token) : request
+    const durable = this.deps.log.accept(encodeRecord(projectId, logged, extracted.depth.check), extracted.items.length)
     if (durable) await durable
     // counted once acknowledged, whatever the stores do next (what they stored or dropped is counted apart)
     this.deps.metrics.eventsReceived.inc({ endpoint }, extracted.items.length)
