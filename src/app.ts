@@ -132,7 +132,7 @@ export function createApp(services: Services) {
     .use(personalKeyRoutes(privateApi))
     .use(definitionRoutes(privateApi))
     .use(personRoutes(privateApi))
-    .use(decideRoutes({ decide: services.flags.decide, metrics, maxBodyBytes: services.config.MAX_BODY_BYTES }))
+    .use(decideRoutes({ decide: services.flags.decide, metrics, maxBodyBytes: services.config.MAX_BODY_BYTES, trustProxy: services.config.TRUST_PROXY }))
     .use(
       flagRoutes({
         flags: services.flags.service,

@@ -52,7 +52,7 @@ export const ConfigSchema = Type.Object({
     minimum: 0,
     description: 'after SIGTERM, keep serving this long while /_ready answers 503, so a load balancer stops sending first',
   }),
-  RATE_LIMIT_API_PER_MINUTE: Int({ default: 2400, minimum: 0, description: 'private API requests per personal key per minute; 0 = unlimited' }),
+  RATE_LIMIT_API_PER_MINUTE: Int({ default: 2400, minimum: 0, description: 'private API requests per user (all of its personal keys together) per minute; 0 = unlimited' }),
   UNKNOWN_KEY_LOOKUPS_PER_MINUTE: Int({ default: 60, minimum: 0, description: 'lookups of unknown personal keys per client address per minute, then 429; 0 = unlimited' }),
   PERSON_CACHE_MAX_BYTES: Int({
     default: 32 * 1024 * 1024,

@@ -27,9 +27,9 @@ export class CaptureService {
   constructor(private readonly deps: CaptureDeps) {}
 
   /** The project a request's key points at (a project key, or a personal key with project_id). */
-  async projectFor(token: string | null, projectId: unknown): Promise<number> {
+  async projectFor(token: string | null, projectId: unknown, clientAddress: string | null = null): Promise<number> {
     if (token === null) throw errors.missingApiKey()
-    return projectOfPublicKey(this.deps, token, projectId)
+    return projectOfPublicKey(this.deps, token, projectId, clientAddress)
   }
 
   /**
@@ -37,10 +37,10 @@ export class CaptureService {
    * in the flush worker from the logged request, exactly as they would on a replay: nothing in the answer
    * depends on them.
    */
-  async capture(request: CaptureRequest, endpoint = 'capture'): Promise<void> {
+  async capture(request: CaptureRequest, endpoint = 'capture', clientAddress: string | null = request.ip): Promise<void> {
     const extracted = parseRequest(request, this.deps.maxBodyBytes)
     this.deps.metrics.captureRequests.inc({ encoding: extracted.encoding, via: extracted.via })
-    const projectId = await this.projectFor(extracted.token, extracted.projectId)
+    const projectId = await this.projectFor(extracted.token, extracted.projectId, clientAddress)
     assertEventShapes(extracted.items, extracted.depth)
     if (extracted.items.length === 0) return
     const logged = extracted.token?.startsWith('phx_') ? withoutCredential(request, extracted.text, extracted.token) : request

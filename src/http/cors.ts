@@ -17,10 +17,12 @@ export function preflightHeaders(request: Request, methods = 'GET, POST, OPTIONS
   }
 }
 
-/** The client's address: the socket peer, or the first X-Forwarded-For entry behind a trusted proxy. */
+/** The client's address: the socket peer, or behind a trusted proxy the last X-Forwarded-For entry (its own). */
 export function clientIp(request: Request, peer: string | null | undefined, trustProxy: boolean): string | null {
   if (trustProxy) {
-    const forwarded = request.headers.get('x-forwarded-for')?.split(',')[0]?.trim()
+    // the last entry is the one the proxy added (the address it saw); earlier ones are whatever the client sent
+    const header = request.headers.get('x-forwarded-for')
+    const forwarded = header?.slice(header.lastIndexOf(',') + 1).trim()
     if (forwarded) return forwarded.replace(/^(\d+\.\d+\.\d+\.\d+):\d+$/, '$1')
   }
   if (!peer) return null
