@@ -7,6 +7,8 @@ import type { FlagCache } from '../flags/cache'
 import { CohortSet, inCohort, MAX_COHORT_DEPTH, UnsupportedCohortFilter } from '../flags/engine'
 import { nestedIds } from '../flags/reference-checks'
 import { withProjectWriteLock } from '../flags/repository'
+import { checkProjectBudget, measure } from '../flags/project-budget'
+import { cohortBytes, flagFootprints } from '../flags/references'
 import type { PersonListing } from '../people/repository'
 import { readCsvIds } from './csv'
 import {
@@ -96,6 +98,7 @@ export class CohortService {
       const id = await withProjectWriteLock(this.deps.sql, teamId, async (tx) => {
         const graph = await cohortGraph(tx, teamId)
         checkNesting(graph, null, nestedIds(input.filters ?? null))
+        await checkCohortBudget(tx, teamId, null, input.deleted ? null : (input.filters ?? null))
         return createCohort(tx, teamId, userId, input, this.deps.notify)
       })
       if (upload) await addMembersFromCsv(this.deps.sql, teamId, id, upload.kind, upload.ids)
@@ -154,6 +157,8 @@ export class CohortService {
       )
     }
     checkNesting(graph, existing.id, nested)
+    const deleted = input.deleted ?? existing.deleted
+    if (input.filters !== undefined || input.deleted !== undefined) await checkCohortBudget(tx, teamId, existing.id, deleted ? null : filters)
   }
 
   /** A page of members: a static cohort's stored members, a dynamic cohort's persons that match it now. */
@@ -276,6 +281,15 @@ function checkNesting(graph: ReadonlyMap<number, Pick<CohortNode, 'nested'>>, id
   if (longest > MAX_COHORT_DEPTH) {
     invalid(`Cohorts may be nested at most ${MAX_COHORT_DEPTH} deep (a cohort in a cohort in a cohort …); this one would make a chain of ${longest}.`, 'limit_exceeded', 'filters')
   }
+}
+
+/** The project's footprint (flags and cohorts, project-budget.ts) with this cohort's new filters (null: deleted). */
+async function checkCohortBudget(tx: Sql, teamId: number, id: number | null, filters: unknown): Promise<void> {
+  const flags = await flagFootprints(tx, teamId)
+  const others = await cohortBytes(tx, teamId, id)
+  const current = id === null ? 0 : (await cohortBytes(tx, teamId)) - others
+  const written = filters === null || filters === undefined ? 0 : Buffer.byteLength(JSON.stringify(filters))
+  checkProjectBudget(measure(flags, others + current), measure(flags, others + written))
 }
 
 function nestedHasBehavioural(node: unknown, depth = 0): boolean {

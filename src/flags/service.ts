@@ -5,7 +5,8 @@ import { databaseWork, errors } from '../http/errors'
 import type { FlagCache } from './cache'
 import { localEvaluationOf, type LocalEvaluation } from './local-evaluation'
 import { flagListing, safeInt } from './reference-checks'
-import { cohortsWithNested, disabledFlags, flagRefs, type FlagRef } from './references'
+import { checkProjectBudget, measure, referencesIn } from './project-budget'
+import { cohortBytes, cohortsWithNested, disabledFlags, flagFootprints, flagRefs, type FlagRef } from './references'
 import { createFlag, getFlag, keyTaken, listFlags, updateFlag, withProjectWriteLock, type ListOptions } from './repository'
 import { flagJson, type FlagRow } from './serialize'
 import { validateFlagBody, type FlagInput, type ValidationContext, type WriteMethod } from './validation'
@@ -108,6 +109,7 @@ export class FlagService {
           keyTaken: (key) => keyTaken(tx, teamId, key, null),
           references: this.references(tx, teamId),
         })
+        await checkFlagBudget(tx, teamId, { id: null, key: input.key!, filters: input.filters ?? {}, deleted: input.deleted ?? false })
         return createFlag(tx, teamId, userId, { ...input, key: input.key! }, this.deps.notify)
       })
       await this.deps.cache.refresh(teamId)
@@ -131,6 +133,10 @@ export class FlagService {
         // Bringing a flag back (deleted: false) needs its key to be free again.
         if (input.deleted === false && existing.deleted && input.key === undefined && (await keyTaken(tx, teamId, existing.key, existing.id))) {
           throw errors.validation('unique', 'There is already a feature flag with this key.', 'key')
+        }
+        if (input.filters !== undefined || input.key !== undefined || input.deleted !== undefined) {
+          const deleted = input.deleted ?? existing.deleted
+          await checkFlagBudget(tx, teamId, { id: existing.id, key: input.key ?? existing.key, filters: input.filters ?? existing.filters, deleted })
         }
         return updateFlag(tx, teamId, existing.id, userId, input, this.deps.notify)
       })
@@ -165,4 +171,15 @@ function dependenciesOf(id: number, refs: readonly FlagRef[]): Set<number> {
     }
   }
   return reached
+}
+
+/** The project's footprint and dependency depth after this write, checked against before (project-budget.ts). */
+export async function checkFlagBudget(tx: Sql, teamId: number, written: { id: number | null; key: string; filters: unknown; deleted: boolean }): Promise<void> {
+  const stored = await flagFootprints(tx, teamId)
+  const cohorts = await cohortBytes(tx, teamId)
+  const before = measure(stored, cohorts, written.id)
+  const others = stored.filter((f) => f.id !== written.id)
+  const self = { id: written.id ?? -1, key: written.key, bytes: Buffer.byteLength(JSON.stringify(written.filters ?? {})), dependencies: referencesIn(written.filters) }
+  const after = written.deleted ? measure(others, cohorts) : measure([...others, self], cohorts, self.id)
+  checkProjectBudget(before, after)
 }
