@@ -1,7 +1,7 @@
 // The flag REST API and local_evaluation, behind the routes: validate, write, refresh this process's cache.
 import { NUMERIC_ID } from '../http/fields'
 import type { Sql } from 'postgres'
-import { databaseWork, errors } from '../http/errors'
+import { ApiError, databaseWork, errors } from '../http/errors'
 import type { FlagCache } from './cache'
 import { localEvaluationOf, type LocalEvaluation } from './local-evaluation'
 import { flagListing, safeInt } from './reference-checks'
@@ -150,7 +150,8 @@ export class FlagService {
   async localEvaluation(teamId: number, sendCohorts: boolean): Promise<LocalEvaluation> {
     try {
       return localEvaluationOf(await this.deps.cache.get(teamId), sendCohorts)
-    } catch {
+    } catch (error) {
+      if (error instanceof ApiError) throw error
       throw errors.databaseUnavailable()
     }
   }
