@@ -54,6 +54,7 @@ const FLUSH_WORKER = new URL('./flush-worker.ts', import.meta.url)
 export async function startServices(config: Config, log: Logger, options: { metrics?: Metrics } = {}): Promise<Services> {
   const metrics = options.metrics ?? createMetrics({ defaultMetrics: true })
   const permissions = securePrivateDir(config.DATA_DIR)
+  if (permissions.skipped) log.warn({ dataDir: config.DATA_DIR }, `DATA_DIR permissions left as they are: ${permissions.skipped}`)
   if (permissions.fixed > 0) {
     log.warn({ dataDir: config.DATA_DIR, fixed: permissions.fixed, examples: permissions.examples }, `DATA_DIR had ${permissions.fixed} files or directories other users could read: made them private to this user (0700/0600)`)
   }

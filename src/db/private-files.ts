@@ -3,7 +3,7 @@
 // process creates everything with umask 077 (directories 0700, files 0600), and at boot it tightens what an older
 // version, or another tool, left open, saying so in the log.
 import { chmodSync, lstatSync, mkdirSync, readdirSync } from 'node:fs'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 
 /** Files and directories fixed in one boot are counted; the walk stops after this many entries (a huge directory). */
 const MAX_ENTRIES = 200_000
@@ -13,6 +13,8 @@ export interface PermissionFix {
   fixed: number
   /** a few of their paths, for the warning */
   examples: string[]
+  /** why nothing was tightened (DATA_DIR looks like a shared directory), if so */
+  skipped?: string
 }
 
 /** Create `dir` 0700 if needed, make new files private from now on, and tighten what exists under it. */
@@ -20,6 +22,13 @@ export function securePrivateDir(dir: string): PermissionFix {
   process.umask(0o077)
   mkdirSync(dir, { recursive: true, mode: 0o700 })
   const out: PermissionFix = { fixed: 0, examples: [] }
+  // DATA_DIR=/tmp or / by mistake: never chmod a shared directory or what other users put in it
+  const root = lstatSync(dir)
+  const uid = process.getuid?.() ?? root.uid
+  if (resolve(dir) === '/' || (root.mode & 0o1000) !== 0 || root.uid !== uid) {
+    out.skipped = `${dir} is shared (sticky, the root, or owned by another user): give the service a directory of its own`
+    return out
+  }
   const stack = [dir]
   let seen = 0
   while (stack.length > 0 && seen < MAX_ENTRIES) {
@@ -32,7 +41,7 @@ export function securePrivateDir(dir: string): PermissionFix {
       continue // removed meanwhile
     }
     // a link is never followed: what it points at is not ours to change
-    if (stat.isSymbolicLink()) continue
+    if (stat.isSymbolicLink() || stat.uid !== uid) continue
     const isDir = stat.isDirectory()
     if ((stat.mode & 0o077) !== 0) {
       try {
