@@ -43,4 +43,19 @@ describe('flag writes racing across two processes', () => {
       expect([rz.status, rw.status].sort()).toEqual([200, 400])
     }
   })
+
+  test('two cohort PATCHes on two processes that would close a loop: never both succeed', async () => {
+    const tree = (...values: unknown[]) => ({ properties: { type: 'OR', values: [{ type: 'AND', values }] } })
+    const person = { key: 'plan', type: 'person', value: 'pro', operator: 'exact' }
+    const nested = (id: number) => ({ key: 'id', type: 'cohort', value: id })
+    for (let trial = 0; trial < 10; trial++) {
+      const c = (await (await api(a, '/api/projects/1/cohorts/', 'POST', { name: `pa-${trial}`, filters: tree(person) })).json()) as any
+      const d = (await (await api(b, '/api/projects/1/cohorts/', 'POST', { name: `pb-${trial}`, filters: tree(person) })).json()) as any
+      const [rc, rd] = await Promise.all([
+        api(a, `/api/projects/1/cohorts/${c.id}/`, 'PATCH', { filters: tree(nested(d.id)) }),
+        api(b, `/api/projects/1/cohorts/${d.id}/`, 'PATCH', { filters: tree(nested(c.id)) }),
+      ])
+      expect([rc.status, rd.status].sort()).toEqual([200, 400])
+    }
+  })
 })
