@@ -102,6 +102,18 @@ describe('personal key scopes, projects, rate limits', () => {
     expect((await call(sibling.value!, 'GET', '/api/projects/1/')).status).toBe(200)
   })
 
+  test('public endpoints with a personal key: /flags needs feature_flag:read, capture needs *', async () => {
+    const reader = await keyWith(sql, ['feature_flag:read'])
+    const other = await keyWith(sql, ['cohort:read'])
+    const all = await keyWith(sql, ['*'])
+    const flags = (key: string) => stack.app.handle(new Request(`${BASE}/flags/?v=2`, { method: 'POST', body: JSON.stringify({ api_key: key, project_id: 1, distinct_id: 'd' }) }))
+    const capture = (key: string) => stack.app.handle(new Request(`${BASE}/capture/`, { method: 'POST', body: JSON.stringify({ api_key: key, project_id: 1, event: 'e', distinct_id: 'd' }) }))
+    expect((await flags(reader)).status).toBe(200)
+    expect((await flags(other)).status).toBe(403)
+    expect((await capture(reader)).status).toBe(403)
+    expect((await capture(all)).status).toBe(200)
+  })
+
   test('scoped_teams and scoped_organizations: validated on create, and no other project is reached', async () => {
     const org = await createOrganization(sql, { name: 'Elsewhere' })
     const second = await createProject(sql, { name: 'Second project' })

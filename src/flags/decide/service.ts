@@ -86,7 +86,7 @@ export class DecideService {
         'No project API key provided. You can find your project API key in PostHog project settings.',
       )
     }
-    return projectOfPublicKey(this.deps, token, data.project_id, clientAddress)
+    return projectOfPublicKey(this.deps, token, data.project_id, clientAddress, 'feature_flag:read')
   }
 
   async decide(endpoint: 'decide' | 'flags', raw: RawPayload, clientAddress: string | null = null): Promise<DecideAnswer> {
