@@ -13,6 +13,7 @@ const PROJECT_RESOURCES: Readonly<Record<string, string>> = {
   property_definitions: 'property_definition',
   persons: 'person',
   groups: 'group',
+  groups_types: 'group',
   events: 'query',
   query: 'query',
 }
