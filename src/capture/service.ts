@@ -45,6 +45,8 @@ export class CaptureService {
     assertEventShapes(extracted.items, extracted.depth)
     if (extracted.items.length === 0) return
     const logged = extracted.token?.startsWith('phx_') ? withoutCredential(request, extracted.text, extracted.token) : request
+    // kept decoded, the body must still be one the consumers will read back (invalid UTF-8 grows when re-encoded)
+    if (logged !== request && logged.body.length > this.deps.maxBodyBytes) throw errors.tooLarge()
     const durable = this.deps.log.accept(encodeRecord(projectId, logged, extracted.depth.check), extracted.items.length, extracted.decodedSize)
     if (durable) await durable
     // counted once acknowledged, whatever the stores do next (what they stored or dropped is counted apart)
