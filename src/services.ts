@@ -100,7 +100,7 @@ export async function startServices(config: Config, log: Logger, options: { metr
 
     const auth = new PersonalKeyAuth(db.sql, {
       unknownPerMinute: config.UNKNOWN_KEY_LOOKUPS_PER_MINUTE,
-      trustProxy: config.TRUST_PROXY,
+      trustProxy: config.TRUST_PROXY ? config.TRUST_PROXY_HOPS : false,
     })
     // A token reset or a key revoked by another process (or the CLI) reaches this one's caches.
     const keyChanges = new KeyChangeWatcher(

@@ -20,7 +20,7 @@ function endpointOf(url: string): string {
   return url.slice(start, end)
 }
 
-export function captureRoutes(deps: { capture: CaptureService; metrics: Metrics; body: BodyLimits; trustProxy: boolean }) {
+export function captureRoutes(deps: { capture: CaptureService; metrics: Metrics; body: BodyLimits; trustProxy: boolean | number }) {
   // Handlers answer with a string and set headers through `set` (CORS among them, set by the app for every
   // public endpoint): a returned Response would be copied through a stream by Elysia on every request.
   const answer = (set: Context['set'], extra: Record<string, string> = {}) => {

@@ -41,7 +41,8 @@ export interface PersonalKeyAuthOptions {
   negativeTtlMs?: number
   maxEntries?: number
   /** behind a trusted proxy the client address is the first X-Forwarded-For entry */
-  trustProxy?: boolean
+  /** behind trusted proxies: how many append to X-Forwarded-For (true: one) */
+  trustProxy?: boolean | number
 }
 
 const STALE_MS = 10_000
@@ -81,7 +82,7 @@ export class PersonalKeyAuth {
   private readonly maxEntries: number
   /** Postgres lookups of keys, for tests and metrics */
   lookups = 0
-  readonly trustProxy: boolean
+  readonly trustProxy: boolean | number
 
   constructor(
     private readonly sql: Sql,

@@ -10,7 +10,7 @@ import { minimalDecide } from './response'
 
 const OK = JSON.stringify({ status: 1 })
 
-export function decideRoutes(deps: { decide: DecideService; metrics: Metrics; body: BodyLimits; trustProxy?: boolean }) {
+export function decideRoutes(deps: { decide: DecideService; metrics: Metrics; body: BodyLimits; trustProxy?: boolean | number }) {
   // The answer goes back as a string with its headers in `set` (CORS among them, set by the app for every public
   // endpoint; errors take the app's one error path): Elysia then makes one Response.
   const reply = (set: Context['set'], body: string) => {
