@@ -111,7 +111,7 @@ export function createApp(services: Services) {
         capture: services.capture,
         metrics,
         body: bodyLimits,
-        trustProxy: services.config.TRUST_PROXY,
+        trustProxy: services.auth.trustProxy,
       }),
     )
     .use(
@@ -142,7 +142,7 @@ export function createApp(services: Services) {
         onChanged: (teamId) => services.flags.cache.refresh(teamId),
       }),
     )
-    .use(decideRoutes({ decide: services.flags.decide, metrics, body: bodyLimits }))
+    .use(decideRoutes({ decide: services.flags.decide, metrics, body: bodyLimits, trustProxy: services.auth.trustProxy }))
     .use(
       flagRoutes({
         flags: services.flags.service,

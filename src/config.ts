@@ -60,7 +60,8 @@ export const ConfigSchema = Type.Object({
     description: 'ClickHouse: how long events of other months are held, to be written grouped by month, before they are inserted',
   }),
   RING_MAX_EVENTS: Int({ default: 200_000, minimum: 1, description: 'events held decoded in memory; beyond it the flusher reads them back from the log' }),
-  TRUST_PROXY: Bool(false, 'take the client IP from X-Forwarded-For (only behind a proxy you control)'),
+  TRUST_PROXY: Bool(false, 'behind proxies you control: the client IP is the X-Forwarded-For entry your outermost proxy appended'),
+  TRUST_PROXY_HOPS: Int({ default: 1, minimum: 1, maximum: 10, description: 'with TRUST_PROXY: how many proxies you control append to X-Forwarded-For (the client IP is that many entries from the end)' }),
   PG_POOL_MAX: Int({ default: 10, minimum: 1, maximum: 200, description: 'Postgres connections per process' }),
   PG_STATEMENT_TIMEOUT_MS: Int({ default: 10_000, minimum: 0, description: 'requests: Postgres cancels a statement running longer (0 = no limit)' }),
   LEARNER_STATEMENT_TIMEOUT_MS: Int({ default: 120_000, minimum: 0, description: 'the learner (persons, definitions): Postgres cancels a statement running longer (0 = no limit)' }),
@@ -71,7 +72,7 @@ export const ConfigSchema = Type.Object({
     minimum: 0,
     description: 'after SIGTERM, keep serving this long while /_ready answers 503, so a load balancer stops sending first',
   }),
-  RATE_LIMIT_API_PER_MINUTE: Int({ default: 2400, minimum: 0, description: 'private API requests per personal key per minute; 0 = unlimited' }),
+  RATE_LIMIT_API_PER_MINUTE: Int({ default: 2400, minimum: 0, description: 'private API requests per user (all of its personal keys together) per minute; 0 = unlimited' }),
   UNKNOWN_KEY_LOOKUPS_PER_MINUTE: Int({ default: 60, minimum: 0, description: 'lookups of unknown personal keys per client address per minute, then 429; 0 = unlimited' }),
   PERSON_CACHE_MAX_BYTES: Int({
     default: 32 * 1024 * 1024,

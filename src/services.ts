@@ -53,11 +53,17 @@ export interface Services {
   close(): Promise<void>
 }
 
+import { securePrivateDir } from './db/private-files'
 
 const FLUSH_WORKER = new URL('./flush-worker.ts', import.meta.url)
 
 export async function startServices(config: Config, log: Logger, options: { metrics?: Metrics } = {}): Promise<Services> {
   const metrics = options.metrics ?? createMetrics({ defaultMetrics: true })
+  const permissions = securePrivateDir(config.DATA_DIR)
+  if (permissions.skipped) log.warn({ dataDir: config.DATA_DIR }, `DATA_DIR permissions left as they are: ${permissions.skipped}`)
+  if (permissions.fixed > 0) {
+    log.warn({ dataDir: config.DATA_DIR, fixed: permissions.fixed, examples: permissions.examples }, `DATA_DIR had ${permissions.fixed} files or directories other users could read: made them private to this user (0700/0600)`)
+  }
   // the write-ahead log and the embedded database belong to one live process
   const unlock = await lockDataDir(config.DATA_DIR)
   const db = await openDatabase({
@@ -78,6 +84,8 @@ export async function startServices(config: Config, log: Logger, options: { metr
     const applied = await migratePostgres(db.sql)
     if (applied.length) log.info({ applied }, 'postgres migrations applied')
     const bootstrapped = await bootstrap(db.sql, { projectKey: config.INIT_PROJECT_API_KEY, personalKey: config.INIT_PERSONAL_API_KEY })
+    // PGlite sets the mode of a few files it writes itself (its relation cache init files), whatever the umask
+    if (db.embedded) securePrivateDir(config.DATA_DIR)
     if (bootstrapped) log.info('INIT_* keys applied to the new store')
     else if (config.INIT_PROJECT_API_KEY || config.INIT_PERSONAL_API_KEY) {
       log.info('INIT_* keys ignored: the store already has an organization (they are applied once, to an empty store)')
@@ -98,7 +106,7 @@ export async function startServices(config: Config, log: Logger, options: { metr
 
     const auth = new PersonalKeyAuth(db.sql, {
       unknownPerMinute: config.UNKNOWN_KEY_LOOKUPS_PER_MINUTE,
-      trustProxy: config.TRUST_PROXY,
+      trustProxy: config.TRUST_PROXY ? config.TRUST_PROXY_HOPS : false,
     })
     // A token reset or a key revoked by another process (or the CLI) reaches this one's caches.
     const keyChanges = new KeyChangeWatcher(

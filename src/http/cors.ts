@@ -17,10 +17,17 @@ export function preflightHeaders(request: Request, methods = 'GET, POST, OPTIONS
   }
 }
 
-/** The client's address: the socket peer, or the first X-Forwarded-For entry behind a trusted proxy. */
-export function clientIp(request: Request, peer: string | null | undefined, trustProxy: boolean): string | null {
-  if (trustProxy) {
-    const forwarded = request.headers.get('x-forwarded-for')?.split(',')[0]?.trim()
+/**
+ * The client's address: the socket peer, or behind trusted proxies (`trustProxy`: true for one, or how many) the
+ * X-Forwarded-For entry the outermost of them appended: each proxy appends the address it saw, so the last
+ * `hops` entries are trustworthy and anything before them is whatever the client wrote.
+ */
+export function clientIp(request: Request, peer: string | null | undefined, trustProxy: boolean | number): string | null {
+  const hops = trustProxy === true ? 1 : trustProxy === false ? 0 : trustProxy
+  if (hops > 0) {
+    const header = request.headers.get('x-forwarded-for')
+    const entries = header ? header.split(',') : []
+    const forwarded = entries[Math.max(0, entries.length - hops)]?.trim()
     if (forwarded) return forwarded.replace(/^(\d+\.\d+\.\d+\.\d+):\d+$/, '$1')
   }
   if (!peer) return null

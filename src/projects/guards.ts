@@ -6,6 +6,14 @@ import type { ProjectRow } from './repository'
 import type { RateLimiter } from '../http/rate-limit'
 import { clientIp } from '../http/cors'
 import { errors } from '../http/errors'
+import { assertScope } from './scopes'
+
+/** The path of a request URL (after the host), without the query. */
+function pathOf(url: string): string {
+  const start = url.indexOf('/', url.indexOf('//') + 2)
+  const end = url.indexOf('?', start)
+  return start < 0 ? '/' : url.slice(start, end < 0 ? undefined : end)
+}
 
 /** The request's personal key checked (and its rate limit taken): who is calling. */
 async function principalOf(
@@ -17,10 +25,12 @@ async function principalOf(
 ): Promise<Principal> {
   const query = request.url.includes('personal_api_key=') ? new URL(request.url).searchParams : null
   const principal = await auth.authenticate(findPersonalKey(authorization, query), clientIp(request, address, auth.trustProxy))
+  // counted per user, not per key: rotating keys (create the next with the current one) buys no extra requests
   if (limiter) {
-    const wait = limiter.take(principal.keyId)
+    const wait = limiter.take(`user:${principal.userId}`)
     if (wait > 0) throw errors.throttled(wait)
   }
+  assertScope(principal.scopes, request.method, pathOf(request.url))
   return principal
 }
 
