@@ -1,8 +1,7 @@
 // Builds the HTTP app from the capability plugins. main.ts serves it; tests call app.handle() in-process.
 import { Elysia } from 'elysia'
 import { apiDocsRoutes } from './http/api-docs'
-import { findPersonalKey } from './projects/auth'
-import { apiPreflightHeaders, clientIp, corsHeaders, isPublicEndpoint, queryOf } from './http/cors'
+import { apiPreflightHeaders, clientIp, corsHeaders, isPublicEndpoint } from './http/cors'
 import { refuseTooLarge } from './http/body'
 import { bindRequestSignal } from './db/cancel'
 import { allowedMethods } from './http/methods'
@@ -19,6 +18,9 @@ import { cohortRoutes } from './cohorts/routes'
 import { decideRoutes } from './flags/decide/routes'
 import { remoteConfigRoutes } from './remote-config/routes'
 import type { Services } from './services'
+import { userRoutes } from './users/routes'
+import { isSignInPath } from './users/session-cookie'
+import { consoleRoutes } from './console/routes'
 import { throttled } from './log'
 
 const VERSION = '0.1.0'
@@ -59,10 +61,10 @@ export function createApp(services: Services) {
       // tool with a Bearer key).
       if (isPrivateApi ? request.headers.has('origin') : isPublicEndpoint(request.url)) Object.assign(set.headers, corsHeaders(request))
       // ... and checks the key before reading a body: an anonymous 70 MB chunked body is not parsed first
-      if (isPrivateApi && request.body !== null && request.method !== 'GET' && request.method !== 'OPTIONS') {
-        const query = request.url.includes('personal_api_key=') ? queryOf(request) : null
+      // (a personal key or a console session with its CSRF header; sign-in and sign-out carry neither)
+      if (isPrivateApi && request.body !== null && request.method !== 'GET' && request.method !== 'OPTIONS' && !isSignInPath(request.url)) {
         const address = clientIp(request, server?.requestIP(request)?.address, services.auth.trustProxy)
-        await services.auth.authenticate(findPersonalKey(request.headers.get('authorization'), query), address)
+        await services.auth.authenticateRequest(request, address)
       }
       // Every route's bodies are capped here by their declared length; capture and decide also cap chunked ones.
       // With CORS headers, so that a browser client can read why.
@@ -143,6 +145,9 @@ export function createApp(services: Services) {
       }),
     )
     .use(cohortRoutes({ cohorts: services.cohorts, auth: services.auth, limiter: services.apiLimiter, trustProxy: services.config.TRUST_PROXY }))
+    // console sign-in and the console app itself
+    .use(userRoutes({ users: services.users, auth: services.auth, limiter: services.apiLimiter, trustProxy: services.config.TRUST_PROXY }))
+    .use(consoleRoutes())
   // Last, so that the document lists every route registered above (read when first asked for).
   return app.use(apiDocsRoutes({ routes: () => app.routes as never, info: DOCUMENT_INFO }))
 }

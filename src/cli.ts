@@ -13,6 +13,7 @@ import { allProjects, createPersonalKey, createProject, resetProjectToken } from
 import { createEventStore } from './events/factory'
 import { dlqCommand } from './pipeline/dlq-cli'
 import { openLearnerReplay } from './people/learner-replay'
+import { userCommand } from './users/cli'
 
 const USAGE = `usage: npm run cli -- <command>
   project create --name NAME [--organization UUID]   create a project; prints {"id", "api_token"}
@@ -24,7 +25,11 @@ const USAGE = `usage: npm run cli -- <command>
   personal-key roll --id ID                           a new value for the key; prints the key with its "value"
   migrate                                             apply Postgres and event-store migrations
   dlq list                                            dead-lettered events, by file and reason
-  dlq replay [--file NAME]                            hand dead-lettered events back to the event store or the learner`
+  dlq replay [--file NAME]                            hand dead-lettered events back to the event store or the learner
+  organization create --name NAME                     create an organization; prints {"id"}
+  user create --email E --password-stdin [--organization UUID]
+                                                      a console user (password on stdin); prints {"id", "email"}
+  user set-password --email E --password-stdin        a new password; ends the user's sessions; prints {"id", "email"}`
 
 export class UsageError extends Error {}
 
@@ -63,6 +68,7 @@ function parse(argv: string[]) {
         file: { type: 'string' },
         id: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
+        'password-stdin': { type: 'boolean' },
       },
     })
   } catch (error) {
@@ -132,6 +138,8 @@ export async function runCli(argv: string[], config: Config): Promise<unknown> {
     if (!values.label) throw new UsageError('personal-key create needs --label LABEL')
     return withDatabase(config, (db) => createPersonalKey(db.sql, { label: values.label!, email: values.email }))
   }
+  const userResult = await userCommand(group, action, values, (fn) => withDatabase(config, (db) => fn(db.sql)), (m) => new UsageError(m))
+  if (userResult !== null) return userResult
   if (group === 'migrate') {
     const postgres = await withDatabase(config, (db) => migratePostgres(db.sql))
     const events = createEventStore(config)

@@ -24,6 +24,8 @@ import { startFlags, type Flags } from './flags'
 import type { PersonChange } from './people/person-cache'
 import { notifyPersonChange } from './people/person-changes'
 import { CohortService } from './cohorts/service'
+import { applyInitAdmin, UserService } from './users/service'
+import { SessionCookieResolver } from './users/session-cookie'
 
 export interface Lifecycle {
   draining: boolean
@@ -42,6 +44,7 @@ export interface Services {
   capture: CaptureService
   flags: Flags
   cohorts: CohortService
+  users: UserService
   lifecycle: Lifecycle
   readiness(): Promise<Readiness>
   close(): Promise<void>
@@ -71,10 +74,18 @@ export async function startServices(config: Config, log: Logger, options: { metr
     if (!db.embedded) await waitForPostgres(db.sql, config, log)
     const applied = await migratePostgres(db.sql)
     if (applied.length) log.info({ applied }, 'postgres migrations applied')
-    const bootstrapped = await bootstrap(db.sql, { projectKey: config.INIT_PROJECT_API_KEY, personalKey: config.INIT_PERSONAL_API_KEY })
+    const bootstrapped = await bootstrap(db.sql, {
+      projectKey: config.INIT_PROJECT_API_KEY,
+      personalKey: config.INIT_PERSONAL_API_KEY,
+      adminEmail: config.INIT_ADMIN_EMAIL,
+    })
     if (bootstrapped) log.info('INIT_* keys applied to the new store')
     else if (config.INIT_PROJECT_API_KEY || config.INIT_PERSONAL_API_KEY) {
       log.info('INIT_* keys ignored: the store already has an organization (they are applied once, to an empty store)')
+    }
+
+    if (config.INIT_ADMIN_EMAIL && config.INIT_ADMIN_PASSWORD && (await applyInitAdmin(db.sql, config.INIT_ADMIN_EMAIL, config.INIT_ADMIN_PASSWORD))) {
+      log.info('INIT_ADMIN_EMAIL / INIT_ADMIN_PASSWORD applied (once: later boots leave the admin user alone)')
     }
 
     // The service starts even when the event store is down: capture keeps logging, /_ready says not ready.
@@ -103,6 +114,8 @@ export async function startServices(config: Config, log: Logger, options: { metr
       },
       { checkEveryMs: config.KEY_CHANGE_CHECK_MS, listen: db.supportsNotify },
     )
+    const users = new UserService(db.sql)
+    auth.sessions = new SessionCookieResolver(users)
     await keyChanges.start()
     closers.push(() => keyChanges.stop())
     const flags = await startFlags({ config, db, tokens, auth, log, metrics })
@@ -180,6 +193,7 @@ export async function startServices(config: Config, log: Logger, options: { metr
       capture,
       flags,
       cohorts,
+      users,
       lifecycle,
       readiness,
       close,

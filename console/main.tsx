@@ -1,0 +1,2 @@
+import { render } from 'preact'
+render(<p>phog console</p>, document.getElementById('app')!)
