@@ -95,7 +95,7 @@ export function FlagEditor(props: { id: string | null }) {
       <form onSubmit={save} class="stack" aria-label="Feature flag">
         <div class="row">
           <Field label="Key" hint="letters, digits, - and _">
-            <input required value={draft.key} onInput={(e) => set({ key: valueOf(e) })} pattern="[A-Za-z0-9_-]+" />
+            <input required value={draft.key} onInput={(e) => set({ key: valueOf(e) })} pattern="[A-Za-z0-9_\-]+" />
           </Field>
           <Field label="Name">
             <input value={draft.name} onInput={(e) => set({ name: valueOf(e) })} />

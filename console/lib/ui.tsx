@@ -1,6 +1,6 @@
 // Shared pieces of every page. Everything user-supplied goes through JSX text, never through HTML.
-import type { ComponentChildren, TargetedEvent } from 'preact'
-import { useCallback, useEffect, useRef, useState } from 'preact/hooks'
+import { cloneElement, type ComponentChildren, type TargetedEvent, type VNode } from 'preact'
+import { useCallback, useEffect, useId, useRef, useState } from 'preact/hooks'
 import { messageOf } from './api'
 import { BASE, navigate } from './router'
 
@@ -67,13 +67,20 @@ export function useInterval(tick: () => void, ms: number): void {
   }, [ms])
 }
 
-export function Field(props: { label: string; children: ComponentChildren; hint?: string }) {
+/** A labelled control: the label names it, the hint describes it (and stays out of its name). */
+export function Field(props: { label: string; children: VNode<any>; hint?: string }) {
+  const id = useId()
+  const hintId = `${id}-hint`
   return (
-    <label class="field">
-      <span>{props.label}</span>
-      {props.children}
-      {props.hint ? <small class="muted">{props.hint}</small> : null}
-    </label>
+    <div class="field">
+      <label for={id}>{props.label}</label>
+      {cloneElement(props.children, { id, 'aria-describedby': props.hint ? hintId : undefined })}
+      {props.hint ? (
+        <small class="muted" id={hintId}>
+          {props.hint}
+        </small>
+      ) : null}
+    </div>
   )
 }
 

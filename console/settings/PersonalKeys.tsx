@@ -52,7 +52,7 @@ export function PersonalKeys() {
     <section aria-labelledby="keys-title">
       <h2 id="keys-title">Personal API keys</h2>
       <p class="muted small">For scripts and server SDKs calling the private API as you. A key is shown once, when it is made or rolled.</p>
-      <form class="row" onSubmit={create} aria-label="New personal API key">
+      <form class="row" onSubmit={create} aria-label="Create a personal API key">
         <Field label="Label">
           <input required maxLength={40} value={label} onInput={(e) => setLabel(valueOf(e))} />
         </Field>

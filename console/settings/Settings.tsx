@@ -43,7 +43,7 @@ export function Settings() {
         <ErrorNote error={project.error ?? error} />
         {project.data ? (
           <div class="row">
-            <code class="token" aria-label="Project token">
+            <code class="token" aria-label="Current project token">
               {token ?? project.data.api_token_hint}
             </code>
             {token ? <CopyButton text={token} label="Copy token" /> : null}
