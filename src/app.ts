@@ -1,7 +1,7 @@
 // Builds the HTTP app from the capability plugins. main.ts serves it; tests call app.handle() in-process.
 import { Elysia } from 'elysia'
 import { apiDocsRoutes } from './http/api-docs'
-import { apiPreflightHeaders, clientIp, corsHeaders, isPublicEndpoint } from './http/cors'
+import { apiPreflightHeaders, clientIp, corsHeaders, isPublicEndpoint, privateApiCorsHeaders } from './http/cors'
 import { refuseTooLarge } from './http/body'
 import { bindRequestSignal } from './db/cancel'
 import { allowedMethods } from './http/methods'
@@ -59,7 +59,9 @@ export function createApp(services: Services) {
       // The one place CORS headers are set, for answers and errors alike: the public endpoints answer any page
       // (posthog-js runs on the customer's site), the private API answers browsers on other origins (an admin
       // tool with a Bearer key).
-      if (isPrivateApi ? request.headers.has('origin') : isPublicEndpoint(request.url)) Object.assign(set.headers, corsHeaders(request))
+      if (isPrivateApi) {
+        if (request.headers.has('origin')) Object.assign(set.headers, privateApiCorsHeaders(request))
+      } else if (isPublicEndpoint(request.url)) Object.assign(set.headers, corsHeaders(request))
       // ... and checks the key before reading a body: an anonymous 70 MB chunked body is not parsed first
       // (a personal key or a console session with its CSRF header; sign-in and sign-out carry neither)
       if (isPrivateApi && request.body !== null && request.method !== 'GET' && request.method !== 'OPTIONS' && !isSignInPath(request.url)) {

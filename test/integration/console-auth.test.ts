@@ -89,6 +89,18 @@ describe.each(['embedded', 'real'] as StoreChoice[])('console sign-in (%s Postgr
     expect((await handle('/api/projects/', { headers: { cookie: 'phog_session=' + 'A'.repeat(43) } })).status).toBe(401)
   })
 
+  test('another origin may call the private API but is never allowed credentials (the cookie cannot read for it)', async () => {
+    const s = await signIn()
+    const r = await handle('/api/users/@me/', { headers: withCookie(s, { origin: 'https://sibling.example.com' }) })
+    expect(r.headers.get('access-control-allow-origin')).toBe('https://sibling.example.com')
+    expect(r.headers.get('access-control-allow-credentials')).toBeNull()
+    const preflight = await handle('/api/projects/1/feature_flags/', {
+      method: 'OPTIONS',
+      headers: { origin: 'https://sibling.example.com', 'access-control-request-method': 'POST', 'access-control-request-headers': 'x-csrftoken, content-type' },
+    })
+    expect(preflight.headers.get('access-control-allow-credentials')).toBeNull()
+  })
+
   test('a cookie-authenticated write needs X-CSRFToken equal to the cookie: 403 csrf_failed otherwise', async () => {
     const s = await signIn()
     const flag = { key: `csrf-${postgres}`, filters: { groups: [{ properties: [], rollout_percentage: 100 }] } }
