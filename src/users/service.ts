@@ -157,7 +157,10 @@ export class UserService {
     }
     checkCsrf({ method: check.method, cookie: check.csrfCookie, header: check.csrfHeader, sessionCsrfHash: session.csrfHash })
     if (needsTouch(session.lastSeenAt, now)) touchSession(this.sql, session.id).catch(() => {})
-    return { userId: session.userId, userUuid: session.userUuid, keyId: `session:${session.id}` }
+    // a signed-in user may do whatever their memberships allow: every scope, no project or organization limit
+    // (the fields personal keys carry when they are scoped)
+    const principal = { userId: session.userId, userUuid: session.userUuid, keyId: session.id, scopes: ['*'], scopedTeams: null, scopedOrganizations: null }
+    return principal
   }
 
   /** GET /api/users/@me/: the user, their organization(s) and the projects they may see. */

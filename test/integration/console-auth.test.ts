@@ -101,6 +101,18 @@ describe.each(['embedded', 'real'] as StoreChoice[])('console sign-in (%s Postgr
     expect(preflight.headers.get('access-control-allow-credentials')).toBeNull()
   })
 
+  test('personal keys through a session: @current names no key (404), the user’s keys are listed and made', async () => {
+    const s = await signIn()
+    const writes = withCookie(s, { 'x-csrftoken': s.csrf })
+    expect((await handle('/api/personal_api_keys/@current/', { headers: withCookie(s) })).status).toBe(404)
+    expect((await handle('/api/personal_api_keys/@current/roll/', { method: 'POST', headers: writes })).status).toBe(404)
+    expect((await handle('/api/personal_api_keys/@current/', { method: 'DELETE', headers: writes })).status).toBe(404)
+    const created = await handle('/api/personal_api_keys/', { method: 'POST', json: { label: `session-${postgres}`, scopes: ['*'] }, headers: writes })
+    expect(created.status).toBe(201)
+    const listed = await json(handle('/api/personal_api_keys/', { headers: withCookie(s) }))
+    expect(listed.map((k: { label: string }) => k.label)).toContain(`session-${postgres}`)
+  })
+
   test('a cookie-authenticated write needs X-CSRFToken equal to the cookie: 403 csrf_failed otherwise', async () => {
     const s = await signIn()
     const flag = { key: `csrf-${postgres}`, filters: { groups: [{ properties: [], rollout_percentage: 100 }] } }
