@@ -1,22 +1,10 @@
 // "Events per hour" over the last 24 hours, from the query API (HogQL), refreshed every minute.
 import { api, ApiFailure, projectPath } from '../lib/api'
-import { BarChart, ErrorNote, useAsync, useInterval, type BarPoint } from '../lib/ui'
+import { BarChart, ErrorNote, useAsync, useInterval } from '../lib/ui'
+import { hourlyPoints } from './hours'
 
-const HOUR = 3600_000
 const QUERY =
   'SELECT toStartOfHour(timestamp) AS hour, count() AS events FROM events WHERE timestamp > now() - INTERVAL 24 HOUR GROUP BY hour ORDER BY hour'
-
-/** 24 hourly buckets ending with the current hour; hours without events are 0. */
-export function hourlyPoints(rows: [string, number][], now = Date.now()): BarPoint[] {
-  const counts = new Map<number, number>()
-  for (const [hour, count] of rows) counts.set(Math.floor(new Date(hour).getTime() / HOUR), Number(count))
-  const last = Math.floor(now / HOUR)
-  const points: BarPoint[] = []
-  for (let h = last - 23; h <= last; h++) {
-    points.push({ label: new Date(h * HOUR).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }), value: counts.get(h) ?? 0 })
-  }
-  return points
-}
 
 export function EventsChart(props: { projectId: number }) {
   const result = useAsync(

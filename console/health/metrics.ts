@@ -15,9 +15,11 @@ export function parseMetrics(text: string, wanted: (name: string) => boolean): S
     if (!line || line.startsWith('#')) continue
     const m = LINE.exec(line)
     if (!m || !wanted(m[1])) continue
+    const value = Number(m[4].replace(/^\+?Inf$/, 'Infinity'))
+    if (Number.isNaN(value) && m[4] !== 'NaN') continue
     const labels: Record<string, string> = {}
     if (m[3]) for (const l of m[3].matchAll(LABEL)) labels[l[1]] = l[2]
-    out.push({ name: m[1], labels, value: Number(m[4]) })
+    out.push({ name: m[1], labels, value })
   }
   return out
 }
