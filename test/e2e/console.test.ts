@@ -6,6 +6,8 @@ import type { Browser, Page } from 'playwright-core'
 import { fileURLToPath } from 'node:url'
 import { launchBrowser, newPage } from './browser'
 import { PROJECT_KEY, startService, type E2EService } from './service'
+import { freshDataDir } from '../helpers/stack'
+import { runCli } from '../helpers/spawn-service'
 
 const EMAIL = 'admin@example.com'
 const PASSWORD = 'console e2e password'
@@ -15,6 +17,7 @@ const XSS = '<img src=x onerror="window.__xss=1">'
 let service: E2EService
 let browser: Browser
 let page: Page
+let dataDir: string
 const pageErrors: string[] = []
 const foreignRequests: string[] = []
 
@@ -47,7 +50,8 @@ async function eventually<T>(read: () => Promise<T>, check: (value: T) => boolea
 const go = (label: string) => page.getByRole('navigation').getByRole('link', { name: label, exact: true }).click()
 
 beforeAll(async () => {
-  ;[service, browser] = await Promise.all([startService('embedded', { INIT_ADMIN_EMAIL: EMAIL, INIT_ADMIN_PASSWORD: PASSWORD }), launchBrowser()])
+  dataDir = await freshDataDir('embedded')
+  ;[service, browser] = await Promise.all([startService('embedded', { INIT_ADMIN_EMAIL: EMAIL, INIT_ADMIN_PASSWORD: PASSWORD, DATA_DIR: dataDir }), launchBrowser()])
   page = await newPage(browser)
   const host = new URL(service.url).host
   page.on('pageerror', (error) => pageErrors.push(error.message))
@@ -177,6 +181,59 @@ describe('console', () => {
     await members.getByRole('link', { name: 'csv-b' }).waitFor()
   })
 
+  test('a flag with property, dependency and cohort conditions, variants and a payload: the test box follows it', async () => {
+    await go('Feature flags')
+    await page.getByRole('link', { name: 'New feature flag' }).click()
+    await page.getByLabel('Key', { exact: true }).fill('targeted')
+    await page.getByRole('button', { name: 'Add person property filter' }).click()
+    await page.getByLabel('Person property', { exact: true }).fill('plan')
+    await page.getByLabel('Value', { exact: true }).fill('pro')
+    await page.getByRole('button', { name: 'Add flag dependency' }).click()
+    await page.getByLabel('Depends on flag').selectOption({ label: 'console-flag' })
+    await page.getByRole('button', { name: 'Add condition set' }).click()
+    const second = page.getByRole('group', { name: 'Condition set 2' })
+    await second.getByRole('button', { name: 'Add cohort filter' }).click()
+    await second.getByLabel('Cohort').selectOption({ label: 'From CSV' })
+    await page.getByRole('button', { name: 'Add variant' }).click()
+    await page.getByRole('button', { name: 'Add variant' }).click()
+    await page.getByLabel('Variant percentage').nth(0).fill('50')
+    await page.getByLabel('Variant percentage').nth(1).fill('50')
+    await page.getByLabel('Payload for variant-1').fill('{"color": "red"}')
+    await page.getByRole('button', { name: 'Save' }).click()
+    await page.getByRole('heading', { name: 'Feature flag targeted' }).waitFor()
+
+    const result = page.getByRole('status', { name: 'Test result' })
+    const test = async (distinctId: string, properties = '') => {
+      await page.getByLabel('Distinct ID').fill(distinctId)
+      await page.getByLabel('Person properties').fill(properties)
+      await page.getByRole('button', { name: 'Test', exact: true }).click()
+      await result.waitFor()
+      return eventually(async () => (await result.textContent()) ?? '', (t) => t.includes('Why'))
+    }
+    // in the static cohort: condition set 2
+    expect(await test('csv-a')).toMatch(/answers variant-[12].*condition_match/)
+    // on plan pro (and console-flag on): condition set 1
+    expect(await test('someone', '{"plan": "pro"}')).toMatch(/answers variant-[12].*condition_match/)
+    // neither
+    expect(await test('someone')).toContain('answers false')
+    const decided = await decide('csv-a')
+    expect(['variant-1', 'variant-2']).toContain(decided.flags.targeted as string)
+  })
+
+  test('a property definition: type and description saved', async () => {
+    await go('Property definitions')
+    await page.getByLabel('Search').fill('plan')
+    await page.getByRole('link', { name: 'plan', exact: true }).click()
+    await page.getByLabel('Property type').selectOption('String')
+    await page.getByLabel('Description').fill('The customer’s plan')
+    await page.getByRole('button', { name: 'Save' }).click()
+    await expectText(page.getByRole('status'), 'Saved.')
+    const stored = await service.api('/api/projects/1/property_definitions/?search=plan')
+    const plan = stored.body.results.find((d: { name: string }) => d.name === 'plan')
+    expect(plan.description).toBe('The customer’s plan')
+    expect(plan.property_type).toBe('String')
+  })
+
   test('Persons: search by distinct id, then the person’s page with flags and events', async () => {
     await go('Persons')
     await page.getByLabel('Search').fill('csv-a')
@@ -237,6 +294,22 @@ describe('console', () => {
     expect(fresh).not.toBe(PROJECT_KEY)
     expect((await eventually(() => capture('after_reset', 'u', {}, PROJECT_KEY), (s) => s === 401)).valueOf()).toBe(401)
     expect(await capture('after_reset', 'u', {}, fresh)).toBe(200)
+  })
+
+  test('with several projects, the "Project" combobox switches between them', async () => {
+    expect(await page.getByRole('combobox', { name: 'Project' }).count()).toBe(0)
+    const made = await runCli(['project', 'create', '--name', 'Second project'], { DATA_DIR: dataDir, LOG_LEVEL: 'warn' })
+    expect(made.code).toBe(0)
+    await page.reload()
+    const project = page.getByRole('combobox', { name: 'Project' })
+    await project.waitFor()
+    await go('Feature flags')
+    await page.getByRole('switch', { name: 'Enabled console-flag' }).waitFor()
+    await project.selectOption({ label: 'Second project' })
+    await page.getByText('No feature flags yet.').waitFor()
+    expect(await page.getByRole('switch', { name: 'Enabled console-flag' }).count()).toBe(0)
+    await project.selectOption({ label: 'Default project' })
+    await page.getByRole('switch', { name: 'Enabled console-flag' }).waitFor()
   })
 
   test('sign out ends the session', async () => {
