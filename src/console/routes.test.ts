@@ -69,4 +69,9 @@ describe('console serving', () => {
     expect(bundle.scriptBytes).toBeGreaterThan(0)
     expect(bundle.scriptBytes).toBeLessThan(300 * 1024)
   })
+
+  test('the Docker image carries the console sources it bundles', async () => {
+    const dockerfile = await Bun.file(fileURLToPath(new URL('../../Dockerfile', import.meta.url))).text()
+    expect(dockerfile).toContain('COPY console ./console')
+  })
 })
