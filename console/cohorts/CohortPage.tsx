@@ -6,12 +6,8 @@ import { navigate } from '../lib/router'
 import { ErrorNote, Field, Link, Loading, Page, useAsync, valueOf } from '../lib/ui'
 import { useSession } from '../lib/session'
 import type { Cohort } from './CohortList'
+import { editableFilters, type Filter } from './filters'
 
-interface Filter {
-  key: string
-  operator: string
-  value: string
-}
 
 interface Person {
   id: string
@@ -20,24 +16,14 @@ interface Person {
   properties: Record<string, unknown>
 }
 
-function filtersOf(cohort: Cohort): Filter[] {
-  const out: Filter[] = []
-  const walk = (node: unknown) => {
-    if (!node || typeof node !== 'object') return
-    const n = node as { values?: unknown[]; key?: string; operator?: string; value?: unknown }
-    if (Array.isArray(n.values)) n.values.forEach(walk)
-    else if (typeof n.key === 'string') out.push({ key: n.key, operator: n.operator ?? 'exact', value: typeof n.value === 'string' ? n.value : JSON.stringify(n.value ?? '') })
-  }
-  walk(cohort.filters?.properties)
-  return out
-}
-
 export function CohortPage(props: { id: string | null }) {
   const { projectId } = useSession()
   const cohort = useAsync((signal) => (props.id ? api<Cohort>(projectPath(projectId, `cohorts/${encodeURIComponent(props.id)}/`), { signal }) : Promise.resolve(null)), [projectId, props.id])
   const [name, setName] = useState('')
   const [isStatic, setIsStatic] = useState(false)
   const [filters, setFilters] = useState<Filter[]>([{ key: '', operator: 'exact', value: '' }])
+  // false when the stored filters are richer than this form: then only the name is saved
+  const [filtersEditable, setFiltersEditable] = useState(true)
   const [file, setFile] = useState<File | null>(null)
   const [error, setError] = useState<unknown>(null)
   const [saving, setSaving] = useState(false)
@@ -47,7 +33,11 @@ export function CohortPage(props: { id: string | null }) {
     if (!cohort.data) return
     setName(cohort.data.name)
     setIsStatic(cohort.data.is_static)
-    if (!cohort.data.is_static) setFilters(filtersOf(cohort.data))
+    if (!cohort.data.is_static) {
+      const editable = editableFilters(cohort.data)
+      setFiltersEditable(editable !== null)
+      if (editable) setFilters(editable)
+    }
   }, [cohort.data])
 
   const save = async (event: Event) => {
@@ -68,7 +58,8 @@ export function CohortPage(props: { id: string | null }) {
         answer = await api<Cohort>(path, { method, body: form })
       } else {
         const values = filters.filter((f) => f.key.trim()).map((f) => ({ key: f.key.trim(), operator: f.operator, value: f.value, type: 'person' }))
-        answer = await api<Cohort>(path, { method, json: { name, filters: { properties: { type: 'OR', values: [{ type: 'AND', values }] } } } })
+        const body = filtersEditable ? { name, filters: { properties: { type: 'OR', values: [{ type: 'AND', values }] } } } : { name }
+        answer = await api<Cohort>(path, { method, json: body })
       }
       if (!props.id) navigate(`/cohorts/${answer.id}`)
       else {
@@ -104,6 +95,11 @@ export function CohortPage(props: { id: string | null }) {
           <Field label="Upload CSV" hint="one distinct id per line; a header row named distinct_id is skipped">
             <input type="file" accept=".csv,text/csv,text/plain" onChange={(e) => setFile(e.currentTarget.files?.[0] ?? null)} />
           </Field>
+        ) : !filtersEditable ? (
+          <div>
+            <p class="muted small">These filters are richer than this form (groups, nested cohorts or behaviour): they are kept as they are. Change them through the API.</p>
+            <pre class="snippet">{JSON.stringify(cohort.data?.filters ?? {}, null, 2)}</pre>
+          </div>
         ) : (
           <fieldset>
             <legend>Persons whose properties match all of</legend>

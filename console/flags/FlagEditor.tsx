@@ -17,14 +17,18 @@ interface Draft {
   variants: Variant[]
   /** payload text by "true" or variant key */
   payloads: Record<string, string>
+  /** the rest of the stored filters (group aggregation, …), kept as they are */
+  otherFilters: Record<string, unknown>
 }
 
-const EMPTY: Draft = { key: '', name: '', active: true, groups: [{ properties: [], rollout_percentage: 100 }], variants: [], payloads: {} }
+const EMPTY: Draft = { key: '', name: '', active: true, groups: [{ properties: [], rollout_percentage: 100 }], variants: [], payloads: {}, otherFilters: {} }
 
 function draftOf(flag: Flag): Draft {
   const payloads: Record<string, string> = {}
   for (const [k, v] of Object.entries(flag.filters.payloads ?? {})) payloads[k] = typeof v === 'string' ? v : JSON.stringify(v)
+  const { groups: _groups, multivariate: _multivariate, payloads: _payloads, ...otherFilters } = flag.filters
   return {
+    otherFilters,
     key: flag.key,
     name: flag.name,
     active: flag.active,
@@ -43,6 +47,7 @@ function bodyOf(draft: Draft) {
     name: draft.name,
     active: draft.active,
     filters: {
+      ...draft.otherFilters,
       groups: draft.groups.map((g) => ({ ...g, variant: draft.variants.length ? (g.variant ?? null) : null })),
       multivariate: draft.variants.length ? { variants: draft.variants } : null,
       payloads,
