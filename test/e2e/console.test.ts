@@ -56,7 +56,7 @@ beforeAll(async () => {
   const host = new URL(service.url).host
   page.on('pageerror', (error) => pageErrors.push(error.message))
   page.on('console', (message) => {
-    if (message.type() === 'error' && !/status of (400|401|404)/.test(message.text())) pageErrors.push(`console: ${message.text()}`)
+    if (message.type() === 'error' && !/status of (400|401|404|429)/.test(message.text())) pageErrors.push(`console: ${message.text()}`)
   })
   page.on('request', (request) => {
     const url = new URL(request.url())
@@ -79,8 +79,9 @@ describe('console', () => {
     await page.getByLabel('Password').fill('not the password')
     await page.getByRole('button', { name: 'Sign in' }).click()
     await expectText(page.getByRole('alert'), 'Invalid email or password')
+    // by keyboard: Enter in the password field submits
     await page.getByLabel('Password').fill(PASSWORD)
-    await page.getByRole('button', { name: 'Sign in' }).click()
+    await page.getByLabel('Password').press('Enter')
     const nav = page.getByRole('navigation')
     await nav.waitFor()
     const links = await nav.getByRole('link').allTextContents()
@@ -118,7 +119,9 @@ describe('console', () => {
     expect((await eventually(() => decide('user-1'), (d) => d.flags['console-flag'] !== true)).flags['console-flag']).not.toBe(true)
     await page.reload()
     expect(await page.getByRole('switch', { name: 'Enabled console-flag' }).isChecked()).toBe(false)
-    await page.getByRole('switch', { name: 'Enabled console-flag' }).click()
+    // by keyboard: Space on the focused switch
+    await page.getByRole('switch', { name: 'Enabled console-flag' }).focus()
+    await page.keyboard.press('Space')
     expect((await eventually(() => decide('user-1'), (d) => d.flags['console-flag'] === true)).flags['console-flag']).toBe(true)
   })
 
@@ -317,6 +320,19 @@ describe('console', () => {
     await page.getByRole('button', { name: 'Sign in' }).waitFor()
     const status = await page.evaluate(() => fetch('/api/users/@me/').then((r) => r.status))
     expect(status).toBe(401)
+  })
+
+  test('repeated failed sign-ins: the page says "Too many attempts"', async () => {
+    for (let i = 0; i < 10; i++) {
+      await page.getByLabel('Email').fill('intruder@example.com')
+      await page.getByLabel('Password').fill(`guess number ${i}`)
+      await page.getByRole('button', { name: 'Sign in' }).click()
+      await expectText(page.getByRole('alert'), 'Invalid email or password')
+      await page.getByRole('button', { name: 'Sign in' }).isEnabled()
+    }
+    await page.getByLabel('Password').fill('guess number 10')
+    await page.getByRole('button', { name: 'Sign in' }).click()
+    await expectText(page.getByRole('alert'), 'Too many attempts')
   })
 
   test('no page error and no request to any other host', () => {
