@@ -52,12 +52,13 @@ export async function createOrganization(sql: Sql, name: string): Promise<{ id: 
 }
 
 /**
- * A user in an organization (the default one when none is named): its owner when it is the organization's first
- * member, else a member (PostHog's levels: 1 member, 8 admin, 15 owner). Undefined when the email is taken.
+ * A user in an organization (the default one when none is named) at `level`, by default its owner when it is the
+ * organization's first member, else a member (PostHog's levels: 1 member, 8 admin, 15 owner). Undefined when the
+ * email is taken.
  */
 export async function insertUser(
   sql: Sql,
-  input: { email: string; passwordHash: string | null; organizationId?: string },
+  input: { email: string; passwordHash: string | null; organizationId?: string; level?: number },
 ): Promise<{ id: number; email: string } | undefined> {
   return atomically(sql, async (tx) => {
     const organizationId = input.organizationId ?? (await defaultOrganizationId(tx))
@@ -73,7 +74,7 @@ export async function insertUser(
     const [members] = await tx<{ n: number }[]>`select count(*)::int as n from organization_members where organization_id = ${organizationId}`
     await tx`
       insert into organization_members (organization_id, user_id, level)
-      values (${organizationId}, ${user.id}, ${members.n === 0 ? 15 : 1})`
+      values (${organizationId}, ${user.id}, ${input.level ?? (members.n === 0 ? 15 : 1)})`
     return user
   })
 }

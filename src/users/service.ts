@@ -67,8 +67,8 @@ export async function setPassword(sql: Sql, emailInput: string, password: string
 }
 
 /**
- * INIT_ADMIN_EMAIL / INIT_ADMIN_PASSWORD, applied once per store: the user is created (owner of the default
- * organization when it is its first member) or given the password. A later boot leaves it alone, so a password
+ * INIT_ADMIN_EMAIL / INIT_ADMIN_PASSWORD, applied once per store: the user is created (an owner of the default
+ * organization) or given the password. A later boot leaves it alone, so a password
  * changed since with `user set-password` stays changed. Returns whether it applied them now.
  */
 export async function applyInitAdmin(sql: Sql, email: string, password: string): Promise<boolean> {
@@ -78,7 +78,8 @@ export async function applyInitAdmin(sql: Sql, email: string, password: string):
     const tx = transaction as unknown as Sql
     if (!(await markApplied(tx, 'init_admin'))) return false
     const normalized = normalizeEmail(email)
-    if (!(await setPasswordHash(tx, normalized, hash))) await insertUser(tx, { email: normalized, passwordHash: hash })
+    // the admin user: an owner of the default organization even when that organization already has members
+    if (!(await setPasswordHash(tx, normalized, hash))) await insertUser(tx, { email: normalized, passwordHash: hash, level: 15 })
     return true
   })
 }

@@ -17,8 +17,10 @@ async function cli(args: string[], env: Record<string, string>, stdin = '') {
 }
 
 let stack: Stack | undefined
+let second: Stack | undefined
 afterAll(async () => {
   await stack?.close()
+  await second?.close()
 })
 
 describe('cli: organizations and console users', () => {
@@ -57,5 +59,27 @@ describe('cli: organizations and console users', () => {
     const me = await json(ok)
     expect(me.organization.id).toBe(organizationId)
     expect(me.projects).toEqual([{ id: project.json().id, name: 'Second project', organization: organizationId }])
+  })
+
+  test('INIT_ADMIN_* on a store that already has users: the admin is created as an owner and may reset the token', async () => {
+    const env = await freshEnv({ postgres: 'real', clickhouse: 'embedded' })
+    expect((await cli(['project', 'create', '--name', 'Existing'], env)).code).toBe(0)
+    expect((await cli(['user', 'create', '--email', 'first@example.com', '--password-stdin'], env, 'first password\n')).code).toBe(0)
+    second = await startStack(
+      { postgres: 'real', clickhouse: 'embedded' },
+      { DATABASE_URL: env.DATABASE_URL, INIT_PROJECT_API_KEY: '', INIT_PERSONAL_API_KEY: '', INIT_ADMIN_EMAIL: 'boss@example.com', INIT_ADMIN_PASSWORD: 'boss password' },
+    )
+    const login = await second.app.handle(
+      new Request(`${BASE}/api/login/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'boss@example.com', password: 'boss password' }) }),
+    )
+    expect(login.status).toBe(200)
+    const me = await json(login)
+    expect(me.organization.membership_level).toBe(15)
+    const cookies = login.headers.getSetCookie().map((c) => c.split(';')[0])
+    const csrf = cookies.find((c) => c.startsWith('phog_csrftoken='))!.split('=')[1]
+    const reset = await second.app.handle(
+      new Request(`${BASE}/api/projects/${me.projects[0].id}/reset_token/`, { method: 'PATCH', headers: { cookie: cookies.join('; '), 'x-csrftoken': csrf } }),
+    )
+    expect(reset.status).toBe(200)
   })
 })
