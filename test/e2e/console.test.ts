@@ -335,6 +335,31 @@ describe('console', () => {
     await expectText(page.getByRole('alert'), 'Too many attempts')
   })
 
+  test('every control on every page has an accessible name', async () => {
+    await page.getByLabel('Email').fill(EMAIL)
+    await page.getByLabel('Password').fill(PASSWORD)
+    await page.getByRole('button', { name: 'Sign in' }).click()
+    await page.getByRole('navigation').waitFor()
+    const unnamed: string[] = []
+    const pages = ['/events', '/flags', '/flags/new', '/cohorts', '/cohorts/new', '/event-definitions', '/property-definitions', '/persons', '/health', '/settings']
+    for (const path of pages) {
+      await page.goto(`${service.url}/console${path}`)
+      await page.getByRole('heading', { level: 1 }).waitFor()
+      await Bun.sleep(300)
+      const found = await page.evaluate(() => {
+        const doc = (globalThis as any).document
+        const out: string[] = []
+        for (const el of doc.querySelectorAll('input, select, textarea, button, a[href]')) {
+          const labelled = (el.labels && el.labels.length > 0) || el.getAttribute('aria-label') || el.getAttribute('aria-labelledby') || (el.textContent ?? '').trim()
+          if (!labelled) out.push(el.outerHTML.slice(0, 120))
+        }
+        return out as string[]
+      })
+      unnamed.push(...found.map((html) => `${path}: ${html}`))
+    }
+    expect(unnamed).toEqual([])
+  })
+
   test('no page error and no request to any other host', () => {
     expect(pageErrors).toEqual([])
     expect(foreignRequests).toEqual([])
