@@ -21,6 +21,7 @@ import type { Services } from './services'
 import { userRoutes } from './users/routes'
 import { isSignInPath } from './users/session-cookie'
 import { consoleRoutes } from './console/routes'
+import { flagHistoryRoutes } from './flag-history/routes'
 import { throttled } from './log'
 
 const VERSION = '0.1.0'
@@ -149,6 +150,7 @@ export function createApp(services: Services) {
     .use(cohortRoutes({ cohorts: services.cohorts, auth: services.auth, limiter: services.apiLimiter, trustProxy: services.config.TRUST_PROXY }))
     // console sign-in and the console app itself
     .use(userRoutes({ users: services.users, auth: services.auth, limiter: services.apiLimiter, trustProxy: services.config.TRUST_PROXY }))
+    .use(flagHistoryRoutes(privateApi))
     .use(consoleRoutes())
   // Last, so that the document lists every route registered above (read when first asked for).
   return app.use(apiDocsRoutes({ routes: () => app.routes as never, info: DOCUMENT_INFO }))

@@ -3,10 +3,11 @@
 import { useEffect, useState } from 'preact/hooks'
 import { api, projectPath } from '../lib/api'
 import { navigate } from '../lib/router'
-import { ErrorNote, Field, Link, Loading, Page, time, useAsync, valueOf } from '../lib/ui'
+import { ErrorNote, Field, Link, Loading, Page, useAsync, valueOf } from '../lib/ui'
 import { useSession } from '../lib/session'
 import { ConditionEditor } from './ConditionEditor'
 import { FlagTest } from './FlagTest'
+import { FlagHistory } from './FlagHistory'
 import type { Condition, Flag, Variant } from './types'
 
 interface Draft {
@@ -169,22 +170,7 @@ export function FlagEditor(props: { id: string | null }) {
       </form>
       {current ? (
         <>
-          <section aria-labelledby="history-title">
-            <h2 id="history-title">Change history</h2>
-            <ul class="history">
-              <li>
-                Created {time(current.created_at)}
-                {current.created_by ? ` by ${current.created_by.email}` : ''}
-              </li>
-              {current.updated_at && current.updated_at !== current.created_at ? (
-                <li>
-                  Last changed {time(current.updated_at)}
-                  {current.last_modified_by ? ` by ${current.last_modified_by.email}` : ''}
-                  {current.version ? ` (version ${current.version})` : ''}
-                </li>
-              ) : null}
-            </ul>
-          </section>
+          <FlagHistory projectId={projectId} flag={current} version={current.version} />
           <FlagTest flagKey={current.key} />
         </>
       ) : null}

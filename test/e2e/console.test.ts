@@ -123,9 +123,18 @@ describe('console', () => {
     await page.getByRole('switch', { name: 'Enabled console-flag' }).focus()
     await page.keyboard.press('Space')
     expect((await eventually(() => decide('user-1'), (d) => d.flags['console-flag'] === true)).flags['console-flag']).toBe(true)
+
+    // the flag's page lists both toggles and the creation, by whom
+    await page.getByRole('link', { name: 'console-flag', exact: true }).click()
+    const history = page.getByRole('region', { name: 'Change history' })
+    await expectText(history, 'enabled: false → true')
+    await expectText(history, 'enabled: true → false')
+    await expectText(history, `Created`)
+    await expectText(history, EMAIL)
   })
 
   test('a bad flag is refused with the API’s reason', async () => {
+    await go('Feature flags')
     await page.getByRole('link', { name: 'New feature flag' }).click()
     await page.getByLabel('Key', { exact: true }).fill('console-flag')
     await page.getByRole('button', { name: 'Save' }).click()
