@@ -1,4 +1,4 @@
-// A flag's recorded changes (written by the feature_flag_history trigger, sql/postgres/0008_users_and_sessions.sql).
+// A flag's recorded changes (written by the feature_flag_history trigger, sql/postgres/0008_console.sql).
 import type { Sql } from 'postgres'
 
 export interface FlagChangeRow {

@@ -1,3 +1,5 @@
+-- What the console needs: users who sign in with a password, their sessions, and flags' change history.
+
 -- Console sign-in: users get an argon2id password hash; a sign-in opens a session. Only a hash of the session's
 -- token (and of its CSRF token) is stored, so a copy of this table lets nobody in. A session ends after 14 idle
 -- days, at logout, and when its user's password changes (every session of the user is deleted then).
