@@ -49,6 +49,8 @@ function NotFound() {
   )
 }
 
+let returnTo: string | null = null
+
 function App() {
   const path = usePath()
   const [me, setMe] = useState<Me | null | undefined>(undefined)
@@ -66,8 +68,15 @@ function App() {
     if (me) setProjectId(rememberedProject(me))
   }, [me])
   useEffect(() => {
-    if (me === null && path !== '/login') navigate('/login', true)
-    if (me && (path === '/login' || path === '/')) navigate('/events', true)
+    if (me === null && path !== '/login') {
+      // a deep link opened while signed out comes back after sign-in
+      if (path !== '/') returnTo = path
+      navigate('/login', true)
+    }
+    if (me && (path === '/login' || path === '/')) {
+      navigate(returnTo ?? '/events', true)
+      returnTo = null
+    }
   }, [me, path])
 
   const session = useMemo<SessionState | null>(() => {

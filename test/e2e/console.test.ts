@@ -96,6 +96,19 @@ describe('console', () => {
     await page.getByRole('heading', { name: 'Settings', level: 1 }).waitFor()
   })
 
+  test('a deep link opened signed out comes back after sign-in', async () => {
+    const other = await newPage(browser)
+    try {
+      await other.goto(`${service.url}/console/health`)
+      await other.getByLabel('Email').fill(EMAIL)
+      await other.getByLabel('Password').fill(PASSWORD)
+      await other.getByRole('button', { name: 'Sign in' }).click()
+      await other.getByRole('heading', { name: 'Health', level: 1 }).waitFor()
+    } finally {
+      await other.context().close()
+    }
+  })
+
   test('create a flag, toggle it, and /decide follows; the test box says what /decide answers and why', async () => {
     await go('Feature flags')
     await page.getByRole('link', { name: 'New feature flag' }).click()
