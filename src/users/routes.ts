@@ -6,7 +6,7 @@ import type { RateLimiter } from '../http/rate-limit'
 import { clientIp } from '../http/cors'
 import { publicUrl } from '../http/pagination'
 import { LoggedOut, LoginBody, Me } from './model'
-import { CSRF_COOKIE, CSRF_HEADER, csrfCookie, parseCookies, SESSION_COOKIE, SESSION_IDLE_MS, sessionCookie } from './rules'
+import { COOKIE_MAX_AGE_S, CSRF_COOKIE, CSRF_HEADER, csrfCookie, parseCookies, SESSION_COOKIE, sessionCookie } from './rules'
 import type { UserService } from './service'
 
 export function userRoutes(deps: { users: UserService; auth: PersonalKeyAuth; limiter?: RateLimiter; trustProxy: boolean }) {
@@ -26,7 +26,7 @@ export function userRoutes(deps: { users: UserService; auth: PersonalKeyAuth; li
       async ({ body, request, server, set }) => {
         const address = clientIp(request, server?.requestIP(request)?.address, deps.trustProxy)
         const opened = await deps.users.login(body.email, body.password, address)
-        set.headers['set-cookie'] = cookies(request, opened.token, opened.csrfToken, Math.floor(SESSION_IDLE_MS / 1000))
+        set.headers['set-cookie'] = cookies(request, opened.token, opened.csrfToken, COOKIE_MAX_AGE_S)
         set.headers['cache-control'] = 'no-store'
         return deps.users.me(opened.userId)
       },

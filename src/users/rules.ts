@@ -8,6 +8,11 @@ export const CSRF_COOKIE = 'phog_csrftoken'
 export const CSRF_HEADER = 'x-csrftoken'
 /** A session unused this long is over (PostHog: two weeks). */
 export const SESSION_IDLE_MS = 14 * 24 * 60 * 60 * 1000
+/**
+ * How long the browser keeps the cookies: as long as browsers allow (400 days), so that a console in daily use stays
+ * signed in; the server ends the session itself after SESSION_IDLE_MS without use, at logout or a password change.
+ */
+export const COOKIE_MAX_AGE_S = 400 * 24 * 60 * 60
 /** last_seen_at is written at most this often per session: a busy console is not a write per request. */
 export const SESSION_TOUCH_MS = 10 * 60 * 1000
 export const MIN_PASSWORD_LENGTH = 8
