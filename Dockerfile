@@ -17,6 +17,8 @@ ENV NODE_ENV=production \
 COPY --from=deps /app/node_modules ./node_modules
 COPY package.json tsconfig.json ./
 COPY src ./src
+# the console app, bundled by the server at its first request
+COPY console ./console
 COPY sql ./sql
 COPY bin ./bin
 # The image's non-root user owns the data volume (embedded stores, write-ahead log, dead letters). The admin CLI is

@@ -15,14 +15,18 @@ import { allProjects, createProject, findUserByEmail, resetProjectToken } from '
 import { createEventStore } from './events/factory'
 import { dlqCommand } from './pipeline/dlq-cli'
 import { openLearnerReplay } from './people/learner-replay'
+import { checkedPasswordOr, readPasswordFromStdin, userCommand } from './users/cli'
+import { setPassword } from './users/service'
 
 const USAGE = `usage: npm run cli -- <command>
   project create --name NAME [--organization UUID]   create a project; prints {"id", "api_token"}
   project list                                        every project with its token; prints {"results"}
   project reset-token --id N                          a new project token; prints {"id", "api_token"}
   organization create --name NAME                     create an organization; prints {"id", "name"}
-  user create --email EMAIL [--organization UUID]     create a user, member of that organization (default: the first);
-                                                      prints {"id", "email", "organization"}
+  user create --email EMAIL [--organization UUID] [--password-stdin]
+                                                      create a user, member of that organization (default: the first;
+                                                      its owner when it has no member yet); with --password-stdin the
+                                                      console password is read from stdin; prints {"id", "email", "organization"}
   personal-key create --label LABEL [--email EMAIL] [--scopes S,S]
                                                       create a personal API key for an existing user (default
                                                       admin@localhost; scopes default *); prints {"key", "id", ...}
@@ -32,7 +36,8 @@ const USAGE = `usage: npm run cli -- <command>
   personal-key roll --id ID                           a new value for the key; prints the key with its "value"
   migrate                                             apply Postgres and event-store migrations
   dlq list                                            dead-lettered events, by file and reason
-  dlq replay [--file NAME]                            hand dead-lettered events back to the event store or the learner`
+  dlq replay [--file NAME]                            hand dead-lettered events back to the event store or the learner
+  user set-password --email E --password-stdin        a console password; ends the user's sessions; prints {"id", "email"}`
 
 export class UsageError extends Error {}
 
@@ -103,6 +108,7 @@ function parse(argv: string[]) {
         file: { type: 'string' },
         id: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
+        'password-stdin': { type: 'boolean' },
       },
     })
   } catch (error) {
@@ -186,13 +192,18 @@ export async function runCli(argv: string[], config: Config): Promise<unknown> {
   }
   if (group === 'user' && action === 'create') {
     if (!values.email) throw new UsageError('user create needs --email EMAIL')
+    // read and checked before anything is written: a refused password leaves no user behind
+    const password = values['password-stdin'] ? checkedPasswordOr((m) => new UsageError(m), await readPasswordFromStdin()) : undefined
     return withDatabase(config, (db) =>
       refusalsAsUsage(async () => {
         const user = await createUser(db.sql, { email: values.email, organizationId: values.organization })
+        if (password !== undefined) await setPassword(db.sql, user.email, password)
         return { id: user.id, email: user.email, organization: user.organization }
       }),
     )
   }
+  const userResult = await userCommand(group, action, values, (fn) => withDatabase(config, (db) => fn(db.sql)), (m) => new UsageError(m))
+  if (userResult !== null) return userResult
   if (group === 'migrate') {
     const postgres = await withDatabase(config, (db) => migratePostgres(db.sql))
     const events = createEventStore(config)

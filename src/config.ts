@@ -23,6 +23,8 @@ export const ConfigSchema = Type.Object({
   CLICKHOUSE_CLUSTER: OptionalString('cluster name: create Replicated tables ON CLUSTER and write through a Distributed table', '^[A-Za-z0-9_]+$'),
   INIT_PROJECT_API_KEY: OptionalString('project API key of the default project created at boot', '^phc_[A-Za-z0-9_-]{8,96}$'),
   INIT_PERSONAL_API_KEY: OptionalString('personal API key of the admin user created at boot', '^phx_[A-Za-z0-9_-]{8,96}$'),
+  INIT_ADMIN_EMAIL: OptionalString('email of the admin user, applied once at boot with INIT_ADMIN_PASSWORD (the console’s first sign-in)', '^[^@\\s]+@[^@\\s]+$'),
+  INIT_ADMIN_PASSWORD: Type.Optional(Type.String({ minLength: 8, maxLength: 1024, description: 'password of INIT_ADMIN_EMAIL (at least 8 characters), applied once at boot' })),
   MAX_BODY_BYTES: Int({ default: 20 * MiB, minimum: 1024, description: 'request body cap in bytes (decompressed bodies too)' }),
   FLUSH_INTERVAL_MS: Int({ default: 1000, minimum: 5, description: 'flush the event buffer at least this often' }),
   LOG_REQUESTS: Bool(false, 'one info line per request: method, route, status, duration, request id'),
@@ -140,7 +142,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     if (problems.some((p) => p.startsWith(`${key}:`))) continue
     const schema = (ConfigSchema.properties as Record<string, TSchema>)[key]
     const expected = schema ? describeExpected(schema) : 'a valid value'
-    problems.push(`${key}: got ${JSON.stringify(raw[key])}, expected ${expected}`)
+    // a password is never echoed, even a wrong one
+    const got = /PASSWORD/.test(key) ? `a value of ${String(raw[key] ?? '').length} characters` : JSON.stringify(raw[key])
+    problems.push(`${key}: got ${got}, expected ${expected}`)
+  }
+  if (Boolean(raw.INIT_ADMIN_EMAIL) !== Boolean(raw.INIT_ADMIN_PASSWORD)) {
+    problems.push('INIT_ADMIN_EMAIL and INIT_ADMIN_PASSWORD: set both or neither')
   }
   if (problems.length > 0) throw new ConfigError(problems)
   const config = candidate as Config

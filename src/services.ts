@@ -28,6 +28,8 @@ import { PersonErasure } from './people/erasure'
 import { listenPersonChanges } from './people/person-changes'
 import { STORE_WRITER } from './pipeline/store-writer'
 import { HISTORY_WRITER } from './pipeline/history-writer'
+import { applyInitAdmin, UserService } from './users/service'
+import { SessionCookieResolver } from './users/session-cookie'
 
 export interface Lifecycle {
   draining: boolean
@@ -48,6 +50,8 @@ export interface Services {
   cohorts: CohortService
   /** persons erased on request (DELETE /api/projects/:id/persons/:id/) */
   erasure: PersonErasure
+  /** console users and sessions */
+  users: UserService
   lifecycle: Lifecycle
   readiness(): Promise<Readiness>
   close(): Promise<void>
@@ -83,12 +87,20 @@ export async function startServices(config: Config, log: Logger, options: { metr
     if (!db.embedded) await waitForPostgres(db.sql, config, log)
     const applied = await migratePostgres(db.sql)
     if (applied.length) log.info({ applied }, 'postgres migrations applied')
-    const bootstrapped = await bootstrap(db.sql, { projectKey: config.INIT_PROJECT_API_KEY, personalKey: config.INIT_PERSONAL_API_KEY })
+    const bootstrapped = await bootstrap(db.sql, {
+      projectKey: config.INIT_PROJECT_API_KEY,
+      personalKey: config.INIT_PERSONAL_API_KEY,
+      adminEmail: config.INIT_ADMIN_EMAIL,
+    })
     // PGlite sets the mode of a few files it writes itself (its relation cache init files), whatever the umask
     if (db.embedded) securePrivateDir(config.DATA_DIR)
     if (bootstrapped) log.info('INIT_* keys applied to the new store')
     else if (config.INIT_PROJECT_API_KEY || config.INIT_PERSONAL_API_KEY) {
       log.info('INIT_* keys ignored: the store already has an organization (they are applied once, to an empty store)')
+    }
+
+    if (config.INIT_ADMIN_EMAIL && config.INIT_ADMIN_PASSWORD && (await applyInitAdmin(db.sql, config.INIT_ADMIN_EMAIL, config.INIT_ADMIN_PASSWORD))) {
+      log.info('INIT_ADMIN_EMAIL / INIT_ADMIN_PASSWORD applied (once: later boots leave the admin user alone)')
     }
 
     // The service starts even when the event store is down: capture keeps logging, /_ready says not ready.
@@ -117,6 +129,8 @@ export async function startServices(config: Config, log: Logger, options: { metr
       },
       { checkEveryMs: config.KEY_CHANGE_CHECK_MS, listen: db.supportsNotify },
     )
+    const users = new UserService(db.sql)
+    auth.sessions = new SessionCookieResolver(users)
     await keyChanges.start()
     closers.push(() => keyChanges.stop())
     const flags = await startFlags({ config, db, tokens, auth, log, metrics })
@@ -215,6 +229,7 @@ export async function startServices(config: Config, log: Logger, options: { metr
       flags,
       cohorts,
       erasure,
+      users,
       lifecycle,
       readiness,
       close,

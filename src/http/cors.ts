@@ -40,9 +40,19 @@ export function queryOf(request: Request): URLSearchParams {
   return new URLSearchParams(q === -1 ? '' : url.slice(q + 1))
 }
 
+/**
+ * The private API answers other origins too (an admin tool with a Bearer key), but never with credentials: the
+ * console's session cookie must not let a page on another origin (even a sibling subdomain) read what it answers.
+ */
+export function privateApiCorsHeaders(request: Request): Record<string, string> {
+  const { 'access-control-allow-credentials': _credentials, ...headers } = corsHeaders(request)
+  return headers
+}
+
 /** Preflight of the private API: a browser admin tool on another origin may call it with a Bearer key. */
 export function apiPreflightHeaders(request: Request): Record<string, string> {
-  return preflightHeaders(request, 'GET, POST, PUT, PATCH, DELETE, OPTIONS', 'authorization, content-type')
+  const { 'access-control-allow-credentials': _credentials, ...headers } = preflightHeaders(request, 'GET, POST, PUT, PATCH, DELETE, OPTIONS', 'authorization, content-type')
+  return headers
 }
 
 // What browsers call from any page: capture (and recordings), /decide and /flags, remote config.

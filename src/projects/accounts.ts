@@ -19,7 +19,8 @@ export function validateEmail(email: unknown): string {
   if (typeof email !== 'string' || email.trim() === '') throw errors.validation('required', 'An email is required.', 'email')
   const trimmed = email.trim()
   if (trimmed.length > MAX_EMAIL_LENGTH || !EMAIL.test(trimmed)) throw errors.validation('invalid_input', 'Enter a valid email address.', 'email')
-  return trimmed
+  // one spelling per address: sign-in (users/) compares lower-cased emails too
+  return trimmed.toLowerCase()
 }
 
 export async function createOrganization(sql: Sql, input: { name: unknown }): Promise<{ id: string; name: string }> {
@@ -32,15 +33,15 @@ export async function createOrganization(sql: Sql, input: { name: unknown }): Pr
 
 /**
  * A new user, member of one organization (the given one, or the first organization when there is only the
- * default) at `level` (a member unless said otherwise). Refused when the email is taken or the organization unknown.
+ * default) at `level` (unless said otherwise: the owner when it is the organization's first member, else a member). Refused when the email is taken or the organization unknown.
  */
 export async function createUser(
   sql: Sql,
   input: { email: unknown; organizationId?: string; level?: number },
 ): Promise<{ id: number; email: string; organization: string }> {
   const email = validateEmail(input.email)
-  const level = input.level ?? MEMBER
-  if (![MEMBER, ADMIN, OWNER].includes(level)) throw errors.validation('invalid_input', 'level must be 1 (member), 8 (admin) or 15 (owner).', 'level')
+  const level = input.level
+  if (level !== undefined && ![MEMBER, ADMIN, OWNER].includes(level)) throw errors.validation('invalid_input', 'level must be 1 (member), 8 (admin) or 15 (owner).', 'level')
   if (input.organizationId !== undefined && !UUID_PATTERN.test(input.organizationId)) {
     throw errors.validation('invalid_input', 'The organization must be an organization id (a UUID).', 'organization')
   }
@@ -50,9 +51,9 @@ export async function createUser(
 /** createUser inside a transaction the caller holds (input already validated). */
 export async function insertUser(
   t: Sql,
-  input: { email: string; organizationId?: string; level: number },
+  input: { email: string; organizationId?: string; level?: number },
 ): Promise<{ id: number; email: string; organization: string }> {
-  const { email, level } = input
+  const { email } = input
   let organizationId = input.organizationId
   if (organizationId !== undefined) {
     const [found] = await t`select id from organizations where id = ${organizationId}`
@@ -66,6 +67,9 @@ export async function insertUser(
     insert into users (distinct_id, email, first_name, current_project_id)
     values (${crypto.randomUUID()}, ${email}, ${email.split('@')[0]}, ${firstProject?.id ?? null})
     returning id`
+  // unless told: the first member of an organization owns it (someone must be able to manage it), later ones are members
+  const [{ members }] = await t<{ members: number }[]>`select count(*)::int as members from organization_members where organization_id = ${organizationId}`
+  const level = input.level ?? (members === 0 ? OWNER : MEMBER)
   await t`insert into organization_members (organization_id, user_id, level) values (${organizationId}, ${user.id}, ${level})`
   return { id: user.id, email, organization: organizationId }
 }

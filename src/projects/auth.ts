@@ -50,6 +50,11 @@ const RECENTLY_VALID_MS = 60 * 60 * 1000
 const LAST_USED_EVERY_MS = 60 * 60 * 1000
 const BEARER = /^Bearer\s+(\S.*)$/
 
+/** Console sessions (users/): the principal behind a request's session cookie, or null when it has none. */
+export interface SessionResolver {
+  principalOf(request: Request): Promise<Principal | null>
+}
+
 export interface KeyCandidate {
   key: string
   source: string
@@ -83,6 +88,8 @@ export class PersonalKeyAuth {
   /** Postgres lookups of keys, for tests and metrics */
   lookups = 0
   readonly trustProxy: boolean | number
+  /** set by services.ts: without a personal key, the private API accepts a console session cookie */
+  sessions: SessionResolver | null = null
 
   constructor(
     private readonly sql: Sql,
@@ -98,6 +105,20 @@ export class PersonalKeyAuth {
   forget(): void {
     this.lastKnown.clear()
     this.unknown.clear()
+  }
+
+  /**
+   * Who calls the private API: the request's personal key (header or ?personal_api_key=), else its console session
+   * (which enforces the CSRF rule on writes); 401 when it has neither.
+   */
+  async authenticateRequest(request: Request, clientAddress: string | null): Promise<Principal> {
+    const query = request.url.includes('personal_api_key=') ? new URL(request.url).searchParams : null
+    const candidate = findPersonalKey(request.headers.get('authorization'), query)
+    if (!candidate && this.sessions) {
+      const principal = await this.sessions.principalOf(request)
+      if (principal) return principal
+    }
+    return this.authenticate(candidate, clientAddress)
   }
 
   /** The principal behind a request's personal key; 401 when absent or unknown, 503 when Postgres is down. */

@@ -101,7 +101,7 @@ export async function createPersonalKey(
  * store that already has an organization is left alone, so a key rotated or revoked since is never re-created.
  * Safe to run on every boot, concurrently. Returns whether it created anything.
  */
-export async function bootstrap(sql: Sql, keys: { projectKey?: string; personalKey?: string }): Promise<boolean> {
+export async function bootstrap(sql: Sql, keys: { projectKey?: string; personalKey?: string; adminEmail?: string }): Promise<boolean> {
   if (!keys.projectKey && !keys.personalKey) return false
   return sql.begin(async (transaction) => {
     const tx = inTransaction(transaction)
@@ -110,7 +110,7 @@ export async function bootstrap(sql: Sql, keys: { projectKey?: string; personalK
     if (existing) return false
     const organizationId = await defaultOrganizationId(tx)
     if (keys.projectKey) await createProject(tx, { name: 'Default project', organizationId, token: keys.projectKey })
-    const admin = await ensureUser(tx, { organizationId })
+    const admin = await ensureUser(tx, { organizationId, email: keys.adminEmail?.trim().toLowerCase() })
     if (keys.personalKey) {
       await tx`
         insert into personal_api_keys (user_id, label, secure_value, mask_value)
