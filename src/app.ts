@@ -1,8 +1,7 @@
 // Builds the HTTP app from the capability plugins. main.ts serves it; tests call app.handle() in-process.
 import { Elysia } from 'elysia'
 import { apiDocsRoutes } from './http/api-docs'
-import { findPersonalKey } from './projects/auth'
-import { apiPreflightHeaders, clientIp, corsHeaders, isPublicEndpoint, queryOf } from './http/cors'
+import { apiPreflightHeaders, clientIp, corsHeaders, isPublicEndpoint, privateApiCorsHeaders } from './http/cors'
 import { refuseTooLarge } from './http/body'
 import { bindRequestSignal } from './db/cancel'
 import { allowedMethods } from './http/methods'
@@ -14,12 +13,18 @@ import { captureRoutes } from './capture/routes'
 import { eventRoutes } from './events/routes'
 import { definitionRoutes } from './definitions/routes'
 import { personRoutes } from './people/routes'
+import { groupTypeRoutes } from './people/group-types-routes'
+import { bumpFlagVersion } from './flags/repository'
 import { flagRoutes } from './flags/routes'
 import { cohortRoutes } from './cohorts/routes'
 import { queryRoutes } from './query/routes'
 import { decideRoutes } from './flags/decide/routes'
 import { remoteConfigRoutes } from './remote-config/routes'
 import type { Services } from './services'
+import { userRoutes } from './users/routes'
+import { isSignInPath } from './users/session-cookie'
+import { consoleRoutes } from './console/routes'
+import { flagHistoryRoutes } from './flag-history/routes'
 import { throttled } from './log'
 
 const VERSION = '0.1.0'
@@ -34,6 +39,7 @@ const DOCUMENT_INFO = {
 export function createApp(services: Services) {
   const { metrics, log } = services
   const maxBodyBytes = services.config.MAX_BODY_BYTES
+  const bodyLimits = { maxBytes: maxBodyBytes, timeoutMs: services.config.BODY_TIMEOUT_MS }
   const logRequests = services.config.LOG_REQUESTS && log.isLevelEnabled('info')
   const privateApi = {
     sql: services.db.sql,
@@ -58,12 +64,14 @@ export function createApp(services: Services) {
       // The one place CORS headers are set, for answers and errors alike: the public endpoints answer any page
       // (posthog-js runs on the customer's site), the private API answers browsers on other origins (an admin
       // tool with a Bearer key).
-      if (isPrivateApi ? request.headers.has('origin') : isPublicEndpoint(request.url)) Object.assign(set.headers, corsHeaders(request))
+      if (isPrivateApi) {
+        if (request.headers.has('origin')) Object.assign(set.headers, privateApiCorsHeaders(request))
+      } else if (isPublicEndpoint(request.url)) Object.assign(set.headers, corsHeaders(request))
       // ... and checks the key before reading a body: an anonymous 70 MB chunked body is not parsed first
-      if (isPrivateApi && request.body !== null && request.method !== 'GET' && request.method !== 'OPTIONS') {
-        const query = request.url.includes('personal_api_key=') ? queryOf(request) : null
+      // (a personal key or a console session with its CSRF header; sign-in and sign-out carry neither)
+      if (isPrivateApi && request.body !== null && request.method !== 'GET' && request.method !== 'OPTIONS' && !isSignInPath(request.url)) {
         const address = clientIp(request, server?.requestIP(request)?.address, services.auth.trustProxy)
-        await services.auth.authenticate(findPersonalKey(request.headers.get('authorization'), query), address)
+        await services.auth.authenticateRequest(request, address)
       }
       // Every route's bodies are capped here by their declared length; capture and decide also cap chunked ones.
       // With CORS headers, so that a browser client can read why.
@@ -108,8 +116,8 @@ export function createApp(services: Services) {
       captureRoutes({
         capture: services.capture,
         metrics,
-        maxBodyBytes: services.config.MAX_BODY_BYTES,
-        trustProxy: services.config.TRUST_PROXY,
+        body: bodyLimits,
+        trustProxy: services.auth.trustProxy,
       }),
     )
     .use(
@@ -133,8 +141,15 @@ export function createApp(services: Services) {
     .use(remoteConfigRoutes({ tokens: services.tokens }))
     .use(personalKeyRoutes(privateApi))
     .use(definitionRoutes(privateApi))
-    .use(personRoutes(privateApi))
-    .use(decideRoutes({ decide: services.flags.decide, metrics, maxBodyBytes: services.config.MAX_BODY_BYTES }))
+    .use(personRoutes({ ...privateApi, erasure: services.erasure }))
+    .use(
+      groupTypeRoutes({
+        ...privateApi,
+        changedIn: (tx, teamId) => bumpFlagVersion(tx, teamId, services.db.supportsNotify),
+        onChanged: (teamId) => services.flags.cache.refresh(teamId),
+      }),
+    )
+    .use(decideRoutes({ decide: services.flags.decide, metrics, body: bodyLimits, trustProxy: services.auth.trustProxy }))
     .use(
       flagRoutes({
         flags: services.flags.service,
@@ -145,6 +160,10 @@ export function createApp(services: Services) {
       }),
     )
     .use(cohortRoutes({ cohorts: services.cohorts, auth: services.auth, limiter: services.apiLimiter, trustProxy: services.config.TRUST_PROXY }))
+    // console sign-in and the console app itself
+    .use(userRoutes({ users: services.users, auth: services.auth, limiter: services.apiLimiter, trustProxy: services.config.TRUST_PROXY }))
+    .use(flagHistoryRoutes(privateApi))
+    .use(consoleRoutes())
     .use(queryRoutes({ query: services.query, auth: services.auth, limiter: services.apiLimiter }))
   // Last, so that the document lists every route registered above (read when first asked for).
   return app.use(apiDocsRoutes({ routes: () => app.routes as never, info: DOCUMENT_INFO }))

@@ -11,11 +11,13 @@ import { Flusher } from './pipeline/flusher'
 import { MetricsRecorder } from './pipeline/metrics-relay'
 import { SharedCounters } from './pipeline/shared-counters'
 import { StoreWriter } from './pipeline/store-writer'
+import { HistoryWriter, isHistorical } from './pipeline/history-writer'
 import { WalView } from './pipeline/wal-view'
 import { ResilientStore } from './events/resilient-store'
 import { openDatabase } from './db/postgres'
 import { DefinitionTracker } from './definitions/tracker'
 import { Learner } from './people/learner'
+import type { PersonChange } from './people/person-cache'
 import { PersonMappingCopy } from './query/person-mapping'
 import { createMappingSink } from './query/factory'
 import { createEventStore } from './events/factory'
@@ -41,6 +43,7 @@ function renice(nice: number): void {
 let view: WalView | undefined
 let flusher: Flusher | undefined
 let shutdown: (() => Promise<void>) | undefined
+let learner: Learner | undefined
 
 async function start(init: WorkerInit): Promise<void> {
   const config = init.data.config as Config
@@ -66,6 +69,7 @@ async function start(init: WorkerInit): Promise<void> {
       batchMaxEvents: events.kind === 'embedded' ? EMBEDDED_MAX_BATCH_EVENTS : undefined,
       ringMaxEvents: config.RING_MAX_EVENTS,
       pollMs: 5,
+      outageSummaryMs: config.OUTAGE_LOG_INTERVAL_MS,
     },
     {
       view,
@@ -76,9 +80,15 @@ async function start(init: WorkerInit): Promise<void> {
       onProgress: (progress) => send({ type: 'progress', progress }),
     },
   )
-  const storeWriter = flusher.addConsumer(
-    new StoreWriter({ events, checkpoint: flusher.checkpoint, deadLetters: flusher.deadLetters, metrics, log }),
+  // On ClickHouse (a part per month an insert touches) events of other months take their own, slower path.
+  const historyApart = events.kind === 'clickhouse'
+  flusher.addConsumer(
+    new StoreWriter({ events, checkpoint: flusher.checkpoint, deadLetters: flusher.deadLetters, metrics, log, skip: historyApart ? isHistorical : undefined }),
   )
+  if (historyApart) {
+    const options = { holdMs: config.HISTORY_HOLD_MS }
+    flusher.addConsumer(new HistoryWriter({ events, checkpoint: flusher.checkpoint, deadLetters: flusher.deadLetters, metrics, log, options }))
+  }
   // Its own connection (on the embedded store: through the socket of the PGlite thread, src/db/pglite-thread.ts).
   const db = await openDatabase({
     databaseUrl: config.DATABASE_URL,
@@ -87,15 +97,17 @@ async function start(init: WorkerInit): Promise<void> {
     joinRunningServer: true,
     statementTimeoutMs: config.LEARNER_STATEMENT_TIMEOUT_MS,
   })
-  // Persons, groups and definitions are learned from what has landed in the event store.
-  const learner = new Learner({
+  // Persons, groups and definitions are learned from the log itself, beside the store writer and never after it:
+  // /decide must see a person's new properties while ClickHouse is down (the log keeps each record until both
+  // consumers have finished it).
+  learner = new Learner({
     sql: db.sql,
     tracker: new DefinitionTracker(),
     metrics,
     log,
     onPersonsChanged: (change) => send({ type: 'notice', notice: change }),
   })
-  flusher.addConsumer(learner, { after: storeWriter })
+  flusher.addConsumer(learner)
   flusher.start()
   // the distinct id → person mapping, copied where the events are for the query API's person_id
   const personMapping = new PersonMappingCopy(db.sql, createMappingSink(config), log)
@@ -116,6 +128,12 @@ self.onmessage = async (event: MessageEvent<ToWorker>) => {
   try {
     if (m.type === 'init') await start(m)
     else if (m.type === 'segments') view?.update(m.segments)
+    else if (m.type === 'notice') {
+      // persons erased (people/erasure.ts): their distinct ids are not known to have a person any more
+      const change = m.notice as PersonChange
+      // (teamId -1: the change feed was interrupted, what was erased meanwhile is unknown: forget every project)
+      if (change.deleted) learner?.forget(change.teamId < 0 ? undefined : change.teamId, change.all ? undefined : change.distinctIds)
+    }
     else if (m.type === 'drain') {
       const caughtUp = flusher ? await flusher.drain(m.deadline) : false
       await shutdown?.()

@@ -3,6 +3,7 @@ import { ClickHouseLogLevel, createClient, type ClickHouseClient, type ClickHous
 import { readdirSync, readFileSync } from 'node:fs'
 import { Readable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
+import { eraseDistinctIds } from './clickhouse-erase'
 import { ROW_COLUMNS, rowsAsTabSeparated } from './clickhouse-rows'
 import { dialectFor, renderMigration, stringLiteral, type Dialect } from './dialect'
 import { valueWithin } from '../lib/timeout'
@@ -321,7 +322,8 @@ export class ClickHouseEventStore implements EventStore {
     return found
   }
 
-  async query(q: EventQuery): Promise<StoredEvent[]> {
+  /** The events API's filter and cursor as a WHERE clause. */
+  private whereOf(q: EventQuery): string[] {
     const d = this.dialect
     const where = [`team_id = ${Math.trunc(q.teamId)}`]
     if (q.event !== undefined) where.push(`event = ${stringLiteral(q.event)}`)
@@ -332,6 +334,28 @@ export class ClickHouseEventStore implements EventStore {
       const ts = d.dateTimeLiteral(q.cursor.timestamp)
       where.push(`(timestamp < ${ts} OR (timestamp = ${ts} AND toString(uuid) < ${stringLiteral(q.cursor.uuid)}))`)
     }
+    return where
+  }
+
+  async rowSizes(q: EventQuery): Promise<number[]> {
+    try {
+      const rs = await this.client.query({
+        query: `SELECT length(event) + length(distinct_id) + length(properties) AS size
+                FROM ${this.table}
+                WHERE ${this.whereOf(q).join(' AND ')}
+                ORDER BY timestamp DESC, toString(uuid) DESC
+                LIMIT ${Math.max(1, Math.trunc(q.limit))}`,
+        format: 'JSONEachRow',
+      })
+      return ((await rs.json()) as { size: string | number }[]).map((r) => Number(r.size))
+    } catch (error) {
+      throw classify(error, 'query')
+    }
+  }
+
+  async query(q: EventQuery): Promise<StoredEvent[]> {
+    const d = this.dialect
+    const where = this.whereOf(q)
     try {
       const rs = await this.client.query({
         // Aliases differ from column names: ClickHouse lets an alias shadow its column in WHERE.
@@ -373,6 +397,17 @@ export class ClickHouseEventStore implements EventStore {
       for (const r of (await rs.json()) as { uuid_text: string; n: string | number }[]) counts.set(r.uuid_text, Number(r.n))
     }
     return counts
+  }
+
+  /** A person's erasure (clickhouse-erase.ts): done, for readers, when it returns. */
+  async deleteEvents(teamId: number, distinctIds: string[]): Promise<void> {
+    if (distinctIds.length === 0) return
+    const storageTable = this.cluster ? 'events_local' : 'events'
+    try {
+      await eraseDistinctIds({ client: this.client, database: this.target.database, storageTable, cluster: this.cluster, dialect: this.dialect }, teamId, distinctIds)
+    } catch (error) {
+      throw classify(error, 'delete')
+    }
   }
 
   async health(): Promise<boolean> {

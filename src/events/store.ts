@@ -42,8 +42,12 @@ export interface EventStore {
   insertBatch(rows: StoredEvent[], options: InsertOptions): Promise<number>
   /** newest first: timestamp desc, then uuid desc */
   query(q: EventQuery): Promise<StoredEvent[]>
+  /** what query(q) would answer, as each row's size in UTF-8 bytes (name, distinct id, properties), same order */
+  rowSizes(q: EventQuery): Promise<number[]>
   /** how many stored rows carry each uuid (for tests and replay checks) */
   countByUuid(teamId: number, uuids: string[]): Promise<Map<string, number>>
+  /** Remove every event of these distinct ids in the project (a person's erasure); gone for readers when it returns. */
+  deleteEvents(teamId: number, distinctIds: string[]): Promise<void>
   health(): Promise<boolean>
   close(): Promise<void>
 }

@@ -120,6 +120,23 @@ export function eventStoreContract(name: string, factory: StoreFactory): void {
       }
     })
 
+    test('rowSizes gives the size of each row query() answers, in the same order, with the same filter', async () => {
+      const ts = Date.UTC(2024, 3, 1)
+      const rows = [
+        event({ teamId: 306, event: 'e', distinctId: 'ab', properties: '{"x":"é"}', timestamp: ts }),
+        event({ teamId: 306, event: 'long', distinctId: 'c', properties: JSON.stringify({ blob: 'z'.repeat(5000) }), timestamp: ts + 1000 }),
+        event({ teamId: 307, event: 'other', timestamp: ts + 2000 }),
+      ]
+      await store.insertBatch(rows, { inDoubt: false })
+      const q = { teamId: 306, limit: 10 }
+      const sizes = await store.rowSizes(q)
+      const listed = await store.query(q)
+      const bytes = (t: string) => Buffer.byteLength(t)
+      expect(sizes).toEqual(listed.map((r) => bytes(r.event) + bytes(r.distinctId) + bytes(r.properties)))
+      expect(sizes[0]).toBeGreaterThan(5000)
+      expect(await store.rowSizes({ teamId: 306, event: 'e', limit: 10 })).toEqual([1 + 2 + 10])
+    })
+
     test('an in-doubt retry stores each row once, even when part of it had landed', async () => {
       const rows = Array.from({ length: 20 }, () => event({ teamId: 405 }))
       expect(await store.insertBatch(rows.slice(0, 8), { inDoubt: false })).toBe(8)
@@ -135,6 +152,25 @@ export function eventStoreContract(name: string, factory: StoreFactory): void {
       await store.insertBatch(rows, { inDoubt: false })
       const counts = await store.countByUuid(506, rows.map((r) => r.uuid))
       expect(counts.size).toBe(12_000)
+    })
+
+    test("a person's erasure: every event of its distinct ids in the project is gone when deleteEvents returns, nothing else", async () => {
+      const team = 507
+      const erased = ["user-a", "anon-a", "it's \\ odd"]
+      const rows = [
+        ...erased.flatMap((distinctId) => [event({ teamId: team, distinctId }), event({ teamId: team, distinctId })]),
+        event({ teamId: team, distinctId: 'user-b' }),
+        event({ teamId: 508, distinctId: 'user-a' }), // another project's user-a stays
+      ]
+      expect(await store.insertBatch(rows, { inDoubt: false })).toBe(rows.length)
+      await store.deleteEvents(team, erased)
+      const left = await store.query({ teamId: team, limit: 100 })
+      expect(left.map((r) => r.distinctId)).toEqual(['user-b'])
+      expect((await store.query({ teamId: team, distinctId: 'user-a', limit: 10 })).length).toBe(0)
+      expect((await store.query({ teamId: 508, limit: 10 })).map((r) => r.distinctId)).toEqual(['user-a'])
+      await store.deleteEvents(team, []) // nothing to do
+      await store.deleteEvents(team, ['nobody'])
+      expect((await store.query({ teamId: team, limit: 100 })).length).toBe(1)
     })
   })
 }
