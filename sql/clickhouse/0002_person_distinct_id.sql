@@ -7,6 +7,8 @@ CREATE TABLE IF NOT EXISTS {{database}}.person_distinct_id {{on_cluster}}
     team_id Int64,
     distinct_id String,
     person_id UUID,
+    -- 1: the id belongs to nobody now (its person was erased)
+    is_deleted UInt8 DEFAULT 0,
     version UInt64
 )
 ENGINE = {{ReplacingMergeTree(person_distinct_id, version)}}

@@ -3,7 +3,8 @@
 CREATE TABLE IF NOT EXISTS person_distinct_id (
     team_id INTEGER NOT NULL,
     distinct_id TEXT NOT NULL,
-    person_id TEXT NOT NULL,
+    -- NULL: the id belongs to nobody now (its person was erased)
+    person_id TEXT,
     version INTEGER NOT NULL,
     PRIMARY KEY (team_id, distinct_id)
 ) WITHOUT ROWID;

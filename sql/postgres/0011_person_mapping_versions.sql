@@ -19,3 +19,23 @@ $$;
 drop trigger if exists person_distinct_ids_version on person_distinct_ids;
 create trigger person_distinct_ids_version before update on person_distinct_ids
     for each row execute function person_distinct_ids_bump_version();
+
+-- An erased person's distinct ids leave a tombstone with the next version, so that the copy where the events are
+-- learns they belong to nobody now. (A merge never deletes a row: it re-points it first.)
+create table if not exists person_distinct_id_tombstones (
+    team_id integer not null references projects (id) on delete cascade,
+    distinct_id text not null,
+    version bigint not null default nextval('person_distinct_id_version'),
+    primary key (team_id, version)
+);
+
+create or replace function person_distinct_ids_tombstone() returns trigger language plpgsql as $$
+begin
+    insert into person_distinct_id_tombstones (team_id, distinct_id) values (old.team_id, old.distinct_id);
+    return old;
+end
+$$;
+
+drop trigger if exists person_distinct_ids_deleted on person_distinct_ids;
+create trigger person_distinct_ids_deleted after delete on person_distinct_ids
+    for each row execute function person_distinct_ids_tombstone();

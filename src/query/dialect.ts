@@ -114,9 +114,9 @@ export function sqliteEvents(n: number, teamId: number, withPerson: boolean): Ev
 export function clickhouseEvents(database: string, teamId: number, withPerson: boolean, n = 0): EventsScope {
   const team = Math.trunc(teamId)
   // The latest version of each distinct id's row (the table is a ReplacingMergeTree; unmerged parts may hold older
-  // ones). In a cluster the mapping is on every node, so each shard joins its own copy (docs/query.md).
+  // ones), unless that is a tombstone (an erased person). In a cluster the mapping is on every node, so each shard joins its own copy (docs/query.md).
   const join = withPerson
-    ? ` ANY LEFT JOIN (SELECT distinct_id, argMax(person_id, version) AS _pdi_person, 1 AS _pdi_found FROM ${database}.person_distinct_id WHERE team_id = ${team} GROUP BY distinct_id) AS _pdi${n} USING distinct_id`
+    ? ` ANY LEFT JOIN (SELECT distinct_id, argMax(person_id, version) AS _pdi_person, 1 AS _pdi_found FROM ${database}.person_distinct_id WHERE team_id = ${team} GROUP BY distinct_id HAVING argMax(is_deleted, version) = 0) AS _pdi${n} USING distinct_id`
     : ''
   return {
     from: `${database}.events${join}`,

@@ -65,20 +65,21 @@ export function compileCall(compiler: Compiler, e: Extract<Expr, { k: 'call' }>,
       if (e.star || args.length === 0) return agg(sqlite ? 'count(*)' : 'count()', 'Int')
       arity(name, args, 1)
       const a = arg(args[0], 'any')
-      if (e.distinct) return agg(sqlite ? `count(DISTINCT ${a.sql})` : `uniqExact(${a.sql})`, 'Int', [a])
+      // over nothing but NULLs ClickHouse 18.16 answers NULL where SQL (and current ClickHouse) answer 0
+      if (e.distinct) return agg(sqlite ? `count(DISTINCT ${a.sql})` : `ifNull(uniqExact(${a.sql}), 0)`, 'Int', [a])
       return agg(`count(${a.sql})`, 'Int', [a])
     }
     case 'uniq': {
       arity(name, args, 1)
       const a = arg(args[0], 'any')
       // exact on every store, so that every store gives the same number
-      return agg(sqlite ? `count(DISTINCT ${a.sql})` : `uniqExact(${a.sql})`, 'Int', [a])
+      return agg(sqlite ? `count(DISTINCT ${a.sql})` : `ifNull(uniqExact(${a.sql}), 0)`, 'Int', [a])
     }
     case 'sum': {
       arity(name, args, 1)
       const a = arg(args[0], 'number')
       const type = a.type === 'Int' || a.type === 'Bool' ? 'Int' : 'Float'
-      return agg(sqlite ? `coalesce(sum(${a.sql}), 0)` : `sum(${a.sql})`, type, [a])
+      return agg(sqlite ? `coalesce(sum(${a.sql}), 0)` : `ifNull(sum(${a.sql}), 0)`, type, [a])
     }
     case 'avg': {
       arity(name, args, 1)

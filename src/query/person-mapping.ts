@@ -4,6 +4,7 @@
 // every id of the merged person, so each gets a higher version). Within a project the learner writes under the
 // project's advisory lock, so versions commit in order there: copying, per project, what is above the highest
 // version already copied misses nothing. The first pass on an install that already holds persons is the backfill.
+// An erased person's ids leave tombstones (versions too), copied as "belongs to nobody".
 import type { ClickHouseClient } from '@clickhouse/client'
 import { Database } from 'bun:sqlite'
 import type { Sql } from 'postgres'
@@ -12,7 +13,8 @@ import { throttled, type Logger } from '../log'
 export interface MappingRow {
   teamId: number
   distinctId: string
-  personId: string
+  /** null: the id belongs to nobody now (its person was erased) */
+  personId: string | null
   version: number
 }
 
@@ -50,16 +52,25 @@ export class PersonMappingCopy {
     let total = 0
     for (;;) {
       const floor = Object.fromEntries(this.copied)
-      const rows = await this.sql<{ team_id: number; distinct_id: string; person_uuid: string; version: string }[]>`
+      const floorJson = this.sql.json(floor)
+      // the rows written and the tombstones of erased ids, per project above what was copied, in version order
+      const rows = await this.sql<{ team_id: number; distinct_id: string; person_uuid: string | null; version: string }[]>`
         select x.team_id, x.distinct_id, x.person_uuid, x.version
           from projects pr
           cross join lateral (
-            select d.team_id, d.distinct_id, p.uuid::text as person_uuid, d.version::text as version
-              from person_distinct_ids d
-              join persons p on p.id = d.person_id
-             where d.team_id = pr.id and d.version > coalesce((${this.sql.json(floor)}::jsonb ->> pr.id::text)::bigint, 0)
-             order by d.version
-             limit ${PAGE}) x`
+            select * from (
+              select d.team_id, d.distinct_id, p.uuid::text as person_uuid, d.version
+                from person_distinct_ids d
+                join persons p on p.id = d.person_id
+               where d.team_id = pr.id and d.version > coalesce((${floorJson}::jsonb ->> pr.id::text)::bigint, 0)
+              union all
+              select t.team_id, t.distinct_id, null, t.version
+                from person_distinct_id_tombstones t
+               where t.team_id = pr.id and t.version > coalesce((${floorJson}::jsonb ->> pr.id::text)::bigint, 0)
+            ) changes
+            order by version
+            limit ${PAGE}) x
+         order by x.team_id, x.version`
       if (rows.length === 0) return total
       const batch = rows.map((r) => ({ teamId: Number(r.team_id), distinctId: r.distinct_id, personId: r.person_uuid, version: Number(r.version) }))
       await this.sink.write(batch)
@@ -109,7 +120,13 @@ export class ClickHouseMappingSink implements MappingSink {
     await this.client.insert({
       table: `${this.database}.person_distinct_id`,
       format: 'JSONEachRow',
-      values: rows.map((r) => ({ team_id: r.teamId, distinct_id: r.distinctId, person_id: r.personId, version: r.version })),
+      values: rows.map((r) => ({
+        team_id: r.teamId,
+        distinct_id: r.distinctId,
+        person_id: r.personId ?? '00000000-0000-0000-0000-000000000000',
+        is_deleted: r.personId === null ? 1 : 0,
+        version: r.version,
+      })),
     })
   }
 

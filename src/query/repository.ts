@@ -148,7 +148,7 @@ export class ClickHouseQueryRunner implements QueryRunner {
     const list = distinctIds.map((id) => params.string(id)).join(', ')
     const rows = await this.run(
       ownStatement(
-        `SELECT distinct_id, toString(argMax(person_id, version)) FROM ${this.database}.person_distinct_id WHERE team_id = ${Math.trunc(teamId)} AND distinct_id IN (${list}) GROUP BY distinct_id`,
+        `SELECT distinct_id, toString(argMax(person_id, version)) FROM ${this.database}.person_distinct_id WHERE team_id = ${Math.trunc(teamId)} AND distinct_id IN (${list}) GROUP BY distinct_id HAVING argMax(is_deleted, version) = 0`,
         params,
         2,
       ),
@@ -277,7 +277,7 @@ export class SqliteQueryRunner implements QueryRunner {
     const params = new Params('sqlite')
     const list = distinctIds.map((id) => params.string(id)).join(', ')
     const rows = await this.run(
-      ownStatement(`SELECT distinct_id, person_id FROM person_distinct_id WHERE team_id = ${Math.trunc(teamId)} AND distinct_id IN (${list})`, params, 2),
+      ownStatement(`SELECT distinct_id, person_id FROM person_distinct_id WHERE team_id = ${Math.trunc(teamId)} AND distinct_id IN (${list}) AND person_id IS NOT NULL`, params, 2),
       { timeoutMs: 10_000 },
     )
     return new Map(rows.map(([d, p]) => [String(d), String(p)]))

@@ -41,7 +41,7 @@ describe('person mapping copy', () => {
     await db?.close()
   })
 
-  const copied = () => new Sqlite(file, { readonly: true }).query('SELECT team_id, distinct_id, person_id, version FROM person_distinct_id ORDER BY team_id, distinct_id').all() as { team_id: number; distinct_id: string; person_id: string; version: number }[]
+  const copied = () => new Sqlite(file, { readonly: true }).query('SELECT team_id, distinct_id, person_id, version FROM person_distinct_id ORDER BY team_id, distinct_id').all() as { team_id: number; distinct_id: string; person_id: string | null; version: number }[]
   const inPostgres = async () => db.sql<{ team_id: number; distinct_id: string; uuid: string }[]>`
     select d.team_id, d.distinct_id, p.uuid::text as uuid from person_distinct_ids d join persons p on p.id = d.person_id order by d.team_id, d.distinct_id`
 
@@ -59,6 +59,12 @@ describe('person mapping copy', () => {
     expect(after[0].version).toBeGreaterThan(before.version)
     // the other project is untouched
     expect(new Set(copied().filter((r) => r.team_id === teams[1]).map((r) => r.person_id)).size).toBe(2)
+    // an erased person's ids belong to nobody (a tombstone with a higher version)
+    await db.sql`delete from persons where team_id = ${teams[1]} and id = (select person_id from person_distinct_ids where team_id = ${teams[1]} and distinct_id = 'user')`
+    expect(await copy.pass()).toBe(1)
+    const erased = copied().find((r) => r.team_id === teams[1] && r.distinct_id === 'user')!
+    expect(erased.person_id).toBeNull()
+    expect(copied().find((r) => r.team_id === teams[1] && r.distinct_id === 'anon')!.person_id).not.toBeNull()
     await copy.stop()
     // a new copier (a restart) starts from what the store holds
     const again = new PersonMappingCopy(db.sql, new SqliteMappingSink(file), silentLogger)

@@ -53,6 +53,10 @@ describeWithChdb('query API on chDB (ClickHouse 26.7)', () => {
     expect(await rows('SELECT count() FROM (SELECT distinct_id FROM events GROUP BY distinct_id)')).toEqual([[3]])
     expect(await rows('SELECT count(DISTINCT person_id) FROM events')).toEqual([[2]])
     expect(await service.personIds(1, ['anon-a', 'nobody'])).toEqual(new Map([['anon-a', '00000000-0000-4000-8000-0000000000aa']]))
+    // user-b's person is erased: a tombstone with a higher version
+    await sink.write([{ teamId: 1, distinctId: 'user-b', personId: null, version: 5 }])
+    expect(await rows('SELECT count(DISTINCT person_id), count(person_id) FROM events')).toEqual([[1, 3]])
+    expect(await service.personIds(1, ['user-b'])).toEqual(new Map())
     const page = await service.run(1, 'SELECT event FROM events ORDER BY timestamp LIMIT 2 OFFSET 1')
     expect(page).toMatchObject({ results: [['$pageview'], ['$identify']], hasMore: true, limit: 2, offset: 1 })
     await store.close()

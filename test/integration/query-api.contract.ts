@@ -139,6 +139,22 @@ export function queryApiContract(name: string, start: () => Promise<Stack>): voi
       expect(listing.results.map((e: { person_id: string }) => e.person_id)).toEqual([a, a])
     })
 
+    test('an erased person is nobody: its ids’ events have person_id NULL', async () => {
+      const [[b]] = await rows("SELECT DISTINCT person_id FROM events WHERE distinct_id = 'user-b'")
+      const erased = await stack.api(`/api/projects/1/persons/${b}/`, { method: 'DELETE' })
+      expect(erased.status).toBeGreaterThanOrEqual(200)
+      expect(erased.status).toBeLessThan(300)
+      let answer: unknown[][] = []
+      for (let i = 0; i < 100; i++) {
+        answer = await rows("SELECT count(DISTINCT person_id), countIfNull FROM (SELECT person_id, if(person_id IS NULL, 1, 0) AS countIfNull FROM events WHERE distinct_id = 'user-b') GROUP BY countIfNull")
+        if (answer[0]?.[0] === 0) break
+        await Bun.sleep(100)
+      }
+      expect(answer).toEqual([[0, 1]])
+      const listing = await json(stack.api('/api/projects/1/events/?distinct_id=user-b'))
+      expect(listing.results.map((e: { person_id: string | null }) => e.person_id)).toEqual([null, null])
+    })
+
     test('refusals and attacks', async () => {
       expect(await refused('SELECT event FROM system.tables')).toMatch(/system\.tables/)
       expect(await refused("SELECT * FROM url('http://127.0.0.1/', CSV, 'a String')")).toMatch(/SELECT \*/)
