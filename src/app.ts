@@ -143,8 +143,8 @@ export function createApp(services: Services) {
       }),
     )
     .use(cohortRoutes({ cohorts: services.cohorts, auth: services.auth, limiter: services.apiLimiter, trustProxy: services.config.TRUST_PROXY }))
-  // Last, so that the document lists every route registered above (read when first asked for).
-  return app.use(apiDocsRoutes({ routes: () => app.routes as never, info: DOCUMENT_INFO }))
+  // The document is built when first asked for, from every route registered by then.
+  return app.use(apiDocsRoutes(DOCUMENT_INFO))
 }
 
 export type App = ReturnType<typeof createApp>

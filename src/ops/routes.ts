@@ -1,6 +1,8 @@
 // Liveness, readiness and Prometheus metrics.
 import { Elysia } from 'elysia'
 import type { Metrics } from './metrics'
+import { documentedAnswer } from '../http/openapi'
+import { Health, MetricsText, Readiness as ReadinessAnswer } from './model'
 
 export interface Readiness {
   ready: boolean
@@ -9,7 +11,7 @@ export interface Readiness {
 
 export function opsRoutes(deps: { metrics: Metrics; readiness: () => Promise<Readiness> }) {
   return new Elysia({ name: 'ops' })
-    .get('/_health', () => ({ status: 'ok' }), { detail: { summary: 'Liveness: the process serves HTTP', tags: ['ops'] } })
+    .get('/_health', () => ({ status: 'ok' }), { detail: { summary: 'Liveness: the process serves HTTP', tags: ['ops'], responses: documentedAnswer(Health) } })
     .get(
       '/_ready',
       async ({ set }) => {
@@ -17,7 +19,13 @@ export function opsRoutes(deps: { metrics: Metrics; readiness: () => Promise<Rea
         set.status = r.ready ? 200 : 503
         return { status: r.ready ? 'ready' : 'not_ready', checks: r.checks }
       },
-      { detail: { summary: 'Readiness: 503 while a store is unreachable or the server is draining', tags: ['ops'] } },
+      {
+        detail: {
+          summary: 'Readiness: 503 while a store is unreachable or the server is draining',
+          tags: ['ops'],
+          responses: { 200: { description: 'ready', content: { 'application/json': { schema: ReadinessAnswer } } }, 503: { description: 'not ready (same body)', content: { 'application/json': { schema: ReadinessAnswer } } } } as never,
+        },
+      },
     )
     .get(
       '/metrics',
@@ -26,6 +34,6 @@ export function opsRoutes(deps: { metrics: Metrics; readiness: () => Promise<Rea
         await Promise.all(deps.metrics.beforeScrape.map((update) => update()))
         return deps.metrics.registry.metrics()
       },
-      { detail: { summary: 'Prometheus metrics', tags: ['ops'] } },
+      { detail: { summary: 'Prometheus metrics', tags: ['ops'], responses: { 200: { description: 'OK', content: { 'text/plain': { schema: MetricsText } } } } as never } },
     )
 }

@@ -7,6 +7,8 @@ import { projectGuard } from '../projects/guards'
 import { page, PageQuery, parsePaging, publicUrl } from '../http/pagination'
 import type { RateLimiter } from '../http/rate-limit'
 import { listPersons, type PersonListing } from './repository'
+import { documentedAnswer } from '../http/openapi'
+import { PersonPage } from './model'
 
 export function personJson(p: PersonListing) {
   return {
@@ -30,7 +32,7 @@ export function personRoutes(deps: { sql: Sql; auth: PersonalKeyAuth; limiter?: 
     {
       params: t.Object({ project_id: t.String() }),
       query: t.Object({ ...PageQuery, distinct_id: t.Optional(t.String({ description: 'the person with this distinct id' })) }),
-      detail: { tags: ['persons'], summary: 'Persons, newest first, or the one with a distinct id' },
+      detail: { tags: ['persons'], summary: 'Persons, newest first, or the one with a distinct id', responses: documentedAnswer(PersonPage) },
     },
   )
 }
