@@ -76,6 +76,20 @@ function isObject(v: unknown): v is Json {
   return typeof v === 'object' && v !== null && !Array.isArray(v)
 }
 
+/**
+ * Elysia's t.Integer and t.Numeric also accept a numeric string (for query strings and forms); the plugin writes them
+ * as anyOf [string, integer|number]. In the document they are what the service answers with: a number.
+ */
+function elysiaNumber(schema: Json): Json | undefined {
+  const union = schema.anyOf
+  if (!Array.isArray(union) || union.length !== 2) return undefined
+  const [text, number] = union as Json[]
+  if (text?.type !== 'string' || (text.format !== 'integer' && text.format !== 'numeric')) return undefined
+  if (number?.type !== 'integer' && number?.type !== 'number') return undefined
+  const { anyOf: _, ...rest } = schema
+  return { ...rest, ...number }
+}
+
 /** Every schema marked by model() goes once into components.schemas; where it stood, a $ref to it. */
 export function namedComponents(doc: Json): void {
   const components = (doc.components ??= {}) as Json
@@ -84,7 +98,14 @@ export function namedComponents(doc: Json): void {
     if (Array.isArray(value)) return value.map((v) => hoist(v))
     if (!isObject(value)) return value
     if (isObject(value[DOCUMENTED_AS])) return hoist(value[DOCUMENTED_AS])
+    const integer = elysiaNumber(value)
+    if (integer) return integer
     const name = value[MODEL]
+    // the plugin writes "a model or null" as the model's own members with type [type, 'null']: keep the model as it is
+    if (typeof name === 'string' && !top && Array.isArray(value.type) && value.type.includes('null')) {
+      const types = value.type.filter((type) => type !== 'null')
+      return { anyOf: [hoist({ ...value, type: types.length === 1 ? types[0] : types }), { type: 'null' }] }
+    }
     if (typeof name === 'string' && !top) {
       if (!(name in schemas)) {
         schemas[name] = {} // placeholder first: a model met again while hoisting refers to itself
