@@ -42,6 +42,10 @@ export const ConfigSchema = Type.Object({
   WAL_SEGMENT_BYTES: Int({ default: 64 * MiB, minimum: 64 * 1024, description: 'size at which the log rolls to a new segment file' }),
   RING_MAX_EVENTS: Int({ default: 200_000, minimum: 1, description: 'events held decoded in memory; beyond it the flusher reads them back from the log' }),
   TRUST_PROXY: Bool(false, 'take the client IP from X-Forwarded-For (only behind a proxy you control)'),
+  EMBEDDED_PG_FSYNC: Bool(
+    true,
+    'the embedded Postgres (no DATABASE_URL): a commit waits until it is on the disk; false is faster but an OS crash or power cut can lose the last writes',
+  ),
   PG_POOL_MAX: Int({ default: 10, minimum: 1, maximum: 200, description: 'Postgres connections per process' }),
   PG_STATEMENT_TIMEOUT_MS: Int({ default: 10_000, minimum: 0, description: 'requests: Postgres cancels a statement running longer (0 = no limit)' }),
   LEARNER_STATEMENT_TIMEOUT_MS: Int({ default: 120_000, minimum: 0, description: 'the learner (persons, definitions): Postgres cancels a statement running longer (0 = no limit)' }),
