@@ -1,8 +1,9 @@
-// npm run bench [-- ingest|decide|flush|saturated|all] (saturated: ingest and flush, and their ratio to L) — figures against bare baselines measured in the same run.
+// npm run bench [-- ingest|decide|flush|saturated|embedded|all] (saturated: ingest and flush, and their ratio to L) — figures against bare baselines measured in the same run.
 import { cpus, totalmem } from 'node:os'
 import { ingestBench, ingestFigures } from './ingest'
 import { decideBench } from './decide'
 import { flushBench, flushFigures } from './flush'
+import { embeddedBench } from './embedded'
 
 const which = process.argv[2] ?? 'all'
 const seconds = Number(process.env.BENCH_SECONDS ?? 10)
@@ -13,6 +14,7 @@ process.stdout.write(`${header}\n`)
 if (which === 'ingest' || which === 'saturated' || which === 'all') process.stdout.write(`${await ingestBench(seconds, { processes })}\n`)
 if (which === 'decide' || which === 'all') process.stdout.write(`${await decideBench(seconds)}\n`)
 if (which === 'flush' || which === 'saturated' || which === 'all') process.stdout.write(`${await flushBench()}\n`)
+if (which === 'embedded' || which === 'all') process.stdout.write(`${await embeddedBench()}\n`)
 
 // Events flushed per second while /batch/ is saturated, against L = 1 / (1/bare parse rate + 1/raw insert rate):
 // what one core parsing and one core inserting could sustain together.
