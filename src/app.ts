@@ -14,6 +14,7 @@ import { captureRoutes } from './capture/routes'
 import { eventRoutes } from './events/routes'
 import { definitionRoutes } from './definitions/routes'
 import { personRoutes } from './people/routes'
+import { groupTypeRoutes } from './people/group-types-routes'
 import { flagRoutes } from './flags/routes'
 import { cohortRoutes } from './cohorts/routes'
 import { decideRoutes } from './flags/decide/routes'
@@ -33,6 +34,7 @@ const DOCUMENT_INFO = {
 export function createApp(services: Services) {
   const { metrics, log } = services
   const maxBodyBytes = services.config.MAX_BODY_BYTES
+  const bodyLimits = { maxBytes: maxBodyBytes, timeoutMs: services.config.BODY_TIMEOUT_MS }
   const logRequests = services.config.LOG_REQUESTS && log.isLevelEnabled('info')
   const privateApi = {
     sql: services.db.sql,
@@ -107,7 +109,7 @@ export function createApp(services: Services) {
       captureRoutes({
         capture: services.capture,
         metrics,
-        maxBodyBytes: services.config.MAX_BODY_BYTES,
+        body: bodyLimits,
         trustProxy: services.config.TRUST_PROXY,
       }),
     )
@@ -132,7 +134,8 @@ export function createApp(services: Services) {
     .use(personalKeyRoutes(privateApi))
     .use(definitionRoutes(privateApi))
     .use(personRoutes(privateApi))
-    .use(decideRoutes({ decide: services.flags.decide, metrics, maxBodyBytes: services.config.MAX_BODY_BYTES }))
+    .use(groupTypeRoutes({ ...privateApi, notify: services.db.supportsNotify, onChanged: (teamId) => services.flags.cache.refresh(teamId) }))
+    .use(decideRoutes({ decide: services.flags.decide, metrics, body: bodyLimits }))
     .use(
       flagRoutes({
         flags: services.flags.service,

@@ -40,6 +40,16 @@ export const ConfigSchema = Type.Object({
   }),
   WAL_MAX_BYTES: Int({ default: 2048 * MiB, minimum: MiB, description: 'unflushed log size past which capture answers 503' }),
   WAL_SEGMENT_BYTES: Int({ default: 64 * MiB, minimum: 64 * 1024, description: 'size at which the log rolls to a new segment file' }),
+  BODY_TIMEOUT_MS: Int({
+    default: 30_000,
+    minimum: 100,
+    description: 'capture and /decide: the whole request body must arrive within this long, else 408 and the connection is closed',
+  }),
+  HISTORY_HOLD_MS: Int({
+    default: 10_000,
+    minimum: 0,
+    description: 'ClickHouse: how long events of other months are held, to be written grouped by month, before they are inserted',
+  }),
   RING_MAX_EVENTS: Int({ default: 200_000, minimum: 1, description: 'events held decoded in memory; beyond it the flusher reads them back from the log' }),
   TRUST_PROXY: Bool(false, 'take the client IP from X-Forwarded-For (only behind a proxy you control)'),
   EMBEDDED_PG_FSYNC: Bool(

@@ -11,6 +11,7 @@ import { Flusher } from './pipeline/flusher'
 import { MetricsRecorder } from './pipeline/metrics-relay'
 import { SharedCounters } from './pipeline/shared-counters'
 import { StoreWriter } from './pipeline/store-writer'
+import { HistoryWriter, isHistorical } from './pipeline/history-writer'
 import { WalView } from './pipeline/wal-view'
 import { ResilientStore } from './events/resilient-store'
 import { openDatabase } from './db/postgres'
@@ -74,9 +75,15 @@ async function start(init: WorkerInit): Promise<void> {
       onProgress: (progress) => send({ type: 'progress', progress }),
     },
   )
+  // On ClickHouse (a part per month an insert touches) events of other months take their own, slower path.
+  const historyApart = events.kind === 'clickhouse'
   const storeWriter = flusher.addConsumer(
-    new StoreWriter({ events, checkpoint: flusher.checkpoint, deadLetters: flusher.deadLetters, metrics, log }),
+    new StoreWriter({ events, checkpoint: flusher.checkpoint, deadLetters: flusher.deadLetters, metrics, log, skip: historyApart ? isHistorical : undefined }),
   )
+  if (historyApart) {
+    const options = { holdMs: config.HISTORY_HOLD_MS }
+    flusher.addConsumer(new HistoryWriter({ events, checkpoint: flusher.checkpoint, deadLetters: flusher.deadLetters, metrics, log, options }))
+  }
   // Its own connection (on the embedded store: through the socket of the PGlite thread, src/db/pglite-thread.ts).
   const db = await openDatabase({
     databaseUrl: config.DATABASE_URL,

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import type { ApiError } from '../http/errors'
-import { derivedUuid, extractPayload, normalizeEvents, resolveSentAt, type CaptureContext } from './normalize'
+import { derivedUuid, extractPayload, MAX_EVENT_BYTES, normalizeEvents, resolveSentAt, type CaptureContext } from './normalize'
 import { parseTimestamp } from './timestamp'
 
 const NOW = Date.UTC(2024, 5, 1, 12, 0, 0)
@@ -186,7 +186,10 @@ describe('timestamps', () => {
     expect(ts({ timestamp: -62_000_000_000 })).toBe(NOW)
     expect(ts({ offset: 1e18 })).toBe(NOW)
     expect(ts({ offset: -1e18 })).toBe(NOW)
-    expect(ts({ timestamp: '1970-01-01T00:00:00Z' })).toBe(0)
+    // the first second of 1970 is kept as its end (ClickHouse 18.16 cannot store the zero time), on every store
+    expect(ts({ timestamp: '1970-01-01T00:00:00Z' })).toBe(1000)
+    expect(ts({ timestamp: 0 })).toBe(1000)
+    expect(ts({ timestamp: '1970-01-01T00:00:00.999Z' })).toBe(1000)
     expect(ts({ timestamp: '2099-12-31T00:00:00Z' }, undefined, { receivedAt: Date.UTC(2099, 11, 31, 1) })).toBe(Date.UTC(2099, 11, 31))
   })
 
@@ -242,5 +245,24 @@ describe('bounds on what an event may carry', () => {
     expect(() => normalizeEvents([{ event: 'deep', distinct_id: 'd', properties: nested(200) }], ctx(), undefined, { check: true, single: true })).toThrow(
       'deeper than 128 levels',
     )
+  })
+
+  test('an event whose JSON is over 1 MB is dropped and counted, alone or in a batch; its neighbours are kept', () => {
+    const big = { event: 'big', distinct_id: 'd', properties: { blob: 'é'.repeat(MAX_EVENT_BYTES / 2) } } // 1 MB of characters, 2 MB of UTF-8
+    const fits = { event: 'fits', distinct_id: 'd', properties: { blob: 'x'.repeat(MAX_EVENT_BYTES - 100) } }
+    const r = normalizeEvents([{ event: 'ok', distinct_id: 'd' }, big, fits], ctx(), undefined, { check: false, single: false, large: true })
+    expect(r.events.map((e) => e.event)).toEqual(['ok', 'fits'])
+    expect(r.dropped.get('too_large')).toBe(1)
+    expect(normalizeEvents([big], ctx(), undefined, { check: false, single: true, large: true }).dropped.get('too_large')).toBe(1)
+  })
+})
+
+describe('names and ids mean the same on every store', () => {
+  test('NULs and lone surrogates in an event name or a distinct id become U+FFFD, as Postgres keeps them', () => {
+    const [e] = normalizeEvents([{ event: 'sign\u0000up\ud800', distinct_id: 'user\u0000\udc00', properties: { raw: 'kept\u0000' } }], { receivedAt: 1_700_000_000_000, seed: new Uint8Array(16), ip: null, sentAtQuery: null, engage: false, userAgent: null }, undefined).events
+    expect(e!.event).toBe('sign\ufffdup\ufffd')
+    expect(e!.distinctId).toBe('user\ufffd\ufffd')
+    // properties are the event's own: kept byte for byte in the event store
+    expect(e!.properties.raw).toBe('kept\u0000')
   })
 })

@@ -4,6 +4,7 @@ import { UUID_PATTERN } from '../http/fields'
 import { errors } from '../http/errors'
 import { MAX_JSON_DEPTH, valueNestingExceeds } from '../http/decode'
 import { parseTimestamp } from './timestamp'
+import { wellFormedText } from '../db/text'
 
 export interface CaptureContext {
   /** epoch ms when the request arrived */
@@ -34,6 +35,8 @@ export type DropReason =
   | 'performance_event'
   | 'recording_event'
   | 'too_deep'
+  /** an event whose JSON is over MAX_EVENT_BYTES */
+  | 'too_large'
   /** a later event reusing the (project, uuid) of an earlier one (pipeline/recent-uuids.ts) */
   | 'duplicate_uuid'
 
@@ -143,7 +146,7 @@ function distinctIdText(v: unknown): string | null {
   if (typeof v === 'string') s = v
   else if (typeof v === 'number' || typeof v === 'boolean') s = JSON.stringify(v) ?? 'null'
   else s = sortedJson(v)
-  if (s.includes('\0')) s = s.replace(/\0/g, '\ufffd')
+  s = wellFormedText(s)
   if (s.length > MAX_DISTINCT_ID) s = Array.from(s).slice(0, MAX_DISTINCT_ID).join('')
   return s
 }
@@ -219,6 +222,8 @@ const FUTURE_LIMIT_MS = 23 * 60 * 60 * 1000
  */
 export const MIN_TIMESTAMP_MS = Date.UTC(1970, 0, 1)
 export const MAX_TIMESTAMP_MS = Date.UTC(2100, 0, 1) - 1
+/** The earliest time stored: 1970-01-01T00:00:01Z (see eventTimestamp). */
+export const FIRST_STORABLE_MS = 1000
 const inRange = (ms: number) => Number.isFinite(ms) && ms >= MIN_TIMESTAMP_MS && ms <= MAX_TIMESTAMP_MS
 const YEAR_2021 = Date.UTC(2021, 0, 1)
 
@@ -243,7 +248,9 @@ function eventTimestamp(e: Json, properties: Json, now: number, sentAt: number |
   }
   if (typeof e.offset === 'number' && Number.isFinite(e.offset)) ts = now - Math.trunc(e.offset)
   if (ts > now + FUTURE_LIMIT_MS || !inRange(ts)) ts = now
-  return ts
+  // ClickHouse 18.16 stores the zero DateTime as 0000-00-00 (read back as 1899): the first second of 1970 is
+  // kept as its end, on every store alike
+  return ts < FIRST_STORABLE_MS ? FIRST_STORABLE_MS : ts
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -261,6 +268,22 @@ function assertEventShape(e: unknown): asserts e is Json {
   }
 }
 
+/**
+ * The largest event stored, in bytes of its JSON (PostHog's capture refuses larger ones): one event of many
+ * megabytes costs every store, every listing and every reader of it far more than it is worth.
+ */
+export const MAX_EVENT_BYTES = 1024 * 1024
+
+/** What normalisation must check beyond each event's shape, as the request's text told (see parseRequest). */
+export interface EventChecks {
+  /** the text nests deeper than the limit somewhere: walk each event */
+  check: boolean
+  /** the payload was one event: its faults refuse the request */
+  single: boolean
+  /** the text is longer than MAX_EVENT_BYTES: measure each event */
+  large?: boolean
+}
+
 const tooDeep = () => errors.invalidPayload(`Invalid payload: the event nests deeper than ${MAX_JSON_DEPTH} levels of objects and arrays.`)
 
 /** The request-path checks: every event's shape, and a lone event's depth (in a batch a too-deep event is dropped). */
@@ -273,8 +296,12 @@ function bump(dropped: Map<DropReason, number>, reason: DropReason): void {
   dropped.set(reason, (dropped.get(reason) ?? 0) + 1)
 }
 
+/**
+ * An event's name as every store keeps it: NULs and lone surrogates, which Postgres (the definitions) cannot
+ * hold, become U+FFFD in the event store too, so that a name means the same event everywhere.
+ */
 function eventName(v: unknown): string | null {
-  if (typeof v === 'string') return v.length > 0 ? v : null
+  if (typeof v === 'string') return v.length > 0 ? wellFormedText(v) : null
   if (typeof v === 'number' || typeof v === 'boolean') return String(v)
   return null
 }
@@ -293,7 +320,7 @@ export function normalizeEvents(
   items: unknown[],
   ctx: CaptureContext,
   bodySentAt: unknown,
-  depth: { check: boolean; single: boolean } = { check: false, single: false },
+  depth: EventChecks = { check: false, single: false },
 ): Normalized {
   const dropped = new Map<DropReason, number>()
   const events: CapturedEvent[] = []
@@ -309,6 +336,11 @@ export function normalizeEvents(
     if (depth.check && valueNestingExceeds(e, MAX_JSON_DEPTH)) {
       if (depth.single) throw tooDeep()
       bump(dropped, 'too_deep')
+      continue
+    }
+    // measured as sent, before normalisation adds anything; only when the request's text could hold such an event
+    if (depth.large && Buffer.byteLength(JSON.stringify(e)) > MAX_EVENT_BYTES) {
+      bump(dropped, 'too_large')
       continue
     }
     const properties: Json = isObject(e.properties) ? e.properties : {}

@@ -1,7 +1,7 @@
 // A capture request as the log keeps it: the body bytes as received (still compressed if they came so)
 // with what is needed to interpret them again identically: project, time of receipt, uuid seed, hints.
-import { decodePayload, jsonNestingExceeds, MAX_JSON_DEPTH, parseJson } from '../http/decode'
-import { extractPayload, type CaptureContext } from './normalize'
+import { decodePayload, MAX_JSON_DEPTH, parseJson, scanJson, tooManyValues, valuesBudget } from '../http/decode'
+import { extractPayload, MAX_EVENT_BYTES, type CaptureContext } from './normalize'
 
 export interface CaptureRequest {
   method: string
@@ -90,12 +90,19 @@ export function contextOf(request: CaptureRequest): CaptureContext {
 
 /**
  * Decode and split a request (no key check): what capture does first, and replay does again. `deep`: what the
- * nesting scan below gave when capture ran it (the same text gives the same answer).
+ * nesting scan below gave when capture ran it (the same text gives the same answer); a replay passes it and
+ * skips the scan, and with it the value budget, which only capture enforces (an accepted request stays so).
  */
 export function parseRequest(request: CaptureRequest, maxBytes: number, deep?: boolean) {
   const decoded = decodePayload(request, maxBytes)
-  // a batch envelope adds two levels ({"batch": [event]}): deeper than that, each event is checked
-  deep ??= jsonNestingExceeds(decoded.text, MAX_JSON_DEPTH + 2)
+  if (deep === undefined) {
+    // a batch envelope adds two levels ({"batch": [event]}): deeper than that, each event is checked
+    const wireBytes = request.body.length > 0 ? request.body.length : (request.query.get('data')?.length ?? 0)
+    const budget = valuesBudget(wireBytes)
+    const scan = scanJson(decoded.text, MAX_JSON_DEPTH + 2, budget)
+    if (scan.tooManyValues) tooManyValues(budget)
+    deep = scan.deep
+  }
   const extracted = extractPayload(parseJson(decoded.text), decoded.form, request.query)
-  return { ...extracted, depth: { check: deep, single: extracted.single }, encoding: decoded.encoding, via: decoded.via, text: decoded.text, decodedSize: decoded.text.length }
+  return { ...extracted, depth: { check: deep, single: extracted.single, large: decoded.text.length > MAX_EVENT_BYTES / 3 }, encoding: decoded.encoding, via: decoded.via, text: decoded.text, decodedSize: decoded.text.length }
 }

@@ -1,7 +1,7 @@
 // POST/GET/OPTIONS /capture/, /batch/, /e/, /i/v0/e/, /track/, /engage/ (and /s/ recordings, dropped).
 import { Elysia, type AnyElysia, type Context } from 'elysia'
 import { clientIp, preflightHeaders, queryOf } from '../http/cors'
-import { readCappedBody } from '../http/body'
+import { readCappedBody, type BodyLimits } from '../http/body'
 import type { Metrics } from '../ops/metrics'
 import { documentedAnswer, documentedBody } from '../http/openapi'
 import { CaptureBody, CaptureOk } from './model'
@@ -20,7 +20,7 @@ function endpointOf(url: string): string {
   return url.slice(start, end)
 }
 
-export function captureRoutes(deps: { capture: CaptureService; metrics: Metrics; maxBodyBytes: number; trustProxy: boolean }) {
+export function captureRoutes(deps: { capture: CaptureService; metrics: Metrics; body: BodyLimits; trustProxy: boolean }) {
   // Handlers answer with a string and set headers through `set` (CORS among them, set by the app for every
   // public endpoint): a returned Response would be copied through a stream by Elysia on every request.
   const answer = (set: Context['set'], extra: Record<string, string> = {}) => {
@@ -30,7 +30,7 @@ export function captureRoutes(deps: { capture: CaptureService; metrics: Metrics;
   }
   const handle = async (request: Request, set: Context['set'], address: string | undefined) => {
     const receivedAt = Date.now()
-    const body = await readCappedBody(request, deps.maxBodyBytes)
+    const body = await readCappedBody(request, deps.body)
     const query = queryOf(request)
     await deps.capture.capture({
       method: request.method,

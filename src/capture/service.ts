@@ -20,7 +20,8 @@ export interface CaptureDeps {
  * returned and its promise, if any, resolved. Defined here so that capture does not depend on the pipeline.
  */
 export interface EventLog {
-  accept(parts: Uint8Array[], items: number): Promise<void> | null
+  /** `decodedBytes`: what the request decodes to (counted against the log's cap when larger than it is on disk) */
+  accept(parts: Uint8Array[], items: number, decodedBytes: number): Promise<void> | null
 }
 
 export class CaptureService {
@@ -43,7 +44,7 @@ export class CaptureService {
     const projectId = await this.projectFor(extracted.token, extracted.projectId)
     assertEventShapes(extracted.items, extracted.depth)
     if (extracted.items.length === 0) return
-    const durable = this.deps.log.accept(encodeRecord(projectId, request, extracted.depth.check), extracted.items.length)
+    const durable = this.deps.log.accept(encodeRecord(projectId, request, extracted.depth.check), extracted.items.length, extracted.decodedSize)
     if (durable) await durable
     // counted once acknowledged, whatever the stores do next (what they stored or dropped is counted apart)
     this.deps.metrics.eventsReceived.inc({ endpoint }, extracted.items.length)

@@ -321,7 +321,8 @@ export class ClickHouseEventStore implements EventStore {
     return found
   }
 
-  async query(q: EventQuery): Promise<StoredEvent[]> {
+  /** The events API's filter and cursor as a WHERE clause. */
+  private whereOf(q: EventQuery): string[] {
     const d = this.dialect
     const where = [`team_id = ${Math.trunc(q.teamId)}`]
     if (q.event !== undefined) where.push(`event = ${stringLiteral(q.event)}`)
@@ -332,6 +333,28 @@ export class ClickHouseEventStore implements EventStore {
       const ts = d.dateTimeLiteral(q.cursor.timestamp)
       where.push(`(timestamp < ${ts} OR (timestamp = ${ts} AND toString(uuid) < ${stringLiteral(q.cursor.uuid)}))`)
     }
+    return where
+  }
+
+  async rowSizes(q: EventQuery): Promise<number[]> {
+    try {
+      const rs = await this.client.query({
+        query: `SELECT length(event) + length(distinct_id) + length(properties) AS size
+                FROM ${this.table}
+                WHERE ${this.whereOf(q).join(' AND ')}
+                ORDER BY timestamp DESC, toString(uuid) DESC
+                LIMIT ${Math.max(1, Math.trunc(q.limit))}`,
+        format: 'JSONEachRow',
+      })
+      return ((await rs.json()) as { size: string | number }[]).map((r) => Number(r.size))
+    } catch (error) {
+      throw classify(error, 'query')
+    }
+  }
+
+  async query(q: EventQuery): Promise<StoredEvent[]> {
+    const d = this.dialect
+    const where = this.whereOf(q)
     try {
       const rs = await this.client.query({
         // Aliases differ from column names: ClickHouse lets an alias shadow its column in WHERE.

@@ -33,7 +33,7 @@ describe('legacy dialect (18.16)', () => {
 
   test('formats DateTime to the second, clamped to its range', () => {
     expect(d.formatDateTime(at)).toBe('2024-03-05 07:08:09')
-    expect(d.formatDateTime(-5)).toBe('1970-01-01 00:00:00')
+    expect(d.formatDateTime(-5)).toBe('1970-01-01 00:00:01')
     expect(d.dateTimeLiteral(at)).toBe("toDateTime('2024-03-05 07:08:09', 'UTC')")
     expect(d.timestampPrecisionMs).toBe(1000)
   })
@@ -135,7 +135,7 @@ describe('formatDateTime (the flush formats three values per row)', () => {
     const instants = [...edges, ...Array.from({ length: 20_000 }, () => Math.floor(Date.UTC(1900, 0, 1) + next() * (Date.UTC(2299, 0, 1) - Date.UTC(1900, 0, 1))))]
     for (const ms of instants) {
       expect(modern.formatDateTime(ms)).toBe(viaDate(ms, true))
-      if (ms >= 0 && ms <= 4294967295_000) expect(legacy.formatDateTime(ms)).toBe(viaDate(ms, false))
+      if (ms >= 1000 && ms <= 4294967295_000) expect(legacy.formatDateTime(ms)).toBe(viaDate(ms, false))
     }
   })
 

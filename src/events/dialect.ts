@@ -94,7 +94,7 @@ function writePair(out: Uint8Array, at: number, n: number): number {
 }
 
 // DateTime (legacy) holds 1970-01-01 .. 2106-02-07; DateTime64 holds 1900 .. 2299.
-const LEGACY_MIN = 0
+const LEGACY_MIN = 1000 // the zero DateTime reads back as 0000-00-00
 const LEGACY_MAX = 4294967295_000
 const MODERN_MIN = Date.UTC(1900, 0, 1)
 const MODERN_MAX = Date.UTC(2299, 11, 31, 23, 59, 59, 999)
@@ -105,6 +105,7 @@ export function parseClickHouseDateTime(text: string): number {
   const m = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?/.exec(text)
   if (!m) return Number.NaN
   const millis = m[7] ? Number(m[7].slice(0, 3).padEnd(3, '0')) : 0
+  if (m[1] === '0000') return 0 // the zero DateTime (18.16) of rows stored before times were clamped
   return Date.UTC(+m[1], +m[2] - 1, +m[3], +m[4], +m[5], +m[6], millis)
 }
 

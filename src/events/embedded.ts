@@ -160,7 +160,8 @@ export class EmbeddedEventStore implements EventStore {
     return written
   }
 
-  async query(q: EventQuery): Promise<StoredEvent[]> {
+  /** The events API's filter, cursor and limit as a WHERE … LIMIT clause and its parameters. */
+  private filterOf(q: EventQuery): [string, (string | number)[]] {
     const where = ['team_id = ?']
     const params: (string | number)[] = [q.teamId]
     if (q.event !== undefined) where.push('event = ?'), params.push(q.event)
@@ -172,14 +173,28 @@ export class EmbeddedEventStore implements EventStore {
       params.push(q.cursor.timestamp, q.cursor.timestamp, q.cursor.uuid)
     }
     params.push(q.limit)
-    const sql = `SELECT uuid, team_id, event, distinct_id, properties, timestamp, created_at, person_id FROM events WHERE ${where.join(' AND ')} ORDER BY timestamp DESC, uuid DESC LIMIT ?`
+    return [`WHERE ${where.join(' AND ')} ORDER BY timestamp DESC, uuid DESC LIMIT ?`, params]
+  }
+
+  private async read<T>(sql: string, params: (string | number)[]): Promise<T[]> {
     try {
       const reader = this.offThreadReader()
-      const rows = (reader ? await reader.all(sql, params) : this.handle.query(sql).all(...params)) as Row[]
-      return rows.map(fromRow)
+      return (reader ? await reader.all(sql, params) : this.handle.query(sql).all(...params)) as T[]
     } catch (error) {
       throw classify(error)
     }
+  }
+
+  async query(q: EventQuery): Promise<StoredEvent[]> {
+    const [filter, params] = this.filterOf(q)
+    const rows = await this.read<Row>(`SELECT uuid, team_id, event, distinct_id, properties, timestamp, created_at, person_id FROM events ${filter}`, params)
+    return rows.map(fromRow)
+  }
+
+  async rowSizes(q: EventQuery): Promise<number[]> {
+    const [filter, params] = this.filterOf(q)
+    const rows = await this.read<{ size: number }>(`SELECT length(CAST(event AS BLOB)) + length(CAST(distinct_id AS BLOB)) + length(CAST(properties AS BLOB)) AS size FROM events ${filter}`, params)
+    return rows.map((r) => r.size)
   }
 
   async countByUuid(teamId: number, uuids: string[]): Promise<Map<string, number>> {

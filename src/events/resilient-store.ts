@@ -53,6 +53,11 @@ export class ResilientStore implements EventStore {
     return this.inner.query(q)
   }
 
+  async rowSizes(q: EventQuery): Promise<number[]> {
+    await this.ready()
+    return this.inner.rowSizes(q)
+  }
+
   async countByUuid(teamId: number, uuids: string[]): Promise<Map<string, number>> {
     await this.ready()
     return this.inner.countByUuid(teamId, uuids)

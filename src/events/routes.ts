@@ -51,30 +51,49 @@ export function eventJson(e: StoredEvent) {
   }
 }
 
+/**
+ * The most bytes of event data one page carries: a page stops short of `limit` rather than pass it (at
+ * least one event a page; `next` continues where it stopped). A thousand 1 MB events made a 2 GB answer.
+ */
+export const EVENTS_PAGE_MAX_BYTES = 8 * 1024 * 1024
+
+/** How many of the rows (their sizes, in order) one page carries. */
+export function rowsThatFit(sizes: number[], limit: number, maxBytes = EVENTS_PAGE_MAX_BYTES): number {
+  let n = 0
+  let total = 0
+  while (n < Math.min(limit, sizes.length)) {
+    total += sizes[n]!
+    if (n > 0 && total > maxBytes) break
+    n++
+  }
+  return n
+}
+
 export function eventRoutes(deps: { events: EventStore; auth: PersonalKeyAuth; limiter?: RateLimiter; trustProxy: boolean }) {
+  const unavailable = (error: unknown): never => {
+    // the event store is down or starting: a 503 the client may retry, not a 500
+    if (error instanceof StoreError && error.transient) throw errors.unavailable('event_store_unavailable', 'The event store is not reachable. Please retry shortly.')
+    throw error
+  }
   return new Elysia({ name: 'events-api' }).use(projectGuard(deps.auth, deps.limiter)).get(
     '/api/projects/:project_id/events/',
     async ({ project, params, query, request }) => {
       // the same reading (and the same error codes) as every other list
       const { limit } = parsePaging({ limit: query.limit })
-      const rows = await deps.events
-        .query({
-          teamId: project.id,
-          event: query.event || undefined,
-          distinctId: query.distinct_id || undefined,
-          after: timeParam(query.after, 'after'),
-          before: timeParam(query.before, 'before'),
-          limit: limit + 1,
-          cursor: query.cursor ? decodeCursor(query.cursor) : undefined,
-        })
-        .catch((error: unknown) => {
-          // the event store is down or starting: a 503 the client may retry, not a 500
-          if (error instanceof StoreError && error.transient) throw errors.unavailable('event_store_unavailable', 'The event store is not reachable. Please retry shortly.')
-          throw error
-        })
+      const filter = {
+        teamId: project.id,
+        event: query.event || undefined,
+        distinctId: query.distinct_id || undefined,
+        after: timeParam(query.after, 'after'),
+        before: timeParam(query.before, 'before'),
+        cursor: query.cursor ? decodeCursor(query.cursor) : undefined,
+      }
+      // sizes first (cheap), then only the rows that fit the page's byte budget
+      const sizes = await deps.events.rowSizes({ ...filter, limit: limit + 1 }).catch(unavailable)
+      const fit = rowsThatFit(sizes, limit)
+      const rows = fit === 0 ? [] : await deps.events.query({ ...filter, limit: fit }).catch(unavailable)
       let next: string | null = null
-      if (rows.length > limit) {
-        rows.length = limit
+      if (sizes.length > fit && rows.length > 0) {
         const url = publicUrl(request, deps.trustProxy)
         url.searchParams.set('cursor', encodeCursor(rows[rows.length - 1]))
         url.searchParams.set('limit', String(limit))

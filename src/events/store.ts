@@ -42,6 +42,8 @@ export interface EventStore {
   insertBatch(rows: StoredEvent[], options: InsertOptions): Promise<number>
   /** newest first: timestamp desc, then uuid desc */
   query(q: EventQuery): Promise<StoredEvent[]>
+  /** what query(q) would answer, as each row's size in UTF-8 bytes (name, distinct id, properties), same order */
+  rowSizes(q: EventQuery): Promise<number[]>
   /** how many stored rows carry each uuid (for tests and replay checks) */
   countByUuid(teamId: number, uuids: string[]): Promise<Map<string, number>>
   health(): Promise<boolean>

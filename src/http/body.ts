@@ -36,28 +36,51 @@ export async function refuseTooLarge(request: Request): Promise<never> {
   throw errors.tooLarge()
 }
 
-export async function readCappedBody(request: Request, maxBytes: number): Promise<Uint8Array> {
+/** How long a body may take to arrive, and how large it may be. */
+export interface BodyLimits {
+  maxBytes: number
+  /**
+   * The whole body must have arrived this long after the handler started reading it: a client trickling a byte
+   * every second held its connection (and its buffers) for as long as it liked; 5,000 of them held 38 MB.
+   */
+  timeoutMs: number
+}
+
+/** Read the body whole, within the limits: 413 past the size (after a bounded linger), 408 past the time. */
+export async function readCappedBody(request: Request, limits: BodyLimits): Promise<Uint8Array> {
   if (request.method !== 'POST' && request.method !== 'PUT' && request.method !== 'PATCH') return EMPTY
+  const { maxBytes } = limits
   const declared = request.headers.get('content-length')
-  if (declared !== null) {
-    if (Number(declared) > maxBytes) return refuseTooLarge(request)
-    // the length is known and within the cap: one read, no copies
-    return new Uint8Array(await request.arrayBuffer())
-  }
+  if (declared !== null && Number(declared) > maxBytes) return refuseTooLarge(request)
   if (request.body === null) return EMPTY
+  const reader = request.body.getReader()
+  let timedOut = false
+  // cancelling the read ends the handler's wait; the 408 then closes the connection
+  const timer = setTimeout(() => {
+    timedOut = true
+    reader.cancel().catch(() => undefined)
+  }, limits.timeoutMs)
   const chunks: Uint8Array[] = []
   let size = 0
-  const reader = request.body.getReader()
-  for (;;) {
-    const { done, value } = await reader.read()
-    if (done) break
-    size += value.byteLength
-    if (size > maxBytes) {
-      await discardRest(reader)
-      throw errors.tooLarge()
+  try {
+    for (;;) {
+      const { done, value } = await reader.read()
+      if (done) break
+      size += value.byteLength
+      if (size > maxBytes) {
+        clearTimeout(timer)
+        await discardRest(reader)
+        throw errors.tooLarge()
+      }
+      chunks.push(value)
     }
-    chunks.push(value)
+  } catch (error) {
+    if (timedOut) throw errors.bodyTimeout(limits.timeoutMs)
+    throw error
+  } finally {
+    clearTimeout(timer)
   }
+  if (timedOut) throw errors.bodyTimeout(limits.timeoutMs)
   if (chunks.length === 1) return chunks[0]
   const body = new Uint8Array(size)
   let offset = 0

@@ -2,7 +2,7 @@ import { describe, expect, test } from 'bun:test'
 import { gzipSync } from 'node:zlib'
 import LZString from 'lz-string'
 import { ApiError } from './errors'
-import { compressionHint, decodePayload, jsonNestingExceeds, parseJson, valueNestingExceeds, type RawPayload } from './decode'
+import { compressionHint, decodePayload, expansionCap, jsonNestingExceeds, MAX_EXPANSION, MAX_JSON_VALUES, MAX_VALUES_PER_WIRE_BYTE, MIN_EXPANDED_BYTES, MIN_VALUES_BUDGET, parseJson, scanJson, valueNestingExceeds, valuesBudget, type RawPayload } from './decode'
 
 const MB = 1024 * 1024
 const json = JSON.stringify({ api_key: 'phc_x', event: 'e', distinct_id: 'd', properties: { s: 'ünï 🦔' } })
@@ -216,5 +216,37 @@ describe('decoding costs bounded before the key is known', () => {
     const encoded = b64(json)
     const spaced = `${encoded.slice(0, 10)}\n\r\t${encoded.slice(10, 20)}\n${encoded.slice(20)}`.replaceAll('+', ' ')
     expect(JSON.parse(decodePayload(raw({ body: spaced }), MB).text)).toEqual(JSON.parse(json))
+  })
+})
+
+describe('compressed payloads cannot buy more than their size', () => {
+  const MAX = 20 * MB
+  test('gzip expanding more than MAX_EXPANSION times is refused as it inflates, like lz64', () => {
+    // 3 million values: 6 MB of JSON from a 6 KB body (the attack: 270 ms of the request thread, then 401)
+    const bomb = gzipSync(`{"api_key":"phc_x","batch":[${'0,'.repeat(3_000_000)}0]}`)
+    expect(bomb.length).toBeLessThan(MIN_EXPANDED_BYTES)
+    const e = fails(raw({ body: bomb, contentEncoding: 'gzip' }), MAX)
+    expect([e.status, e.code]).toEqual([400, 'invalid_payload'])
+    expect(e.detail).toContain(`expands more than ${MAX_EXPANSION} times`)
+    // the same through base64 (the form and GET data= carriers)
+    expect(fails(raw({ body: `data=${encodeURIComponent(bomb.toString('base64'))}`, query: new URLSearchParams('compression=gzip-js') }), MAX).status).toBe(400)
+    // a real batch compresses far less than that and passes; so does anything that fits MIN_EXPANDED_BYTES
+    const batch = JSON.stringify({ api_key: 'phc_x', batch: Array.from({ length: 500 }, (_, i) => ({ event: '$pageview', distinct_id: `u${i}`, properties: { $current_url: `https://example.com/p/${i}`, $browser: 'Chrome' } })) })
+    expect(decodePayload(raw({ body: gzipSync(batch), contentEncoding: 'gzip' }), MAX).text).toBe(batch)
+    expect(decodePayload(raw({ body: gzipSync(' '.repeat(MIN_EXPANDED_BYTES - 10) + '{}') }), MAX).text.length).toBe(MIN_EXPANDED_BYTES - 8)
+  })
+  test('the cap never exceeds the request cap (413 past it)', () => {
+    expect(expansionCap(10, 1000)).toBe(1000)
+    expect(expansionCap(10_000, MAX)).toBe(10_000 * MAX_EXPANSION)
+    expect(fails(raw({ body: gzipSync(' '.repeat(300_000) + '{}') }), 50_000).status).toBe(413)
+  })
+  test('scanJson counts values and containers outside strings, and stops at the limit', () => {
+    expect(scanJson('[1,2,3]', 10, 4)).toEqual({ deep: false, tooManyValues: false })
+    expect(scanJson('[1,2,3,4]', 10, 4)).toEqual({ deep: false, tooManyValues: true })
+    expect(scanJson('{"a":"1,2,3,4,5,6"}', 10, 3).tooManyValues).toBe(false)
+    expect(scanJson('[[[1]]]', 2).deep).toBe(true)
+    expect(valuesBudget(100)).toBe(MIN_VALUES_BUDGET)
+    expect(valuesBudget(100_000)).toBe(MAX_VALUES_PER_WIRE_BYTE * 100_000)
+    expect(valuesBudget(1e9)).toBe(MAX_JSON_VALUES)
   })
 })

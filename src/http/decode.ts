@@ -63,13 +63,31 @@ function malformed(detail: string): never {
   throw errors.validation('invalid_payload', `Malformed request data: ${detail}`)
 }
 
+/**
+ * How many bytes of JSON one byte of a compressed payload (gzip, lz64) may become. Real batches compress a few
+ * times over (a thousand identical events, some 60 times); a payload that expands more is a bomb: 12 KB of gzip
+ * inflating to 3 million JSON values cost 270 ms of the request thread before its key could be checked. Small
+ * payloads may always expand to MIN_EXPANDED_BYTES. Base64 and form encoding only ever shrink.
+ */
+export const MAX_EXPANSION = 100
+export const MIN_EXPANDED_BYTES = 64 * 1024
+
+/** The most a compressed payload of `inputBytes` may expand to, within the request cap. */
+export function expansionCap(inputBytes: number, maxBytes: number): number {
+  return Math.min(maxBytes, Math.max(inputBytes * MAX_EXPANSION, MIN_EXPANDED_BYTES))
+}
+
 function gunzip(bytes: Uint8Array, maxBytes: number): Uint8Array {
+  const cap = expansionCap(bytes.length, maxBytes)
   try {
-    // maxOutputLength stops inflating as soon as the output passes the cap: a bomb costs at most maxBytes.
-    return gunzipSync(bytes, { maxOutputLength: maxBytes })
+    // maxOutputLength stops inflating as soon as the output passes the cap: a bomb costs at most the cap.
+    return gunzipSync(bytes, { maxOutputLength: cap })
   } catch (error) {
     const code = (error as { code?: string }).code
-    if (code === 'ERR_BUFFER_TOO_LARGE' || error instanceof RangeError) throw errors.tooLarge()
+    if (code === 'ERR_BUFFER_TOO_LARGE' || error instanceof RangeError) {
+      if (cap < maxBytes) return malformed(`compressed payload expands more than ${MAX_EXPANSION} times its size.`)
+      throw errors.tooLarge()
+    }
     return malformed(`Failed to decompress data. ${(error as Error).message}`)
   }
 }
@@ -117,21 +135,15 @@ function unwrap(value: string, maxBytes: number, depth = 0): Unwrapped {
   return [inner, 'base64']
 }
 
-/**
- * How many characters of JSON one character of lz64 may become. Real events compress a few times over; a
- * payload that expands more is a bomb (12 KB decoding to 19 MB cost 100 ms of the request thread each),
- * refused as soon as its output passes this ratio, before the key is known.
- */
-export const MAX_LZ64_EXPANSION = 100
-
 function lz64(value: string, maxBytes: number): string {
   const input = value.replaceAll(' ', '+').trim()
-  const ratioCap = input.length * MAX_LZ64_EXPANSION
+  // the same ratio as gzip's (12 KB of lz64 decoding to 19 MB cost 100 ms of the request thread each)
+  const cap = expansionCap(input.length, maxBytes)
   try {
-    return decompressLz64(input, Math.min(maxBytes, ratioCap))
+    return decompressLz64(input, cap)
   } catch (error) {
     if (error instanceof Lz64Error && error.tooLarge) {
-      if (ratioCap < maxBytes) return malformed(`lz64 payload expands more than ${MAX_LZ64_EXPANSION} times its size.`)
+      if (cap < maxBytes) return malformed(`lz64 payload expands more than ${MAX_EXPANSION} times its size.`)
       throw errors.tooLarge()
     }
     return malformed(`Failed to decompress data. ${(error as Error).message}`)
@@ -208,11 +220,35 @@ export function decodePayload(raw: RawPayload, maxBytes: number): DecodedPayload
 export const MAX_JSON_DEPTH = 128
 
 /**
- * Whether JSON text nests deeper than `limit` objects and arrays, without parsing it and without recursion:
- * one pass that skips strings with indexOf (most of the bytes), so it costs a fraction of JSON.parse.
+ * How many JSON values (and containers) one request may hold, whatever its size on the wire, and how many per
+ * byte received when it came compressed. Parsing costs about 90 ns a value: a small compressed body must not
+ * buy seconds of the request thread. A real batch holds a few dozen values per event, far below either bound.
  */
-export function jsonNestingExceeds(text: string, limit: number): boolean {
+export const MAX_JSON_VALUES = 2_000_000
+export const MAX_VALUES_PER_WIRE_BYTE = 4
+export const MIN_VALUES_BUDGET = 10_000
+
+/** The values a payload of `wireBytes` as received may decode to. */
+export function valuesBudget(wireBytes: number): number {
+  return Math.min(MAX_JSON_VALUES, Math.max(MIN_VALUES_BUDGET, wireBytes * MAX_VALUES_PER_WIRE_BYTE))
+}
+
+export interface JsonScan {
+  /** nests deeper than the depth limit somewhere */
+  deep: boolean
+  /** holds more values than the value limit (the scan stopped there) */
+  tooManyValues: boolean
+}
+
+/**
+ * Depth and number of values of JSON text, without parsing it and without recursion: one pass that skips
+ * strings with indexOf (most of the bytes), so it costs a fraction of JSON.parse. Values are counted as
+ * separators and containers, which bounds them from above.
+ */
+export function scanJson(text: string, depthLimit: number, valueLimit = Infinity): JsonScan {
   let depth = 0
+  let deep = false
+  let values = 1
   const n = text.length
   for (let i = 0; i < n; i++) {
     const c = text.charCodeAt(i)
@@ -220,19 +256,32 @@ export function jsonNestingExceeds(text: string, limit: number): boolean {
       // to the closing quote: one preceded by an even number of backslashes
       for (;;) {
         const q = text.indexOf('"', i + 1)
-        if (q < 0) return false
+        if (q < 0) return { deep, tooManyValues: false }
         let b = q - 1
         while (text.charCodeAt(b) === 92) b--
         i = q
         if ((q - 1 - b) % 2 === 0) break
       }
+    } else if (c === 44) {
+      if (++values > valueLimit) return { deep, tooManyValues: true }
     } else if (c === 123 || c === 91) {
-      if (++depth > limit) return true
+      if (++depth > depthLimit) deep = true
+      if (++values > valueLimit) return { deep, tooManyValues: true }
     } else if (c === 125 || c === 93) {
       depth--
     }
   }
-  return false
+  return { deep, tooManyValues: false }
+}
+
+/** Whether JSON text nests deeper than `limit` objects and arrays (see scanJson). */
+export function jsonNestingExceeds(text: string, limit: number): boolean {
+  return scanJson(text, limit).deep
+}
+
+/** The 400 for a payload holding more values than its budget. */
+export function tooManyValues(budget: number): never {
+  return malformed(`more than ${budget} JSON values for the request's size (at most ${MAX_VALUES_PER_WIRE_BYTE} per byte received, ${MAX_JSON_VALUES} in all).`)
 }
 
 /** Whether a parsed value nests deeper than `limit` (iteratively: the value may be a million levels deep). */

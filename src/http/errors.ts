@@ -40,6 +40,8 @@ export const errors = {
     new ApiError(400, 'validation_error', code, detail, attr),
   invalidPayload: (detail: string) => new ApiError(400, 'validation_error', 'invalid_payload', detail),
   tooLarge: () => new ApiError(413, 'client_error', 'request_too_large', 'Request too large.'),
+  bodyTimeout: (ms: number) =>
+    new ApiError(408, 'client_error', 'request_timeout', `The request body did not arrive within ${ms} ms.`, null, { connection: 'close' }),
   notFound: (detail = 'Not found.') => new ApiError(404, 'invalid_request', 'not_found', detail),
   permissionDenied: (detail: string) => new ApiError(403, 'authentication_error', 'permission_denied', detail),
   notAuthenticated: () =>

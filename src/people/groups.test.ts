@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { allocateGroupTypes, groupTypesOf, groupUpdates } from './groups'
+import { MAX_PERSON_PROPERTIES_SIZE, type PersonEvent } from './identity'
 
 describe('group types', () => {
   test('take the lowest free index in order of first sight, at most five', () => {
@@ -37,5 +38,15 @@ describe('group properties', () => {
       { type: 'company', key: 'acme', properties: { plan: 'pro', seats: 3 } },
       { type: 'company', key: '42', properties: { name: 'Answer' } },
     ])
+  })
+})
+
+describe('group properties size limit', () => {
+  test('a $group_set over the limit is dropped and counted; the group keeps the others', () => {
+    const gi = (set: Record<string, unknown>): PersonEvent => ({ event: '$groupidentify', distinctId: 'd', timestamp: 1, properties: { $group_type: 'company', $group_key: 'acme', $group_set: set } })
+    const dropped = { tooLarge: 0 }
+    const updates = groupUpdates([gi({ plan: 'pro' }), gi({ blob: 'x'.repeat(MAX_PERSON_PROPERTIES_SIZE) })], dropped)
+    expect(updates).toEqual([{ type: 'company', key: 'acme', properties: { plan: 'pro' } }])
+    expect(dropped.tooLarge).toBe(1)
   })
 })

@@ -1,6 +1,6 @@
 // Groups learned from events: group types get the lowest free index 0..4 in order of first sight (at most
 // five per project), and $groupidentify's $group_set is merged into the group's properties.
-import { setOwn, type PersonEvent } from './identity'
+import { MAX_PERSON_PROPERTIES_SIZE, setOwn, type PersonEvent } from './identity'
 
 export const MAX_GROUP_TYPES = 5
 
@@ -40,8 +40,12 @@ export interface GroupUpdate {
   properties: Record<string, unknown>
 }
 
-/** The groups $groupidentify events set, merged in event order (later $group_set values win). */
-export function groupUpdates(events: PersonEvent[]): GroupUpdate[] {
+/**
+ * The groups $groupidentify events set, merged in event order (later $group_set values win). A $group_set
+ * larger than the property limit (the same as a person's) is dropped and counted in `dropped`; the store keeps
+ * a group's merged properties within it too (upsertGroups).
+ */
+export function groupUpdates(events: PersonEvent[], dropped = { tooLarge: 0 }): GroupUpdate[] {
   const byGroup = new Map<string, GroupUpdate>()
   for (const e of events) {
     if (e.event !== '$groupidentify') continue
@@ -52,6 +56,11 @@ export function groupUpdates(events: PersonEvent[]): GroupUpdate[] {
     if (key.length === 0 || key.length > 400) continue
     const id = `${type}\u0000${key}`
     const update = byGroup.get(id) ?? { type, key, properties: {} }
+    if (isObject(e.properties.$group_set) && JSON.stringify(e.properties.$group_set).length > MAX_PERSON_PROPERTIES_SIZE) {
+      dropped.tooLarge++
+      byGroup.set(id, update)
+      continue
+    }
     if (isObject(e.properties.$group_set)) for (const [k, v] of Object.entries(e.properties.$group_set)) setOwn(update.properties, k, v)
     byGroup.set(id, update)
   }

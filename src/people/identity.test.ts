@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { applyPropertyUpdates, IdentityModel, isIllegalDistinctId, personUuid, type Person, type PersonEvent } from './identity'
+import { applyPropertyUpdates, IdentityModel, isIllegalDistinctId, MAX_PERSON_PROPERTIES_SIZE, personUuid, type Person, type PersonEvent } from './identity'
 
 const ev = (event: string, distinctId: string, properties: Record<string, unknown> = {}, timestamp = 1000): PersonEvent => ({
   event,
@@ -147,5 +147,31 @@ describe('property names that are special in JavaScript objects', () => {
     expect(JSON.parse(JSON.stringify(injected))).toEqual(JSON.parse('{"__proto__": {"plan": "free"}, "plan": "pro"}'))
     applyPropertyUpdates(target, { $unset: ['constructor'] })
     expect(Object.hasOwn(target, 'constructor')).toBe(false)
+  })
+})
+
+describe('the person properties size limit', () => {
+  const chunk = (n: number) => 'x'.repeat(n)
+  test('a $set that would take a person past the limit is dropped and counted; the person and smaller updates stay', () => {
+    const model = new IdentityModel(1, [stored(1, ['u'], { plan: 'free' })])
+    model.apply(ev('$set', 'u', { $set: { a: chunk(MAX_PERSON_PROPERTIES_SIZE / 2) } }))
+    model.apply(ev('$set', 'u', { $set: { b: chunk(MAX_PERSON_PROPERTIES_SIZE / 2) } }))
+    model.apply(ev('$set', 'u', { $set: { plan: 'pro' } }))
+    const p = model.personOf('u')!
+    expect(Object.keys(p.properties).sort()).toEqual(['a', 'plan'])
+    expect(p.properties.plan).toBe('pro')
+    expect(model.droppedTooLarge).toBe(1)
+    // overwriting a large value with another of the same size fits: the limit is measured, not guessed
+    model.apply(ev('$set', 'u', { $set: { a: chunk(MAX_PERSON_PROPERTIES_SIZE / 2 - 10) } }))
+    expect(model.droppedTooLarge).toBe(1)
+    expect((p.properties.a as string).length).toBe(MAX_PERSON_PROPERTIES_SIZE / 2 - 10)
+    expect(JSON.stringify(p.properties).length).toBeLessThanOrEqual(MAX_PERSON_PROPERTIES_SIZE)
+  })
+  test('eight 4 MB $sets leave the person under the limit', () => {
+    const model = new IdentityModel(1, [])
+    for (let i = 0; i < 8; i++) model.apply(ev('$set', 'v', { $set: { [`k${i}`]: chunk(4 * 1024 * 1024) } }))
+    model.apply(ev('$set', 'v', { $set: { small: 1 } }))
+    expect(model.personOf('v')!.properties).toEqual({ small: 1 })
+    expect(model.droppedTooLarge).toBe(8)
   })
 })

@@ -14,7 +14,18 @@ export interface Person {
   changed: boolean
   /** merged into another person: to be deleted */
   mergedInto?: Person
+  /** characters of the properties' JSON, or more (an upper bound kept as updates apply); unknown until needed */
+  propertiesSize?: number
 }
+
+/**
+ * The largest person (and group) properties kept, in characters of their JSON. A $set that would take a person
+ * past it is dropped and counted, the person kept as it was: eight multi-megabyte $sets built an 84 MB person
+ * whose every /decide missed the cache and took a second. Real persons hold a few kilobytes.
+ */
+export const MAX_PERSON_PROPERTIES_SIZE = 512 * 1024
+
+const jsonSize = (v: unknown): number => JSON.stringify(v)?.length ?? 0
 
 export interface PersonEvent {
   event: string
@@ -81,6 +92,8 @@ export class IdentityModel {
   }
 
   private readonly merged: Person[] = []
+  /** property updates refused because the person would pass MAX_PERSON_PROPERTIES_SIZE */
+  droppedTooLarge = 0
 
   private create(distinctId: string, at: number): Person {
     const person: Person = {
@@ -129,6 +142,7 @@ export class IdentityModel {
       target = into!
       const absorbed = other!
       target.properties = { ...absorbed.properties, ...target.properties }
+      target.propertiesSize = undefined
       target.createdAt = Math.min(target.createdAt, absorbed.createdAt)
       for (const id of absorbed.distinctIds) this.attach(target, id)
       absorbed.distinctIds.clear()
@@ -160,8 +174,33 @@ export class IdentityModel {
       person.isIdentified = true
       person.changed = true
     }
-    if (applyPropertyUpdates(person.properties, p)) person.changed = true
+    if (this.applyBounded(person, p)) person.changed = true
     return true
+  }
+
+  /**
+   * applyPropertyUpdates within MAX_PERSON_PROPERTIES_SIZE. The size is tracked as an upper bound (what the
+   * person was plus what the update could add), measured exactly only when that bound passes the limit.
+   */
+  private applyBounded(person: Person, p: Record<string, unknown>): boolean {
+    const adds = (isObject(p.$set) ? jsonSize(p.$set) : 0) + (isObject(p.$set_once) ? jsonSize(p.$set_once) : 0)
+    if (adds === 0) return applyPropertyUpdates(person.properties, p)
+    const size = (person.propertiesSize ??= jsonSize(person.properties))
+    if (size + adds <= MAX_PERSON_PROPERTIES_SIZE) {
+      person.propertiesSize = size + adds
+      return applyPropertyUpdates(person.properties, p)
+    }
+    const trial = { ...person.properties }
+    const changed = applyPropertyUpdates(trial, p)
+    const exact = jsonSize(trial)
+    if (exact > MAX_PERSON_PROPERTIES_SIZE && exact > size) {
+      this.droppedTooLarge++
+      person.propertiesSize = jsonSize(person.properties)
+      return false
+    }
+    person.properties = trial
+    person.propertiesSize = exact
+    return changed
   }
 }
 

@@ -16,10 +16,9 @@ import { allocateGroupTypes, groupTypesOf, groupUpdates } from './groups'
 import type { PersonChange } from './person-cache'
 import { notifyPersonChange } from './person-changes'
 import { IdentityModel, type PersonEvent } from './identity'
-import { addGroupTypes, loadGroupTypes, loadPersons, upsertGroups, writePersons } from './repository'
+import { addGroupTypes, loadGroupTypes, loadPersons, PERSONS_LOCK, upsertGroups, writePersons } from './repository'
 
 export const LEARNER = 'learn'
-const PERSONS_LOCK = 0x70657273 // "pers"
 const KNOWN_MAX = 200_000
 const IDENTITY_EVENTS = new Set(['$identify', '$create_alias', '$merge_dangerously'])
 /**
@@ -147,6 +146,9 @@ export class Learner implements BatchHandler {
   }
 
   /** Persons, distinct ids, group types and groups of one project; the project's group types when it read them. */
+  /** when refused group types were last logged, per project (once a minute: a client may name one in every event) */
+  private readonly refusalLoggedAt = new Map<number, number>()
+
   private async learnProject(teamId: number, events: PersonEvent[]): Promise<ReadonlyMap<string, number> | undefined> {
     const personEvents = events.filter(
       (e) =>
@@ -155,7 +157,8 @@ export class Learner implements BatchHandler {
         (touchesPerson(e) || !this.isKnown(teamId, e.distinctId)),
     )
     const typesSeen = events.flatMap(groupTypesOf)
-    const groupSets = groupUpdates(events)
+    const refused = { tooLarge: 0 }
+    const groupSets = groupUpdates(events, refused)
     if (personEvents.length === 0 && typesSeen.length === 0) return undefined
     const { metrics } = this.deps
     let learned: string[] = []
@@ -169,6 +172,12 @@ export class Learner implements BatchHandler {
         const added = allocateGroupTypes(types, typesSeen)
         await addGroupTypes(tx, teamId, added)
         for (const [type, index] of added) types.set(type, index)
+        const refused = new Set(typesSeen.filter((type) => !types.has(type)))
+        if (refused.size > 0) {
+          // every slot taken: the admin can free one (DELETE …/groups_types/:index/)
+          metrics.inc('personUpdates', { kind: 'group_types_refused' }, refused.size)
+          if (Date.now() - (this.refusalLoggedAt.get(teamId) ?? 0) > 60_000) this.refusalLoggedAt.set(teamId, Date.now()), this.deps.log.warn({ teamId, refused: [...refused].slice(0, 5).map((t) => t.slice(0, 100)), taken: [...types.keys()].map((t) => t.slice(0, 100)) }, 'group types refused: the project has five already')
+        }
         groupTypes = types
         const groups = groupSets
           .filter((g) => types.has(g.type))
@@ -188,6 +197,7 @@ export class Learner implements BatchHandler {
         }
         const model = new IdentityModel(teamId, await loadPersons(tx, teamId, [...ids]))
         for (const e of personEvents) model.apply(e)
+        refused.tooLarge += model.droppedTooLarge
         const written = await writePersons(tx, teamId, model.touched(), model.assignments())
         if (written.created) metrics.inc('personUpdates', { kind: 'persons_created' }, written.created)
         if (written.updated) metrics.inc('personUpdates', { kind: 'persons_updated' }, written.updated)
@@ -199,6 +209,7 @@ export class Learner implements BatchHandler {
         for (const [id] of model.assignments()) changedIds.add(id)
         change.distinctIds = [...changedIds]
       }
+      if (refused.tooLarge) metrics.inc('personUpdates', { kind: 'properties_dropped_too_large' }, refused.tooLarge)
       // other processes' caches hear of it when this commits
       if (change.distinctIds.length || change.groups.length) await notifyPersonChange(tx, change)
     })

@@ -3,7 +3,10 @@
 import type { Sql } from 'postgres'
 import { cancelledWithRequest } from '../db/cancel'
 import { asJson } from '../db/postgres'
-import type { Person } from './identity'
+import { MAX_PERSON_PROPERTIES_SIZE, type Person } from './identity'
+
+/** The advisory lock (with the project id) under which a project's persons and group types change. */
+export const PERSONS_LOCK = 0x70657273 // "pers"
 
 interface PersonRow {
   id: number
@@ -11,37 +14,33 @@ interface PersonRow {
   properties: Record<string, unknown>
   is_identified: boolean
   created_at: Date
-  distinct_id: string
+  distinct_ids: string[]
 }
 
-/** The persons of these distinct ids, each with all of its distinct ids (merges move them all). */
+/**
+ * The persons of these distinct ids, each once with all of its distinct ids (merges move them all). One row a
+ * person: a join row per distinct id sent the person's properties once per id, so a person with 1,000 aliases
+ * and 1 MB of properties cost a gigabyte to load for every later $set.
+ */
 export async function loadPersons(tx: Sql, teamId: number, distinctIds: string[]): Promise<Person[]> {
   if (distinctIds.length === 0) return []
   const rows = await tx<PersonRow[]>`
-    select p.id, p.uuid, p.properties, p.is_identified, p.created_at, all_ids.distinct_id
-      from person_distinct_ids wanted
-      join persons p on p.id = wanted.person_id
-      join person_distinct_ids all_ids on all_ids.person_id = p.id
-     where wanted.team_id = ${teamId}
-       and wanted.distinct_id in (select jsonb_array_elements_text(${tx.json(distinctIds)}))`
-  const byId = new Map<number, Person>()
-  for (const r of rows) {
-    let person = byId.get(r.id)
-    if (!person) {
-      person = {
-        id: r.id,
-        uuid: r.uuid,
-        properties: r.properties,
-        isIdentified: r.is_identified,
-        createdAt: r.created_at.getTime(),
-        distinctIds: new Set(),
-        changed: false,
-      }
-      byId.set(r.id, person)
-    }
-    person.distinctIds.add(r.distinct_id)
-  }
-  return [...byId.values()]
+    select p.id, p.uuid, p.properties, p.is_identified, p.created_at,
+           array(select d.distinct_id from person_distinct_ids d where d.person_id = p.id) as distinct_ids
+      from persons p
+     where p.id in (select wanted.person_id
+                      from person_distinct_ids wanted
+                     where wanted.team_id = ${teamId}
+                       and wanted.distinct_id in (select jsonb_array_elements_text(${tx.json(distinctIds)})))`
+  return rows.map((r) => ({
+    id: r.id,
+    uuid: r.uuid,
+    properties: r.properties,
+    isIdentified: r.is_identified,
+    createdAt: r.created_at.getTime(),
+    distinctIds: new Set(r.distinct_ids),
+    changed: false,
+  }))
 }
 
 /** Write what a batch did to persons: new persons, changed ones, re-pointed distinct ids, merged-away ones. */
@@ -140,7 +139,11 @@ export async function upsertGroups(tx: Sql, teamId: number, groups: { index: num
     select ${teamId}, v.index, v.key, v.properties
       from jsonb_to_recordset(${tx.json(asJson(groups))}) as v(index int, key text, properties jsonb)
     on conflict (team_id, group_type_index, group_key)
-      do update set group_properties = groups.group_properties || excluded.group_properties, version = groups.version + 1`
+      do update set group_properties = case
+                      when length((groups.group_properties || excluded.group_properties)::text) <= ${MAX_PERSON_PROPERTIES_SIZE}
+                        then groups.group_properties || excluded.group_properties
+                      else groups.group_properties end,
+                    version = groups.version + 1`
 }
 
 // ---------------------------------------------------------------------------------------------------

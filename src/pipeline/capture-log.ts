@@ -183,7 +183,11 @@ export class CaptureLog {
     return values.length ? Math.min(...values) : 0
   }
 
-  /** Bytes of records accepted but not yet finished by every consumer. */
+  /**
+   * Bytes of records accepted but not yet finished by every consumer, each counted as the larger of its size on
+   * disk and what it decodes to. What a (re)started flush worker finds in the log is counted by its size on disk
+   * until consumed, then the gauge is exact again.
+   */
   backlogBytes(): number {
     return Math.max(0, this.backlogBase + this.appendedSinceBase - this.consumed('consumedBytes'))
   }
@@ -225,11 +229,14 @@ export class CaptureLog {
    * Log an accepted request of `items` events. Throws 503 when the log is over its cap or the disk refuses
    * the write; in both cases nothing was acknowledged and the client retries.
    */
-  accept(parts: Uint8Array[], items: number): Promise<void> | null {
+  accept(parts: Uint8Array[], items: number, decodedBytes = 0): Promise<void> | null {
     if (!this.accepting) throw errors.unavailable('shutting_down', 'The server is shutting down. Please retry.')
     let size = 16
     for (const p of parts) size += p.length
-    if (this.backlogBytes() + size > this.options.maxWalBytes) {
+    // A compressed request counts as what it decodes to: 19 KB of gzip became 19 MB in the store, and a cap on
+    // the bytes on disk let 1.9 MB of requests put 2.65 GB there. (The consumers count the same: recordWeight.)
+    const weight = Math.max(size, decodedBytes)
+    if (this.backlogBytes() + weight > this.options.maxWalBytes) {
       this.deps.metrics.requestsRejected.inc({ code: 'capture_backlog_full' })
       throw errors.unavailable('capture_backlog_full', 'Too many events are waiting to be written. Please retry shortly.')
     }
@@ -249,7 +256,7 @@ export class CaptureLog {
       }
       throw error
     }
-    this.appendedSinceBase += appended.size
+    this.appendedSinceBase += Math.max(appended.size, decodedBytes)
     this.publish(items)
     return appended.durable
       ? appended.durable.catch((error) => {

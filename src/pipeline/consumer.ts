@@ -27,6 +27,15 @@ export interface BatchHandler {
   probe(): Promise<boolean>
   /** True when the error is certainly the batch's fault (the store refused its data), whatever a ping says. */
   rejects?(error: unknown): boolean
+  /** The handler finds and dead-letters refused rows itself: its batches are never split. */
+  readonly selfIsolating?: boolean
+  /**
+   * A handler that holds rows across batches before writing them (history-writer.ts): the oldest record whose
+   * rows it still holds. The durable cursor stays before it, so that a crash replays what was not written.
+   */
+  heldFrom?(): number | null
+  /** Write what is held when due (`force`: now); called when no batch is waiting, and when draining. */
+  idle?(force: boolean): Promise<boolean>
 }
 
 export interface ConsumerDeps {
@@ -45,6 +54,11 @@ export interface ConsumerDeps {
   onProgress(): void
   /** take records only up to here (e.g. what another consumer has finished) */
   upTo?(): number
+}
+
+/** What a record counts for against the log's cap: its size on disk, or what it decodes to when that is larger. */
+export function recordWeight(record: LoggedRecord): number {
+  return Math.max(record.size, record.decodedSize)
 }
 
 const MIN_BACKOFF_MS = 100
@@ -90,9 +104,15 @@ export class Consumer {
     return this.handler.name
   }
 
-  /** Last sequence number finished. */
+  /** Last sequence number handed over and handled (some of it may be held by the handler, see heldFrom). */
   get position(): number {
     return this.cursor
+  }
+
+  /** Last sequence number whose effects are stored: what the log may release. */
+  get durablePosition(): number {
+    const held = this.handler.heldFrom?.() ?? null
+    return held === null ? this.cursor : Math.min(this.cursor, held - 1)
   }
 
   get failing(): string | null {
@@ -139,7 +159,7 @@ export class Consumer {
   /** One batch: collect, hand over, advance. */
   private async step(): Promise<void> {
     const batch = this.pending ?? this.collect()
-    if (!batch) return
+    if (!batch) return this.idle(false)
     this.pending = batch
     const inDoubt = this.failures > 0 || batch.firstSeq <= this.inDoubtThrough
     try {
@@ -151,7 +171,7 @@ export class Consumer {
       if (this.failures === 1 || this.failures % 20 === 0) {
         this.deps.log.warn({ err: error, consumer: this.name, attempts: this.failures, firstSeq: batch.firstSeq, lastSeq: batch.lastSeq }, 'batch failed; will retry')
       }
-      const refused = this.handler.rejects?.(error) === true || (this.failures >= SPLIT_AFTER_FAILURES && (await this.storeAnswers()))
+      const refused = this.handler.rejects?.(error) === true || (this.failures >= SPLIT_AFTER_FAILURES && !this.handler.selfIsolating && (await this.storeAnswers()))
       if (!refused) return
       try {
         const isolated = await isolatePoison(batch, {
@@ -171,14 +191,39 @@ export class Consumer {
     this.failures = 0
     this.lastError = null
     this.pending = null
-    this.deps.checkpoint.update((s) => {
-      s.done[this.name] = batch.lastSeq
-    })
     this.cursor = batch.lastSeq
+    this.saveDurable()
     this.lastAdvanceAt = Date.now()
     this.consumedBytes += batch.bytes
     this.consumedItems += batch.items
     this.lastBatchFull = batch.events >= this.deps.maxEvents
+    this.deps.onProgress()
+  }
+
+  private saveDurable(): void {
+    const durable = this.durablePosition
+    if (durable > this.deps.checkpoint.done(this.name)) {
+      this.deps.checkpoint.update((s) => {
+        s.done[this.name] = durable
+      })
+    }
+  }
+
+  /** No batch waiting: let a handler that holds rows write them when due (a failure backs off like a batch's). */
+  private async idle(force: boolean): Promise<void> {
+    if (!this.handler.idle) return
+    try {
+      if (!(await this.handler.idle(force))) return
+    } catch (error) {
+      this.failures++
+      this.lastError = (error as Error)?.message ?? String(error)
+      this.deps.onFailure?.(this.name, reasonOf(error))
+      if (this.failures === 1 || this.failures % 20 === 0) this.deps.log.warn({ err: error, consumer: this.name, attempts: this.failures }, 'held rows failed; will retry')
+      return
+    }
+    this.failures = 0
+    this.lastError = null
+    this.saveDurable()
     this.deps.onProgress()
   }
 
@@ -218,7 +263,7 @@ export class Consumer {
       events += record.events.length
       items += record.events.length
       for (const n of record.dropped.values()) items += n
-      bytes += record.size
+      bytes += recordWeight(record)
       seq++
     }
     if (records.length === 0) return null
@@ -247,6 +292,12 @@ export class Consumer {
         if (this.failures > 0) await Bun.sleep(Math.min(1000, MIN_BACKOFF_MS * 2 ** this.failures))
       }
     }
-    return this.cursor >= this.deps.wal.lastSeq
+    // what a handler holds is written before the drain ends
+    while (!this.stopped && this.handler.heldFrom?.() != null && Date.now() < deadline) {
+      if (this.running) await this.running
+      await this.idle(true)
+      if (this.failures > 0) await Bun.sleep(Math.min(1000, MIN_BACKOFF_MS * 2 ** this.failures))
+    }
+    return this.durablePosition >= this.deps.wal.lastSeq
   }
 }

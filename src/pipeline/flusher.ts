@@ -127,7 +127,8 @@ export class Flusher {
   progress(): Progress {
     const p: Progress = { positions: {}, consumedBytes: {}, consumedItems: {}, failing: {}, ringEvents: this.ring.eventCount }
     for (const c of this.consumers) {
-      p.positions[c.name] = c.position
+      // what the log may release: a consumer holding rows (history-writer.ts) is not done with their records
+      p.positions[c.name] = c.durablePosition
       p.consumedBytes[c.name] = c.consumedBytes
       p.consumedItems[c.name] = c.consumedItems
       p.failing[c.name] = c.failing

@@ -33,24 +33,32 @@ export function storedEventOf(record: LoggedRecord, e: CapturedEvent, properties
   }
 }
 
+/** What a consumer writing to the event store needs. */
+export interface EventWriterDeps {
+  events: EventStore
+  checkpoint: Checkpoint
+  deadLetters: DeadLetters
+  metrics: PipelineMetrics
+  log: Logger
+}
+
 export class StoreWriter implements BatchHandler {
   readonly name = STORE_WRITER
 
   constructor(
-    private readonly deps: {
-      events: EventStore
-      checkpoint: Checkpoint
-      deadLetters: DeadLetters
-      metrics: PipelineMetrics
-      log: Logger
+    private readonly deps: EventWriterDeps & {
+      /** events another consumer writes (history-writer.ts: those of other months) */
+      skip?(record: LoggedRecord, e: CapturedEvent): boolean
     },
   ) {}
 
   async handle(batch: Batch, inDoubt: boolean): Promise<void> {
     const rows: StoredEvent[] = []
     const unserializable: StoredEvent[] = []
+    const skip = this.deps.skip
     for (const record of batch.records) {
       for (const e of record.events) {
+        if (skip?.(record, e)) continue
         const properties = propertiesText(e)
         const row = storedEventOf(record, e, properties)
         if (properties === null) unserializable.push(row)

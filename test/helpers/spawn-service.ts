@@ -50,10 +50,11 @@ export async function spawnService(env: Record<string, string>, options: { port?
   live.add(proc)
   let stderr = ''
   const decoder = new TextDecoder()
-  void (async () => {
+  const read = (async () => {
     for await (const chunk of proc.stderr as ReadableStream<Uint8Array>) stderr += decoder.decode(chunk, { stream: true })
-  })()
-  const exited = proc.exited.then((code) => {
+  })().catch(() => undefined)
+  // exited once the process is gone and its last log lines are read (they could arrive after the exit code)
+  const exited = Promise.all([proc.exited, read]).then(([code]) => {
     live.delete(proc)
     return code
   })

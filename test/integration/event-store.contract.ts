@@ -120,6 +120,23 @@ export function eventStoreContract(name: string, factory: StoreFactory): void {
       }
     })
 
+    test('rowSizes gives the size of each row query() answers, in the same order, with the same filter', async () => {
+      const ts = Date.UTC(2024, 3, 1)
+      const rows = [
+        event({ teamId: 306, event: 'e', distinctId: 'ab', properties: '{"x":"é"}', timestamp: ts }),
+        event({ teamId: 306, event: 'long', distinctId: 'c', properties: JSON.stringify({ blob: 'z'.repeat(5000) }), timestamp: ts + 1000 }),
+        event({ teamId: 307, event: 'other', timestamp: ts + 2000 }),
+      ]
+      await store.insertBatch(rows, { inDoubt: false })
+      const q = { teamId: 306, limit: 10 }
+      const sizes = await store.rowSizes(q)
+      const listed = await store.query(q)
+      const bytes = (t: string) => Buffer.byteLength(t)
+      expect(sizes).toEqual(listed.map((r) => bytes(r.event) + bytes(r.distinctId) + bytes(r.properties)))
+      expect(sizes[0]).toBeGreaterThan(5000)
+      expect(await store.rowSizes({ teamId: 306, event: 'e', limit: 10 })).toEqual([1 + 2 + 10])
+    })
+
     test('an in-doubt retry stores each row once, even when part of it had landed', async () => {
       const rows = Array.from({ length: 20 }, () => event({ teamId: 405 }))
       expect(await store.insertBatch(rows.slice(0, 8), { inDoubt: false })).toBe(8)

@@ -1,7 +1,8 @@
 // Reading a /decide or /flags request (PostHog's decide.py and the Rust flags service's FlagRequest):
 // the body however it was encoded, the version, the token, the distinct id and the property overrides.
-import { decodePayload, jsonNestingExceeds, MAX_JSON_DEPTH, parseJson, type RawPayload } from '../../http/decode'
+import { decodePayload, MAX_JSON_DEPTH, parseJson, scanJson, tooManyValues, valuesBudget, type RawPayload } from '../../http/decode'
 import { ApiError, errors } from '../../http/errors'
+import { boundedValue } from '../engine/operators'
 import { pyStr } from '../engine/python/pyvalue'
 
 export type Shape = 'decide-v1' | 'decide-v2' | 'decide-v3' | 'decide-v4' | 'flags-v2' | 'flags-legacy'
@@ -56,11 +57,15 @@ export function processBool(value: unknown): boolean {
 /** The request body as an object; an empty body is `{}`. Decoding errors are decide's `malformed_data`. */
 const utf8 = new TextDecoder('utf-8', { fatal: true })
 
-/** A body nesting deeper than the limit (a distinct_id a million levels deep) is refused before it is parsed. */
-function parseBounded(text: string): unknown {
-  if (jsonNestingExceeds(text, MAX_JSON_DEPTH)) {
-    throw errors.validation('malformed_data', `Malformed request data: JSON nested deeper than ${MAX_JSON_DEPTH} levels.`)
-  }
+/**
+ * A body nesting deeper than the limit (a distinct_id a million levels deep), or holding more values than its
+ * size on the wire allows (a small gzip body inflating to millions), is refused before it is parsed.
+ */
+function parseBounded(text: string, wireBytes: number): unknown {
+  const budget = valuesBudget(wireBytes)
+  const scan = scanJson(text, MAX_JSON_DEPTH, budget)
+  if (scan.deep) throw errors.validation('malformed_data', `Malformed request data: JSON nested deeper than ${MAX_JSON_DEPTH} levels.`)
+  if (scan.tooManyValues) tooManyValues(budget)
   return parseJson(text)
 }
 
@@ -76,13 +81,13 @@ export function readBody(raw: RawPayload, maxBytes: number): { data: Record<stri
         // not UTF-8: decodePayload explains
       }
       if (text !== null) {
-        const data = parseBounded(text)
+        const data = parseBounded(text, raw.body.length)
         if (!isObject(data)) throw errors.validation('malformed_data', 'Malformed request data: expected a JSON object.')
         return { data, form: null }
       }
     }
     const decoded = decodePayload(raw, maxBytes)
-    const data = parseBounded(decoded.text)
+    const data = parseBounded(decoded.text, raw.body.length > 0 ? raw.body.length : (raw.query.get('data')?.length ?? 0))
     if (!isObject(data)) throw errors.validation('malformed_data', 'Malformed request data: expected a JSON object.')
     return { data, form: decoded.form }
   } catch (error) {
@@ -134,14 +139,27 @@ export interface Overrides {
 export function overridesOf(data: Record<string, unknown>, distinctId: string): Overrides {
   const groups = isObject(data.groups) ? (data.groups as Record<string, string>) : {}
   const personProperties = isObject(data.person_properties) ? data.person_properties : null
-  const personOverrides: Record<string, unknown> = personProperties ? { distinct_id: distinctId, ...personProperties } : { distinct_id: distinctId }
+  const personOverrides: Record<string, unknown> = personProperties ? { distinct_id: distinctId, ...boundedValues(personProperties) } : { distinct_id: distinctId }
   const groupOverrides: Record<string, Record<string, unknown>> = {}
   const groupProperties = isObject(data.group_properties) ? data.group_properties : null
   for (const name of Object.keys(groups)) {
     const props = groupProperties && isObject(groupProperties[name]) ? (groupProperties[name] as Record<string, unknown>) : null
-    groupOverrides[name] = props ? { $group_key: groups[name], ...props } : { $group_key: groups[name] }
+    groupOverrides[name] = props ? { $group_key: groups[name], ...boundedValues(props) } : { $group_key: groups[name] }
   }
   return { groups, personOverrides, groupOverrides }
+}
+
+/** Request properties with every list or dict over the engine's size limit replaced by its marker (no match). */
+function boundedValues(properties: Record<string, unknown>): Record<string, unknown> {
+  let out: Record<string, unknown> | null = null
+  for (const key in properties) {
+    const value = properties[key]
+    if (typeof value !== 'object' || value === null) continue
+    const bounded = boundedValue(value)
+    // defined, not assigned: a key named __proto__ stays a key
+    if (bounded !== value) Object.defineProperty((out ??= { ...properties }), key, { value: bounded, writable: true, enumerable: true, configurable: true })
+  }
+  return out ?? properties
 }
 
 /** flag_keys_to_evaluate: the keys to evaluate, or null for all. */

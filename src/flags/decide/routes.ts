@@ -1,7 +1,7 @@
 // POST /decide/?v=1..4 and POST /flags/?v=2[&config=true] (also GET and OPTIONS, with CORS).
 import { Elysia, type Context } from 'elysia'
 import { preflightHeaders, queryOf } from '../../http/cors'
-import { readCappedBody } from '../../http/body'
+import { readCappedBody, type BodyLimits } from '../../http/body'
 import type { Metrics } from '../../ops/metrics'
 import type { DecideService } from './service'
 import { documentedAnswer, documentedBody } from '../../http/openapi'
@@ -10,7 +10,7 @@ import { minimalDecide } from './response'
 
 const OK = JSON.stringify({ status: 1 })
 
-export function decideRoutes(deps: { decide: DecideService; metrics: Metrics; maxBodyBytes: number }) {
+export function decideRoutes(deps: { decide: DecideService; metrics: Metrics; body: BodyLimits }) {
   // The answer goes back as a string with its headers in `set` (CORS among them, set by the app for every public
   // endpoint; errors take the app's one error path): Elysia then makes one Response.
   const reply = (set: Context['set'], body: string) => {
@@ -20,7 +20,7 @@ export function decideRoutes(deps: { decide: DecideService; metrics: Metrics; ma
   const answered = { true: deps.metrics.decideRequests.labels({ errors: 'true' }), false: deps.metrics.decideRequests.labels({ errors: 'false' }) }
 
   const evaluate = async (endpoint: 'decide' | 'flags', request: Request, set: Context['set']) => {
-    const body = await readCappedBody(request, deps.maxBodyBytes)
+    const body = await readCappedBody(request, deps.body)
     const answer = await deps.decide.decide(endpoint, {
       method: request.method,
       body,

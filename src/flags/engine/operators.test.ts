@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { PythonException } from './dates'
-import { compileProperty, matchAbsent, matchPresent, Op } from './operators'
+import { boundedValue, compileProperty, matchAbsent, matchPresent, MAX_MATCHED_VALUE_CHARS, Op, OVERSIZED_VALUE } from './operators'
 
 const NOW = new Date('2020-01-01T12:01:20.134Z')
 /** match_property({key, value, operator}, {key: override}) on the server */
@@ -229,5 +229,26 @@ describe('compileProperty', () => {
   })
   test('cohort filters are marked', () => {
     expect(compileProperty({ key: 'id', type: 'cohort', value: 3 }).isCohort).toBe(true)
+  })
+})
+
+describe('values over the size limit match nothing', () => {
+  const now = new Date('2026-01-01T00:00:00Z')
+  const huge = 'x'.repeat(MAX_MATCHED_VALUE_CHARS + 1)
+  test('a string over the limit: every operator false, negations included', () => {
+    for (const operator of ['exact', 'is_not', 'icontains', 'not_icontains', 'regex', 'not_regex', 'gt', 'lt', 'is_date_after', 'is_date_before', 'is_set']) {
+      const p = compileProperty({ key: 'plan', operator, value: 'x', type: 'person' })
+      expect([operator, matchPresent(p, huge, now)]).toEqual([operator, false])
+    }
+    // at the limit it is still matched
+    expect(matchPresent(compileProperty({ key: 'plan', operator: 'icontains', value: 'x' }), huge.slice(1), now)).toBe(true)
+  })
+  test('a list of three million values is cut after the budget, not walked whole', () => {
+    const list = new Array(3_000_000).fill(0)
+    expect(boundedValue(list)).toBe(OVERSIZED_VALUE)
+    expect(boundedValue({ a: 'y'.repeat(MAX_MATCHED_VALUE_CHARS) })).toBe(OVERSIZED_VALUE)
+    const small = { a: [1, 2, 3], b: 'ok' }
+    expect(boundedValue(small)).toBe(small)
+    expect(matchPresent(compileProperty({ key: 'plan', operator: 'is_not', value: 'x' }), OVERSIZED_VALUE, now)).toBe(false)
   })
 })

@@ -1,0 +1,60 @@
+// Group types for admins: list, name, delete. Deleting frees the index (one anonymous event naming five junk
+// types could otherwise take every slot for good) and what was learned under it. Flags read the mapping
+// through their cache: every change bumps the project's flag version, so every process reloads it.
+import type { Sql } from 'postgres'
+import { inTransaction } from '../db/postgres'
+import { errors } from '../http/errors'
+import { bumpFlagVersion } from '../flags/repository'
+import { deleteGroupType, listGroupTypes, renameGroupType, type GroupTypeRow } from './group-types-repository'
+import { PERSONS_LOCK } from './repository'
+
+export interface GroupTypeNamesChange {
+  group_type_index: number
+  name_singular?: string | null
+  name_plural?: string | null
+}
+
+const json = (r: GroupTypeRow) => ({ ...r, created_at: r.created_at.toISOString() })
+
+export function parseGroupTypeIndex(raw: string): number {
+  if (!/^[0-4]$/.test(raw)) throw errors.validation('invalid_input', 'A group type index is an integer from 0 to 4.', 'group_type_index')
+  return Number(raw)
+}
+
+export class GroupTypeService {
+  constructor(private readonly deps: { sql: Sql; notify: boolean; onChanged(teamId: number): Promise<void> }) {}
+
+  async list(teamId: number) {
+    return (await listGroupTypes(this.deps.sql, teamId)).map(json)
+  }
+
+  /** Names of several types at once (PostHog's update_metadata); all or none. */
+  async rename(teamId: number, changes: GroupTypeNamesChange[]) {
+    const renamed = await this.deps.sql.begin(async (transaction) => {
+      const tx = inTransaction(transaction)
+      const out = []
+      for (const change of changes) {
+        const row = await renameGroupType(tx, teamId, change.group_type_index, change)
+        if (!row) throw errors.notFound(`No group type with index ${change.group_type_index}.`)
+        out.push(json(row))
+      }
+      await bumpFlagVersion(tx, teamId, this.deps.notify)
+      return out
+    })
+    await this.deps.onChanged(teamId)
+    return renamed
+  }
+
+  async remove(teamId: number, index: number) {
+    const removed = await this.deps.sql.begin(async (transaction) => {
+      const tx = inTransaction(transaction)
+      await tx`select pg_advisory_xact_lock(${PERSONS_LOCK}, ${teamId})`
+      const deleted = await deleteGroupType(tx, teamId, index)
+      if (!deleted) throw errors.notFound(`No group type with index ${index}.`)
+      await bumpFlagVersion(tx, teamId, this.deps.notify)
+      return { group_type: deleted.group_type, group_type_index: index, groups_deleted: deleted.groups, property_definitions_deleted: deleted.definitions }
+    })
+    await this.deps.onChanged(teamId)
+    return removed
+  }
+}
