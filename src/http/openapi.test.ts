@@ -7,7 +7,7 @@ describe('the document, completed', () => {
   test('models become components once, referred to by $ref; "a model or null" leaves the model as it is', () => {
     const User = model('UserForTest', t.Object({ id: t.Integer(), name: t.String() }))
     const Page = model('PageForTest', t.Object({ count: t.Integer(), results: t.Array(User) }))
-    const Write = model('WriteForTest', t.Object({ name: t.String() }))
+    const Write = t.Object({ name: t.String() }, { $id: 'WriteForTest' })
     // as the plugin writes them: schemas inline; a nullable model merged into one object with type [type, 'null'];
     // Elysia's integer as a string-or-integer union
     const json = (value: unknown) => JSON.parse(JSON.stringify(value))
@@ -33,6 +33,7 @@ describe('the document, completed', () => {
     expect(schemas.UserForTest.type).toBe('object')
     expect(schemas.UserForTest.properties.id).toEqual({ type: 'integer' })
     expect(schemas.PageForTest.properties.results.items).toEqual({ $ref: '#/components/schemas/UserForTest' })
+    expect(schemas.WriteForTest.$id).toBeUndefined()
     expect(schemas.ErrorBody.required).toEqual(['type', 'code', 'detail', 'attr'])
     expect(JSON.stringify(doc)).not.toContain('x-model')
     // the group's errors and security, by path

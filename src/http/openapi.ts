@@ -1,8 +1,9 @@
 // What the OpenAPI document needs beyond what @elysiajs/openapi generates from the routes' TypeBox schemas.
 //
 // The plugin writes every schema inline where a route uses it. Here:
-// - model('Name', schema) names a schema: the route keeps validating with this very object, and namedComponents()
-//   lists it once under components.schemas, referred to by $ref everywhere (so that a client generator gives it a name);
+// - model('Name', schema) (or a TypeBox `$id: 'Name'`) names a schema: the route keeps validating with this very
+//   object, and namedComponents() lists it once under components.schemas, referred to by $ref everywhere (so that
+//   a client generator gives it a name);
 // - standardAnswers() adds what every operation of a group shares, by path: every /api/ operation requires the
 //   personalApiKey scheme and lists 400/401/403/404/429/503 with the ErrorBody schema; the public ingestion and flag
 //   endpoints list 400/401/413/503; every operation lists 404 and 405;
@@ -90,7 +91,13 @@ function elysiaNumber(schema: Json): Json | undefined {
   return { ...rest, ...number }
 }
 
-/** Every schema marked by model() goes once into components.schemas; where it stood, a $ref to it. */
+/** A schema's component name: given by model(), or a TypeBox `$id` that is a plain name (`{ $id: 'GroupType' }`). */
+function modelName(schema: Json): string | undefined {
+  if (typeof schema[MODEL] === 'string') return schema[MODEL]
+  return typeof schema.$id === 'string' && /^[A-Za-z][A-Za-z0-9_.-]*$/.test(schema.$id) ? schema.$id : undefined
+}
+
+/** Every schema marked by model() (or named by its `$id`) goes once into components.schemas; where it stood, a $ref to it. */
 export function namedComponents(doc: Json): void {
   const components = (doc.components ??= {}) as Json
   const schemas = (components.schemas ??= {}) as Json
@@ -100,7 +107,7 @@ export function namedComponents(doc: Json): void {
     if (isObject(value[DOCUMENTED_AS])) return hoist(value[DOCUMENTED_AS])
     const integer = elysiaNumber(value)
     if (integer) return integer
-    const name = value[MODEL]
+    const name = modelName(value)
     // the plugin writes "a model or null" as the model's own members with type [type, 'null']: keep the model as it is
     if (typeof name === 'string' && !top && Array.isArray(value.type) && value.type.includes('null')) {
       const types = value.type.filter((type) => type !== 'null')
@@ -114,7 +121,7 @@ export function namedComponents(doc: Json): void {
       return { $ref: `#/components/schemas/${name}` }
     }
     const out: Json = {}
-    for (const [k, v] of Object.entries(value)) if (k !== MODEL) out[k] = hoist(v)
+    for (const [k, v] of Object.entries(value)) if (k !== MODEL && !(k === '$id' && name)) out[k] = hoist(v)
     return out
   }
   doc.paths = hoist(doc.paths)
