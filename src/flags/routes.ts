@@ -5,7 +5,7 @@ import { Elysia, t } from 'elysia'
 import { ApiError, errors } from '../http/errors'
 import type { PersonalKeyAuth, Principal } from '../projects/auth'
 import { personalKeyGuard, projectGuard } from '../projects/guards'
-import { page, parsePaging, publicUrl } from '../http/pagination'
+import { page, PageQuery, parsePaging, publicUrl } from '../http/pagination'
 import type { RateLimiter } from '../http/rate-limit'
 import type { ProjectTokenCache } from '../projects/token-cache'
 import { etagMatches, type FlagService } from './service'
@@ -81,7 +81,15 @@ export function flagRoutes(deps: FlagRouteDeps) {
         const { count, results } = await deps.flags.list(teamId, { limit, offset, search, active: activeFilter(query.active) })
         return page(publicUrl(request, deps.trustProxy), count, limit, offset, results)
       },
-      { params, detail: { tags, summary: 'List feature flags (not deleted), newest first; ?search=, ?active=true|false', responses: documentedAnswer(FlagPage) } },
+      {
+        params,
+        query: t.Object({
+          ...PageQuery,
+          search: t.Optional(t.String({ description: 'part of the key or name' })),
+          active: t.Optional(t.String({ description: 'true or false' })),
+        }),
+        detail: { tags, summary: 'List feature flags (not deleted), newest first; ?search=, ?active=true|false', responses: documentedAnswer(FlagPage) },
+      },
     )
     .post(
       `${base}/`,
