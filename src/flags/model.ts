@@ -3,6 +3,7 @@
 // names its member in `attr` as PostHog's does; FlagWrite documents what it accepts.
 import { t } from 'elysia'
 import { model } from '../http/openapi'
+import { pageModel } from '../http/pagination'
 import { UserBasic } from '../definitions/model'
 
 const nullable = <T extends ReturnType<typeof t.String> | ReturnType<typeof t.Number> | ReturnType<typeof t.Integer>>(schema: T) =>
@@ -84,15 +85,7 @@ export const Flag = model(
   }),
 )
 
-export const FlagPage = model(
-  'FlagPage',
-  t.Object({
-    count: t.Integer(),
-    next: t.Union([t.String(), t.Null()], { description: 'absolute URL of the next page' }),
-    previous: t.Union([t.String(), t.Null()], { description: 'absolute URL of the previous page' }),
-    results: t.Array(Flag),
-  }),
-)
+export const FlagPage = pageModel('FlagPage', Flag)
 
 export const FlagWrite = model(
   'FlagWrite',

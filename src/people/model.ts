@@ -1,6 +1,7 @@
 // TypeBox schemas of the persons API's answers, for the OpenAPI document.
 import { t } from 'elysia'
 import { model } from '../http/openapi'
+import { pageModel } from '../http/pagination'
 
 export const Person = model(
   'Person',
@@ -14,12 +15,4 @@ export const Person = model(
   }),
 )
 
-export const PersonPage = model(
-  'PersonPage',
-  t.Object({
-    count: t.Integer(),
-    next: t.Union([t.String(), t.Null()], { description: 'absolute URL of the next page' }),
-    previous: t.Union([t.String(), t.Null()], { description: 'absolute URL of the previous page' }),
-    results: t.Array(Person),
-  }),
-)
+export const PersonPage = pageModel('PersonPage', Person)
