@@ -17,9 +17,13 @@ ENV NODE_ENV=production \
 COPY --from=deps /app/node_modules ./node_modules
 COPY package.json tsconfig.json ./
 COPY src ./src
+# the console app, bundled by the server at its first request
+COPY console ./console
 COPY sql ./sql
-# The image's non-root user owns the data volume (embedded stores, write-ahead log, dead letters).
-RUN mkdir -p /data && chown -R bun:bun /data
+COPY bin ./bin
+# The image's non-root user owns the data volume (embedded stores, write-ahead log, dead letters). The admin CLI is
+# `phog` on PATH: `docker compose exec phog phog project create --name "My app"` (Bun runs it; there is no npm here).
+RUN mkdir -p /data && chown -R bun:bun /data && ln -s /app/bin/phog /usr/local/bin/phog
 USER bun
 VOLUME ["/data"]
 EXPOSE 8000

@@ -1,8 +1,7 @@
 // Builds the HTTP app from the capability plugins. main.ts serves it; tests call app.handle() in-process.
 import { Elysia } from 'elysia'
 import { apiDocsRoutes } from './http/api-docs'
-import { findPersonalKey } from './projects/auth'
-import { apiPreflightHeaders, clientIp, corsHeaders, isPublicEndpoint, queryOf } from './http/cors'
+import { apiPreflightHeaders, clientIp, corsHeaders, isPublicEndpoint, privateApiCorsHeaders } from './http/cors'
 import { refuseTooLarge } from './http/body'
 import { bindRequestSignal } from './db/cancel'
 import { allowedMethods } from './http/methods'
@@ -15,11 +14,16 @@ import { eventRoutes } from './events/routes'
 import { definitionRoutes } from './definitions/routes'
 import { personRoutes } from './people/routes'
 import { groupTypeRoutes } from './people/group-types-routes'
+import { bumpFlagVersion } from './flags/repository'
 import { flagRoutes } from './flags/routes'
 import { cohortRoutes } from './cohorts/routes'
 import { decideRoutes } from './flags/decide/routes'
 import { remoteConfigRoutes } from './remote-config/routes'
 import type { Services } from './services'
+import { userRoutes } from './users/routes'
+import { isSignInPath } from './users/session-cookie'
+import { consoleRoutes } from './console/routes'
+import { flagHistoryRoutes } from './flag-history/routes'
 import { throttled } from './log'
 
 const VERSION = '0.1.0'
@@ -59,12 +63,14 @@ export function createApp(services: Services) {
       // The one place CORS headers are set, for answers and errors alike: the public endpoints answer any page
       // (posthog-js runs on the customer's site), the private API answers browsers on other origins (an admin
       // tool with a Bearer key).
-      if (isPrivateApi ? request.headers.has('origin') : isPublicEndpoint(request.url)) Object.assign(set.headers, corsHeaders(request))
+      if (isPrivateApi) {
+        if (request.headers.has('origin')) Object.assign(set.headers, privateApiCorsHeaders(request))
+      } else if (isPublicEndpoint(request.url)) Object.assign(set.headers, corsHeaders(request))
       // ... and checks the key before reading a body: an anonymous 70 MB chunked body is not parsed first
-      if (isPrivateApi && request.body !== null && request.method !== 'GET' && request.method !== 'OPTIONS') {
-        const query = request.url.includes('personal_api_key=') ? queryOf(request) : null
+      // (a personal key or a console session with its CSRF header; sign-in and sign-out carry neither)
+      if (isPrivateApi && request.body !== null && request.method !== 'GET' && request.method !== 'OPTIONS' && !isSignInPath(request.url)) {
         const address = clientIp(request, server?.requestIP(request)?.address, services.auth.trustProxy)
-        await services.auth.authenticate(findPersonalKey(request.headers.get('authorization'), query), address)
+        await services.auth.authenticateRequest(request, address)
       }
       // Every route's bodies are capped here by their declared length; capture and decide also cap chunked ones.
       // With CORS headers, so that a browser client can read why.
@@ -110,7 +116,7 @@ export function createApp(services: Services) {
         capture: services.capture,
         metrics,
         body: bodyLimits,
-        trustProxy: services.config.TRUST_PROXY,
+        trustProxy: services.auth.trustProxy,
       }),
     )
     .use(
@@ -133,9 +139,15 @@ export function createApp(services: Services) {
     .use(remoteConfigRoutes({ tokens: services.tokens }))
     .use(personalKeyRoutes(privateApi))
     .use(definitionRoutes(privateApi))
-    .use(personRoutes(privateApi))
-    .use(groupTypeRoutes({ ...privateApi, notify: services.db.supportsNotify, onChanged: (teamId) => services.flags.cache.refresh(teamId) }))
-    .use(decideRoutes({ decide: services.flags.decide, metrics, body: bodyLimits }))
+    .use(personRoutes({ ...privateApi, erasure: services.erasure }))
+    .use(
+      groupTypeRoutes({
+        ...privateApi,
+        changedIn: (tx, teamId) => bumpFlagVersion(tx, teamId, services.db.supportsNotify),
+        onChanged: (teamId) => services.flags.cache.refresh(teamId),
+      }),
+    )
+    .use(decideRoutes({ decide: services.flags.decide, metrics, body: bodyLimits, trustProxy: services.auth.trustProxy }))
     .use(
       flagRoutes({
         flags: services.flags.service,
@@ -146,6 +158,10 @@ export function createApp(services: Services) {
       }),
     )
     .use(cohortRoutes({ cohorts: services.cohorts, auth: services.auth, limiter: services.apiLimiter, trustProxy: services.config.TRUST_PROXY }))
+    // console sign-in and the console app itself
+    .use(userRoutes({ users: services.users, auth: services.auth, limiter: services.apiLimiter, trustProxy: services.config.TRUST_PROXY }))
+    .use(flagHistoryRoutes(privateApi))
+    .use(consoleRoutes())
   // The document is built when first asked for, from every route registered by then.
   return app.use(apiDocsRoutes(DOCUMENT_INFO))
 }

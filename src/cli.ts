@@ -6,25 +6,38 @@ import { ConfigError, loadConfig, type Config } from './config'
 import { migratePostgres } from './db/migrate'
 import { inTransaction, openDatabase, type Database } from './db/postgres'
 import { createLogger } from './log'
+import { securePrivateDir } from './db/private-files'
 import { ApiError } from './http/errors'
 import { announceKeyChange } from './projects/key-changes'
-import { allPersonalKeys, revokePersonalKey, rollPersonalKey } from './projects/personal-keys'
-import { allProjects, createPersonalKey, createProject, resetProjectToken } from './projects/repository'
+import { allPersonalKeys, createPersonalKeyFor, revokePersonalKey, rollPersonalKey } from './projects/personal-keys'
+import { createOrganization, createUser, existingUser, insertUser, OWNER } from './projects/accounts'
+import { allProjects, createProject, findUserByEmail, resetProjectToken } from './projects/repository'
 import { createEventStore } from './events/factory'
 import { dlqCommand } from './pipeline/dlq-cli'
 import { openLearnerReplay } from './people/learner-replay'
+import { checkedPasswordOr, readPasswordFromStdin, userCommand } from './users/cli'
+import { setPassword } from './users/service'
 
 const USAGE = `usage: npm run cli -- <command>
   project create --name NAME [--organization UUID]   create a project; prints {"id", "api_token"}
   project list                                        every project with its token; prints {"results"}
   project reset-token --id N                          a new project token; prints {"id", "api_token"}
-  personal-key create --label LABEL [--email EMAIL]   create a personal API key; prints {"key"} (shown only once)
+  organization create --name NAME                     create an organization; prints {"id", "name"}
+  user create --email EMAIL [--organization UUID] [--password-stdin]
+                                                      create a user, member of that organization (default: the first;
+                                                      its owner when it has no member yet); with --password-stdin the
+                                                      console password is read from stdin; prints {"id", "email", "organization"}
+  personal-key create --label LABEL [--email EMAIL] [--scopes S,S]
+                                                      create a personal API key for an existing user (default
+                                                      admin@localhost; scopes default *); prints {"key", "id", ...}
+                                                      (the key is shown only once)
   personal-key list                                   every user's keys, masked; prints {"results"}
   personal-key revoke --id ID                         delete a key; prints {"id", "revoked": true}
   personal-key roll --id ID                           a new value for the key; prints the key with its "value"
   migrate                                             apply Postgres and event-store migrations
   dlq list                                            dead-lettered events, by file and reason
-  dlq replay [--file NAME]                            hand dead-lettered events back to the event store or the learner`
+  dlq replay [--file NAME]                            hand dead-lettered events back to the event store or the learner
+  user set-password --email E --password-stdin        a console password; ends the user's sessions; prints {"id", "email"}`
 
 export class UsageError extends Error {}
 
@@ -33,6 +46,8 @@ function print(result: unknown): void {
 }
 
 async function withDatabase<T>(config: Config, fn: (db: Database) => Promise<T>): Promise<T> {
+  // what the CLI creates in DATA_DIR (the embedded database when no server runs) is private like the server's
+  if (!config.DATABASE_URL) securePrivateDir(config.DATA_DIR)
   const db = await openDatabase({
     databaseUrl: config.DATABASE_URL,
     dataDir: config.DATA_DIR,
@@ -45,6 +60,35 @@ async function withDatabase<T>(config: Config, fn: (db: Database) => Promise<T>)
   } finally {
     await db.close()
   }
+}
+
+/** A refusal of the shared validation (400) is the caller's mistake: one line, exit 64, like a usage error. */
+async function refusalsAsUsage<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn()
+  } catch (error) {
+    if (error instanceof ApiError && error.status < 500) throw new UsageError(error.detail)
+    throw error
+  }
+}
+
+/**
+ * Whose key `personal-key create` makes: the user with --email, who must exist. Without --email, the default admin
+ * (admin@localhost); on a store with no user at all it is created, as the owner of the first organization, which is
+ * how a store started without INIT_PERSONAL_API_KEY gets its first key.
+ */
+async function keyOwner(sql: Database['sql'], email: string | undefined): Promise<{ id: number; email: string }> {
+  if (email !== undefined) return existingUser(sql, email)
+  return sql.begin(async (tx) => {
+    const t = inTransaction(tx)
+    await t`lock table users in share row exclusive mode`
+    const admin = await findUserByEmail(t, 'admin@localhost')
+    if (admin) return { id: admin.id, email: admin.email }
+    const [anyone] = await t`select 1 from users limit 1`
+    if (anyone) throw new UsageError('personal-key create needs --email EMAIL (the store has users, none of them admin@localhost)')
+    const owner = await insertUser(t, { email: 'admin@localhost', level: OWNER })
+    return { id: owner.id, email: owner.email }
+  }) as Promise<{ id: number; email: string }>
 }
 
 /** `--help`: the usage on stdout, exit 0. */
@@ -60,9 +104,11 @@ function parse(argv: string[]) {
         organization: { type: 'string' },
         label: { type: 'string' },
         email: { type: 'string' },
+        scopes: { type: 'string' },
         file: { type: 'string' },
         id: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
+        'password-stdin': { type: 'boolean' },
       },
     })
   } catch (error) {
@@ -130,8 +176,34 @@ export async function runCli(argv: string[], config: Config): Promise<unknown> {
   }
   if (group === 'personal-key' && action === 'create') {
     if (!values.label) throw new UsageError('personal-key create needs --label LABEL')
-    return withDatabase(config, (db) => createPersonalKey(db.sql, { label: values.label!, email: values.email }))
+    const scopes = values.scopes === undefined ? ['*'] : values.scopes.split(',').map((s) => s.trim())
+    return withDatabase(config, (db) =>
+      refusalsAsUsage(async () => {
+        const user = await keyOwner(db.sql, values.email)
+        // the API's own validation: label length, scopes, the 10-key cap
+        const created = await createPersonalKeyFor(db.sql, user.id, { label: values.label, scopes })
+        return { key: created.value, id: created.id, label: created.label, scopes: created.scopes, user_id: created.user_id, email: user.email }
+      }),
+    )
   }
+  if (group === 'organization' && action === 'create') {
+    if (!values.name) throw new UsageError('organization create needs --name NAME')
+    return withDatabase(config, (db) => refusalsAsUsage(() => createOrganization(db.sql, { name: values.name })))
+  }
+  if (group === 'user' && action === 'create') {
+    if (!values.email) throw new UsageError('user create needs --email EMAIL')
+    // read and checked before anything is written: a refused password leaves no user behind
+    const password = values['password-stdin'] ? checkedPasswordOr((m) => new UsageError(m), await readPasswordFromStdin()) : undefined
+    return withDatabase(config, (db) =>
+      refusalsAsUsage(async () => {
+        const user = await createUser(db.sql, { email: values.email, organizationId: values.organization })
+        if (password !== undefined) await setPassword(db.sql, user.email, password)
+        return { id: user.id, email: user.email, organization: user.organization }
+      }),
+    )
+  }
+  const userResult = await userCommand(group, action, values, (fn) => withDatabase(config, (db) => fn(db.sql)), (m) => new UsageError(m))
+  if (userResult !== null) return userResult
   if (group === 'migrate') {
     const postgres = await withDatabase(config, (db) => migratePostgres(db.sql))
     const events = createEventStore(config)

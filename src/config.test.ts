@@ -1,5 +1,7 @@
 import { describe, expect, test } from 'bun:test'
+import postgres from 'postgres'
 import { ConfigError, loadConfig } from './config'
+import { parseClickHouseUrl } from './events/clickhouse'
 
 describe('config', () => {
   test('an empty environment gives the documented defaults', () => {
@@ -51,5 +53,28 @@ describe('config', () => {
 
   test('empty variables count as unset', () => {
     expect(loadConfig({ DATABASE_URL: '', PORT: '' }).PORT).toBe(8000)
+  })
+
+  test('passwords apart from the URLs: any character reaches the driver, spaces included', () => {
+    const hard = ' p@ss/w:rd%41#?&=+ü\'" '
+    const c = loadConfig({
+      DATABASE_URL: 'postgres://phog@postgres:5432/phog',
+      DATABASE_PASSWORD: hard,
+      CLICKHOUSE_URL: 'http://phog:old@clickhouse:8123/phog',
+      CLICKHOUSE_PASSWORD: hard,
+    })
+    // what postgres.js makes of the URL (no connection is opened until a query)
+    const sql = postgres(c.DATABASE_URL!)
+    expect((sql.options as unknown as { pass: string }).pass).toBe(hard)
+    expect(sql.options.user).toBe('phog')
+    expect(sql.options.host).toEqual(['postgres'])
+    expect(sql.options.database).toBe('phog')
+    const ch = parseClickHouseUrl(c.CLICKHOUSE_URL!)
+    expect(ch).toEqual({ url: 'http://clickhouse:8123', username: 'phog', password: hard, database: 'phog' })
+  })
+
+  test('a password without its URL is a configuration error', () => {
+    expect(() => loadConfig({ DATABASE_PASSWORD: 'x' })).toThrow('DATABASE_PASSWORD: set, but DATABASE_URL is not')
+    expect(() => loadConfig({ CLICKHOUSE_PASSWORD: 'x' })).toThrow('CLICKHOUSE_PASSWORD')
   })
 })

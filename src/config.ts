@@ -16,9 +16,15 @@ export const ConfigSchema = Type.Object({
   DATA_DIR: Type.String({ default: './data', minLength: 1, description: 'embedded stores, write-ahead log, dead letters' }),
   DATABASE_URL: OptionalString('postgres:// URL; unset means the embedded Postgres (PGlite)', '^postgres(ql)?://'),
   CLICKHOUSE_URL: OptionalString('http(s)://user:pass@host:8123/database; unset means the embedded event store', '^https?://'),
+  // Passwords apart from the URLs, as compose and secret stores hand them over: any character works (no URL-encoding
+  // by hand); taken as they are, spaces included, and written into the URL encoded (see withPassword below).
+  DATABASE_PASSWORD: OptionalString("password for DATABASE_URL's user, any characters; replaces a password in the URL"),
+  CLICKHOUSE_PASSWORD: OptionalString("password for CLICKHOUSE_URL's user, any characters; replaces a password in the URL"),
   CLICKHOUSE_CLUSTER: OptionalString('cluster name: create Replicated tables ON CLUSTER and write through a Distributed table', '^[A-Za-z0-9_]+$'),
   INIT_PROJECT_API_KEY: OptionalString('project API key of the default project created at boot', '^phc_[A-Za-z0-9_-]{8,96}$'),
   INIT_PERSONAL_API_KEY: OptionalString('personal API key of the admin user created at boot', '^phx_[A-Za-z0-9_-]{8,96}$'),
+  INIT_ADMIN_EMAIL: OptionalString('email of the admin user, applied once at boot with INIT_ADMIN_PASSWORD (the console’s first sign-in)', '^[^@\\s]+@[^@\\s]+$'),
+  INIT_ADMIN_PASSWORD: Type.Optional(Type.String({ minLength: 8, maxLength: 1024, description: 'password of INIT_ADMIN_EMAIL (at least 8 characters), applied once at boot' })),
   MAX_BODY_BYTES: Int({ default: 20 * MiB, minimum: 1024, description: 'request body cap in bytes (decompressed bodies too)' }),
   FLUSH_INTERVAL_MS: Int({ default: 1000, minimum: 5, description: 'flush the event buffer at least this often' }),
   LOG_REQUESTS: Bool(false, 'one info line per request: method, route, status, duration, request id'),
@@ -27,6 +33,11 @@ export const ConfigSchema = Type.Object({
     default: 60_000,
     minimum: 100,
     description: '/_ready answers 503 while a consumer of the log (store writer, learner) has had work this long without finishing any',
+  }),
+  OUTAGE_LOG_INTERVAL_MS: Int({
+    default: 60_000,
+    minimum: 100,
+    description: 'while a store is failing, how often the log summarises the outage (attempts, backlog, age of the oldest record)',
   }),
   FLUSH_MAX_EVENTS: Int({ default: 20_000, minimum: 1, description: 'flush as soon as this many events are buffered; also the largest insert' }),
   LOG_LEVEL: Type.Union(
@@ -51,7 +62,8 @@ export const ConfigSchema = Type.Object({
     description: 'ClickHouse: how long events of other months are held, to be written grouped by month, before they are inserted',
   }),
   RING_MAX_EVENTS: Int({ default: 200_000, minimum: 1, description: 'events held decoded in memory; beyond it the flusher reads them back from the log' }),
-  TRUST_PROXY: Bool(false, 'take the client IP from X-Forwarded-For (only behind a proxy you control)'),
+  TRUST_PROXY: Bool(false, 'behind proxies you control: the client IP is the X-Forwarded-For entry your outermost proxy appended'),
+  TRUST_PROXY_HOPS: Int({ default: 1, minimum: 1, maximum: 10, description: 'with TRUST_PROXY: how many proxies you control append to X-Forwarded-For (the client IP is that many entries from the end)' }),
   EMBEDDED_PG_FSYNC: Bool(
     true,
     'the embedded Postgres (no DATABASE_URL): a commit waits until it is on the disk; false is faster but an OS crash or power cut can lose the last writes',
@@ -66,7 +78,7 @@ export const ConfigSchema = Type.Object({
     minimum: 0,
     description: 'after SIGTERM, keep serving this long while /_ready answers 503, so a load balancer stops sending first',
   }),
-  RATE_LIMIT_API_PER_MINUTE: Int({ default: 2400, minimum: 0, description: 'private API requests per personal key per minute; 0 = unlimited' }),
+  RATE_LIMIT_API_PER_MINUTE: Int({ default: 2400, minimum: 0, description: 'private API requests per user (all of its personal keys together) per minute; 0 = unlimited' }),
   UNKNOWN_KEY_LOOKUPS_PER_MINUTE: Int({ default: 60, minimum: 0, description: 'lookups of unknown personal keys per client address per minute, then 429; 0 = unlimited' }),
   PERSON_CACHE_MAX_BYTES: Int({
     default: 32 * 1024 * 1024,
@@ -110,12 +122,22 @@ function describeExpected(schema: TSchema): string {
   return 'a valid value'
 }
 
+/** Values taken exactly as given (a password may begin or end with a space). */
+const VERBATIM = new Set(['DATABASE_PASSWORD', 'CLICKHOUSE_PASSWORD'])
+
+/** The URL with this password, percent-encoded so that `@`, `/`, `:`, `%`, `#` … survive parsing. */
+export function withPassword(url: string, password: string): string {
+  const u = new URL(url)
+  u.password = encodeURIComponent(password)
+  return u.toString()
+}
+
 /** Parse the environment; throws ConfigError naming every bad variable and what it expected. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const raw: Record<string, unknown> = {}
   for (const key of Object.keys(ConfigSchema.properties)) {
     const value = env[key]
-    if (value !== undefined && value !== '') raw[key] = value.trim()
+    if (value !== undefined && value !== '') raw[key] = VERBATIM.has(key) ? value : value.trim()
   }
   const candidate = Value.Convert(ConfigSchema, Value.Default(ConfigSchema, raw))
   const problems: string[] = []
@@ -124,10 +146,24 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     if (problems.some((p) => p.startsWith(`${key}:`))) continue
     const schema = (ConfigSchema.properties as Record<string, TSchema>)[key]
     const expected = schema ? describeExpected(schema) : 'a valid value'
-    problems.push(`${key}: got ${JSON.stringify(raw[key])}, expected ${expected}`)
+    // a password is never echoed, even a wrong one
+    const got = /PASSWORD/.test(key) ? `a value of ${String(raw[key] ?? '').length} characters` : JSON.stringify(raw[key])
+    problems.push(`${key}: got ${got}, expected ${expected}`)
+  }
+  if (Boolean(raw.INIT_ADMIN_EMAIL) !== Boolean(raw.INIT_ADMIN_PASSWORD)) {
+    problems.push('INIT_ADMIN_EMAIL and INIT_ADMIN_PASSWORD: set both or neither')
   }
   if (problems.length > 0) throw new ConfigError(problems)
-  return candidate as Config
+  const config = candidate as Config
+  if (config.DATABASE_PASSWORD !== undefined) {
+    if (!config.DATABASE_URL) throw new ConfigError(['DATABASE_PASSWORD: set, but DATABASE_URL is not: the password needs the URL it belongs to'])
+    config.DATABASE_URL = withPassword(config.DATABASE_URL, config.DATABASE_PASSWORD)
+  }
+  if (config.CLICKHOUSE_PASSWORD !== undefined) {
+    if (!config.CLICKHOUSE_URL) throw new ConfigError(['CLICKHOUSE_PASSWORD: set, but CLICKHOUSE_URL is not: the password needs the URL it belongs to'])
+    config.CLICKHOUSE_URL = withPassword(config.CLICKHOUSE_URL, config.CLICKHOUSE_PASSWORD)
+  }
+  return config
 }
 
 /** A config for tests and tools: defaults plus overrides, validated the same way. */

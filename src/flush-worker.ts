@@ -17,6 +17,7 @@ import { ResilientStore } from './events/resilient-store'
 import { openDatabase } from './db/postgres'
 import { DefinitionTracker } from './definitions/tracker'
 import { Learner } from './people/learner'
+import type { PersonChange } from './people/person-cache'
 import { createEventStore } from './events/factory'
 import { EMBEDDED_MAX_BATCH_EVENTS } from './events/embedded'
 
@@ -40,6 +41,7 @@ function renice(nice: number): void {
 let view: WalView | undefined
 let flusher: Flusher | undefined
 let shutdown: (() => Promise<void>) | undefined
+let learner: Learner | undefined
 
 async function start(init: WorkerInit): Promise<void> {
   const config = init.data.config as Config
@@ -65,6 +67,7 @@ async function start(init: WorkerInit): Promise<void> {
       batchMaxEvents: events.kind === 'embedded' ? EMBEDDED_MAX_BATCH_EVENTS : undefined,
       ringMaxEvents: config.RING_MAX_EVENTS,
       pollMs: 5,
+      outageSummaryMs: config.OUTAGE_LOG_INTERVAL_MS,
     },
     {
       view,
@@ -77,7 +80,7 @@ async function start(init: WorkerInit): Promise<void> {
   )
   // On ClickHouse (a part per month an insert touches) events of other months take their own, slower path.
   const historyApart = events.kind === 'clickhouse'
-  const storeWriter = flusher.addConsumer(
+  flusher.addConsumer(
     new StoreWriter({ events, checkpoint: flusher.checkpoint, deadLetters: flusher.deadLetters, metrics, log, skip: historyApart ? isHistorical : undefined }),
   )
   if (historyApart) {
@@ -92,15 +95,17 @@ async function start(init: WorkerInit): Promise<void> {
     joinRunningServer: true,
     statementTimeoutMs: config.LEARNER_STATEMENT_TIMEOUT_MS,
   })
-  // Persons, groups and definitions are learned from what has landed in the event store.
-  const learner = new Learner({
+  // Persons, groups and definitions are learned from the log itself, beside the store writer and never after it:
+  // /decide must see a person's new properties while ClickHouse is down (the log keeps each record until both
+  // consumers have finished it).
+  learner = new Learner({
     sql: db.sql,
     tracker: new DefinitionTracker(),
     metrics,
     log,
     onPersonsChanged: (change) => send({ type: 'notice', notice: change }),
   })
-  flusher.addConsumer(learner, { after: storeWriter })
+  flusher.addConsumer(learner)
   flusher.start()
   shutdown = async () => {
     clearInterval(relay)
@@ -117,6 +122,12 @@ self.onmessage = async (event: MessageEvent<ToWorker>) => {
   try {
     if (m.type === 'init') await start(m)
     else if (m.type === 'segments') view?.update(m.segments)
+    else if (m.type === 'notice') {
+      // persons erased (people/erasure.ts): their distinct ids are not known to have a person any more
+      const change = m.notice as PersonChange
+      // (teamId -1: the change feed was interrupted, what was erased meanwhile is unknown: forget every project)
+      if (change.deleted) learner?.forget(change.teamId < 0 ? undefined : change.teamId, change.all ? undefined : change.distinctIds)
+    }
     else if (m.type === 'drain') {
       const caughtUp = flusher ? await flusher.drain(m.deadline) : false
       await shutdown?.()

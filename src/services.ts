@@ -24,6 +24,12 @@ import { startFlags, type Flags } from './flags'
 import type { PersonChange } from './people/person-cache'
 import { notifyPersonChange } from './people/person-changes'
 import { CohortService } from './cohorts/service'
+import { PersonErasure } from './people/erasure'
+import { listenPersonChanges } from './people/person-changes'
+import { STORE_WRITER } from './pipeline/store-writer'
+import { HISTORY_WRITER } from './pipeline/history-writer'
+import { applyInitAdmin, UserService } from './users/service'
+import { SessionCookieResolver } from './users/session-cookie'
 
 export interface Lifecycle {
   draining: boolean
@@ -42,16 +48,26 @@ export interface Services {
   capture: CaptureService
   flags: Flags
   cohorts: CohortService
+  /** persons erased on request (DELETE /api/projects/:id/persons/:id/) */
+  erasure: PersonErasure
+  /** console users and sessions */
+  users: UserService
   lifecycle: Lifecycle
   readiness(): Promise<Readiness>
   close(): Promise<void>
 }
 
+import { securePrivateDir } from './db/private-files'
 
 const FLUSH_WORKER = new URL('./flush-worker.ts', import.meta.url)
 
 export async function startServices(config: Config, log: Logger, options: { metrics?: Metrics } = {}): Promise<Services> {
   const metrics = options.metrics ?? createMetrics({ defaultMetrics: true })
+  const permissions = securePrivateDir(config.DATA_DIR)
+  if (permissions.skipped) log.warn({ dataDir: config.DATA_DIR }, `DATA_DIR permissions left as they are: ${permissions.skipped}`)
+  if (permissions.fixed > 0) {
+    log.warn({ dataDir: config.DATA_DIR, fixed: permissions.fixed, examples: permissions.examples }, `DATA_DIR had ${permissions.fixed} files or directories other users could read: made them private to this user (0700/0600)`)
+  }
   // the write-ahead log and the embedded database belong to one live process
   const unlock = await lockDataDir(config.DATA_DIR)
   const db = await openDatabase({
@@ -72,10 +88,20 @@ export async function startServices(config: Config, log: Logger, options: { metr
     if (!db.embedded) await waitForPostgres(db.sql, config, log)
     const applied = await migratePostgres(db.sql)
     if (applied.length) log.info({ applied }, 'postgres migrations applied')
-    const bootstrapped = await bootstrap(db.sql, { projectKey: config.INIT_PROJECT_API_KEY, personalKey: config.INIT_PERSONAL_API_KEY })
+    const bootstrapped = await bootstrap(db.sql, {
+      projectKey: config.INIT_PROJECT_API_KEY,
+      personalKey: config.INIT_PERSONAL_API_KEY,
+      adminEmail: config.INIT_ADMIN_EMAIL,
+    })
+    // PGlite sets the mode of a few files it writes itself (its relation cache init files), whatever the umask
+    if (db.embedded) securePrivateDir(config.DATA_DIR)
     if (bootstrapped) log.info('INIT_* keys applied to the new store')
     else if (config.INIT_PROJECT_API_KEY || config.INIT_PERSONAL_API_KEY) {
       log.info('INIT_* keys ignored: the store already has an organization (they are applied once, to an empty store)')
+    }
+
+    if (config.INIT_ADMIN_EMAIL && config.INIT_ADMIN_PASSWORD && (await applyInitAdmin(db.sql, config.INIT_ADMIN_EMAIL, config.INIT_ADMIN_PASSWORD))) {
+      log.info('INIT_ADMIN_EMAIL / INIT_ADMIN_PASSWORD applied (once: later boots leave the admin user alone)')
     }
 
     // The service starts even when the event store is down: capture keeps logging, /_ready says not ready.
@@ -93,7 +119,7 @@ export async function startServices(config: Config, log: Logger, options: { metr
 
     const auth = new PersonalKeyAuth(db.sql, {
       unknownPerMinute: config.UNKNOWN_KEY_LOOKUPS_PER_MINUTE,
-      trustProxy: config.TRUST_PROXY,
+      trustProxy: config.TRUST_PROXY ? config.TRUST_PROXY_HOPS : false,
     })
     // A token reset or a key revoked by another process (or the CLI) reaches this one's caches.
     const keyChanges = new KeyChangeWatcher(
@@ -104,6 +130,8 @@ export async function startServices(config: Config, log: Logger, options: { metr
       },
       { checkEveryMs: config.KEY_CHANGE_CHECK_MS, listen: db.supportsNotify },
     )
+    const users = new UserService(db.sql)
+    auth.sessions = new SessionCookieResolver(users)
     await keyChanges.start()
     closers.push(() => keyChanges.stop())
     const flags = await startFlags({ config, db, tokens, auth, log, metrics })
@@ -132,6 +160,24 @@ export async function startServices(config: Config, log: Logger, options: { metr
     // Closers run in reverse: the log drains (the worker catches up) before the stores close.
     closers.push(() => captureLog.drain(Math.max(100, config.SHUTDOWN_TIMEOUT_MS - 1000)).then(() => undefined))
     await captureLog.start()
+    const erasure = new PersonErasure({
+      sql: db.sql,
+      events,
+      eventsStored: (timeoutMs) => captureLog.caughtUp([STORE_WRITER, HISTORY_WRITER], timeoutMs),
+      onErased: (change) => {
+        flags.onPersonsChanged(change)
+        captureLog.tell(change)
+      },
+    })
+    if (db.supportsNotify) {
+      // persons erased by other processes: this process's learner must not take their ids for known any more
+      const unlisten = await listenPersonChanges(
+        db.sql,
+        (change) => change.deleted && captureLog.tell(change),
+        () => captureLog.tell({ teamId: -1, distinctIds: [], groups: [], all: true, deleted: true } satisfies PersonChange),
+      )
+      closers.push(unlisten)
+    }
     const capture = new CaptureService({ tokens, auth, log: captureLog, metrics, maxBodyBytes: config.MAX_BODY_BYTES })
 
     const lifecycle: Lifecycle = { draining: false }
@@ -163,7 +209,9 @@ export async function startServices(config: Config, log: Logger, options: { metr
         checks[`consumer_${name}`] = stuck ? `stalled ${Math.round(state.behindMs / 1000)} s${state.failing ? `: ${state.failing}` : ''}` : 'ok'
         if (stuck) consumersMoving = false
       }
-      return { ready: postgres && store && room && consumersMoving && !lifecycle.draining, checks }
+      const stats = captureLog.stats()
+      const backlog = { records: stats.backlogRecords, events: stats.waitingEvents, bytes: stats.backlogBytes, draining: stats.backlogRecords > 0 }
+      return { ready: postgres && store && room && consumersMoving && !lifecycle.draining, checks, backlog }
     }
 
     metrics.beforeScrape.push(readiness) // store_up is current at every scrape
@@ -181,6 +229,8 @@ export async function startServices(config: Config, log: Logger, options: { metr
       capture,
       flags,
       cohorts,
+      erasure,
+      users,
       lifecycle,
       readiness,
       close,

@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { replayRecord } from '../pipeline/replay'
-import { decodeRecord, encodeRecord, parseRequest, type CaptureRequest } from './record'
+import { gzipSync } from 'node:zlib'
+import { decodeRecord, encodeRecord, parseRequest, withoutCredential, type CaptureRequest } from './record'
 
 const request = (body: string): CaptureRequest => ({
   method: 'POST',
@@ -49,4 +50,26 @@ describe('a logged capture request', () => {
     expect(decodeRecord(logged(parts).payload).deep).toBe(false)
     expect(replayRecord(logged(parts), 1e6).events.map((e) => e.event)).toEqual(['a'])
   })
+})
+
+describe('a capture authenticated with a personal key', () => {
+  const key = 'phx_a_personal_key_that_must_not_reach_disk_0001'
+  const events = [{ event: 'pk-event', distinct_id: 'd', properties: { plan: 'pro', $lib: 'web' } }]
+  const json = JSON.stringify({ api_key: key, project_id: 1, batch: events })
+  const variants: [string, CaptureRequest][] = [
+    ['plain JSON', request(json)],
+    ['gzip', { ...request(''), body: gzipSync(json), contentEncoding: 'gzip' }],
+    ['base64 form', { ...request(''), body: new TextEncoder().encode(`data=${encodeURIComponent(Buffer.from(json).toString('base64'))}`), contentType: 'application/x-www-form-urlencoded' }],
+    ['query data, key in the query', { ...request(''), method: 'GET', query: new URLSearchParams({ data: JSON.stringify({ batch: events }), api_key: key, _: '1717200000000' }) }],
+  ]
+  for (const [name, original] of variants) {
+    test(`${name}: the logged record holds no trace of the key, and replays to the same events`, () => {
+      const text = parseRequest(original, 1e6).text
+      const parts = encodeRecord(1, withoutCredential(original, text, key))
+      const payload = Buffer.concat(parts)
+      expect(payload.includes(key)).toBe(false)
+      expect(payload.includes(Buffer.from(key).toString('base64').slice(0, 20))).toBe(false)
+      expect(replayRecord(logged(parts), 1e6).events).toEqual(replayRecord(logged(encodeRecord(1, original)), 1e6).events)
+    })
+  }
 })

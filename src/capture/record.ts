@@ -55,6 +55,30 @@ export function encodeRecord(projectId: number, request: CaptureRequest, deep?: 
   return [length, json, request.body]
 }
 
+const REDACTED_KEY = 'phx_redacted'
+
+/**
+ * The request as the log may keep it when a personal key authenticated it: never the key itself (the log is a file
+ * on disk, and keys are stored only hashed). The record already names the project the key resolved to, which is all
+ * a replay needs; the body is kept decoded (the JSON text capture parsed) with every occurrence of the key replaced,
+ * and the query loses the parameters that described the original encoding or carried the key.
+ */
+export function withoutCredential(request: CaptureRequest, decodedText: string, key: string): CaptureRequest {
+  const query = new URLSearchParams()
+  for (const [name, value] of request.query) {
+    if (name === 'data' || name === 'compression') continue
+    query.append(name, value.includes(key) ? value.replaceAll(key, REDACTED_KEY) : value)
+  }
+  return {
+    ...request,
+    method: 'POST',
+    body: Buffer.from(decodedText.replaceAll(key, REDACTED_KEY), 'utf8'),
+    contentType: 'application/json',
+    contentEncoding: null,
+    query,
+  }
+}
+
 export function decodeRecord(payload: Uint8Array): { projectId: number; request: CaptureRequest; deep: boolean | undefined } {
   const buf = Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength)
   const length = buf.readUInt32LE(0)

@@ -20,7 +20,7 @@ function endpointOf(url: string): string {
   return url.slice(start, end)
 }
 
-export function captureRoutes(deps: { capture: CaptureService; metrics: Metrics; body: BodyLimits; trustProxy: boolean }) {
+export function captureRoutes(deps: { capture: CaptureService; metrics: Metrics; body: BodyLimits; trustProxy: boolean | number }) {
   // Handlers answer with a string and set headers through `set` (CORS among them, set by the app for every
   // public endpoint): a returned Response would be copied through a stream by Elysia on every request.
   const answer = (set: Context['set'], extra: Record<string, string> = {}) => {
@@ -32,6 +32,7 @@ export function captureRoutes(deps: { capture: CaptureService; metrics: Metrics;
     const receivedAt = Date.now()
     const body = await readCappedBody(request, deps.body)
     const query = queryOf(request)
+    const client = clientIp(request, address, deps.trustProxy)
     await deps.capture.capture({
       method: request.method,
       body,
@@ -39,12 +40,12 @@ export function captureRoutes(deps: { capture: CaptureService; metrics: Metrics;
       contentEncoding: request.headers.get('content-encoding'),
       query,
       // ?ip=0 (older posthog-js): the site asked not to record the visitor's address
-      ip: query.get('ip') === '0' ? null : clientIp(request, address, deps.trustProxy),
+      ip: query.get('ip') === '0' ? null : client,
       userAgent: request.headers.get('user-agent'),
       engage: request.url.startsWith('/engage', request.url.indexOf('/', 8)),
       receivedAt,
       seed: crypto.getRandomValues(new Uint8Array(16)),
-    }, endpointOf(request.url))
+    }, endpointOf(request.url), client)
     // posthog-js sends navigator.sendBeacon requests with ?beacon=1 and ignores the body.
     if (query.get('beacon') === '1') {
       set.status = 204

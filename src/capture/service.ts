@@ -5,7 +5,7 @@ import type { Metrics } from '../ops/metrics'
 import { projectOfPublicKey } from '../projects/public-key'
 import type { ProjectTokenCache } from '../projects/token-cache'
 import { assertEventShapes } from './normalize'
-import { encodeRecord, parseRequest, type CaptureRequest } from './record'
+import { encodeRecord, parseRequest, withoutCredential, type CaptureRequest } from './record'
 
 export interface CaptureDeps {
   tokens: ProjectTokenCache
@@ -28,9 +28,9 @@ export class CaptureService {
   constructor(private readonly deps: CaptureDeps) {}
 
   /** The project a request's key points at (a project key, or a personal key with project_id). */
-  async projectFor(token: string | null, projectId: unknown): Promise<number> {
+  async projectFor(token: string | null, projectId: unknown, clientAddress: string | null = null): Promise<number> {
     if (token === null) throw errors.missingApiKey()
-    return projectOfPublicKey(this.deps, token, projectId)
+    return projectOfPublicKey(this.deps, token, projectId, clientAddress)
   }
 
   /**
@@ -38,13 +38,16 @@ export class CaptureService {
    * in the flush worker from the logged request, exactly as they would on a replay: nothing in the answer
    * depends on them.
    */
-  async capture(request: CaptureRequest, endpoint = 'capture'): Promise<void> {
+  async capture(request: CaptureRequest, endpoint = 'capture', clientAddress: string | null = request.ip): Promise<void> {
     const extracted = parseRequest(request, this.deps.maxBodyBytes)
     this.deps.metrics.captureRequests.inc({ encoding: extracted.encoding, via: extracted.via })
-    const projectId = await this.projectFor(extracted.token, extracted.projectId)
+    const projectId = await this.projectFor(extracted.token, extracted.projectId, clientAddress)
     assertEventShapes(extracted.items, extracted.depth)
     if (extracted.items.length === 0) return
-    const durable = this.deps.log.accept(encodeRecord(projectId, request, extracted.depth.check), extracted.items.length, extracted.decodedSize)
+    const logged = extracted.token?.startsWith('phx_') ? withoutCredential(request, extracted.text, extracted.token) : request
+    // kept decoded, the body must still be one the consumers will read back (invalid UTF-8 grows when re-encoded)
+    if (logged !== request && logged.body.length > this.deps.maxBodyBytes) throw errors.tooLarge()
+    const durable = this.deps.log.accept(encodeRecord(projectId, logged, extracted.depth.check), extracted.items.length, extracted.decodedSize)
     if (durable) await durable
     // counted once acknowledged, whatever the stores do next (what they stored or dropped is counted apart)
     this.deps.metrics.eventsReceived.inc({ endpoint }, extracted.items.length)

@@ -71,61 +71,48 @@ async function recount(tx: Sql, cohortId: number): Promise<void> {
   await tx`update cohorts set count = (select count(*) from cohort_people where cohort_id = ${cohortId}) where id = ${cohortId} and is_static`
 }
 
-export async function createCohort(sql: Sql, teamId: number, userId: number, input: CohortInput, notify: boolean): Promise<number> {
-  return sql.begin(async (transaction) => {
-    const tx = inTransaction(transaction)
-    await bumpFlagVersion(tx, teamId, notify)
-    const [{ n }] = await tx<{ n: number }[]>`select count(*)::int as n from cohorts where team_id = ${teamId} and not deleted`
-    if (n >= COHORT_LIMITS.perProject) {
-      throw errors.validation('limit_exceeded', `A project may have at most ${COHORT_LIMITS.perProject} cohorts: delete some first.`, null)
-    }
-    const isStatic = input.is_static ?? false
-    const [row] = await tx<{ id: number }[]>`
-      insert into cohorts (team_id, name, description, filters, groups, is_static, deleted, count, created_by_id)
-      values (${teamId}, ${input.name ?? null}, ${input.description ?? ''},
-              ${input.filters ? tx.json(asJson(input.filters)) : null}, ${tx.json(asJson(input.groups ?? []))},
-              ${isStatic}, ${input.deleted ?? false}, ${isStatic ? 0 : null}, ${userId})
-      returning id`
-    if (isStatic && input.personIds && input.personIds.length > 0) {
-      await addByPersonUuids(tx, teamId, row.id, input.personIds)
-      await recount(tx, row.id)
-    }
-    return row.id
-  })
+/** Insert a cohort; `tx` holds the project's write lock (withProjectWriteLock). */
+export async function createCohort(tx: Sql, teamId: number, userId: number, input: CohortInput, notify: boolean): Promise<number> {
+  await bumpFlagVersion(tx, teamId, notify)
+  const [{ n }] = await tx<{ n: number }[]>`select count(*)::int as n from cohorts where team_id = ${teamId} and not deleted`
+  if (n >= COHORT_LIMITS.perProject) {
+    throw errors.validation('limit_exceeded', `A project may have at most ${COHORT_LIMITS.perProject} cohorts: delete some first.`, null)
+  }
+  const isStatic = input.is_static ?? false
+  const [row] = await tx<{ id: number }[]>`
+    insert into cohorts (team_id, name, description, filters, groups, is_static, deleted, count, created_by_id)
+    values (${teamId}, ${input.name ?? null}, ${input.description ?? ''},
+            ${input.filters ? tx.json(asJson(input.filters)) : null}, ${tx.json(asJson(input.groups ?? []))},
+            ${isStatic}, ${input.deleted ?? false}, ${isStatic ? 0 : null}, ${userId})
+    returning id`
+  if (isStatic && input.personIds && input.personIds.length > 0) {
+    await addByPersonUuids(tx, teamId, row.id, input.personIds)
+    await recount(tx, row.id)
+  }
+  return row.id
 }
 
-/** Write the fields given; `check` runs first, under the project's flag version lock (so it sees flag writes in order). */
-export async function updateCohort(
-  sql: Sql,
-  teamId: number,
-  id: number,
-  input: CohortInput,
-  notify: boolean,
-  check: (tx: Sql) => Promise<void>,
-): Promise<boolean> {
-  return sql.begin(async (transaction) => {
-    const tx = inTransaction(transaction)
-    await bumpFlagVersion(tx, teamId, notify)
-    await check(tx)
-    const filters = input.filters === undefined || input.filters === null ? null : tx.json(asJson(input.filters))
-    const rows = await tx`
-      update cohorts set
-        name = case when ${input.name !== undefined}::boolean then ${input.name ?? null}::text else name end,
-        description = coalesce(${input.description ?? null}::text, description),
-        filters = case when ${input.filters !== undefined}::boolean then ${filters}::jsonb else filters end,
-        groups = coalesce(${input.groups === undefined ? null : tx.json(asJson(input.groups))}::jsonb, groups),
-        is_static = coalesce(${input.is_static ?? null}::boolean, is_static),
-        deleted = coalesce(${input.deleted ?? null}::boolean, deleted),
-        version = version + 1,
-        updated_at = now()
-      where team_id = ${teamId} and id = ${id}
-      returning id`
-    // a static cohort counts its members; a dynamic one has no count (PostHog's is computed in ClickHouse)
-    await tx`
-      update cohorts set count = case when is_static then (select count(*) from cohort_people where cohort_id = ${id})::int end
-       where id = ${id}`
-    return rows.length > 0
-  })
+/** Write the fields given; `tx` holds the project's write lock, and the caller checked the write under it. */
+export async function updateCohort(tx: Sql, teamId: number, id: number, input: CohortInput, notify: boolean): Promise<boolean> {
+  await bumpFlagVersion(tx, teamId, notify)
+  const filters = input.filters === undefined || input.filters === null ? null : tx.json(asJson(input.filters))
+  const rows = await tx`
+    update cohorts set
+      name = case when ${input.name !== undefined}::boolean then ${input.name ?? null}::text else name end,
+      description = coalesce(${input.description ?? null}::text, description),
+      filters = case when ${input.filters !== undefined}::boolean then ${filters}::jsonb else filters end,
+      groups = coalesce(${input.groups === undefined ? null : tx.json(asJson(input.groups))}::jsonb, groups),
+      is_static = coalesce(${input.is_static ?? null}::boolean, is_static),
+      deleted = coalesce(${input.deleted ?? null}::boolean, deleted),
+      version = version + 1,
+      updated_at = now()
+    where team_id = ${teamId} and id = ${id}
+    returning id`
+  // a static cohort counts its members; a dynamic one has no count (PostHog's is computed in ClickHouse)
+  await tx`
+    update cohorts set count = case when is_static then (select count(*) from cohort_people where cohort_id = ${id})::int end
+     where id = ${id}`
+  return rows.length > 0
 }
 
 // ---------------------------------------------------------------------------------------------------

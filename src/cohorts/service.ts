@@ -4,8 +4,11 @@ import type { Sql } from 'postgres'
 import { databaseWork, errors } from '../http/errors'
 import { NUMERIC_ID } from '../http/fields'
 import type { FlagCache } from '../flags/cache'
-import { CohortSet, inCohort, UnsupportedCohortFilter } from '../flags/engine'
+import { CohortSet, inCohort, MAX_COHORT_DEPTH, UnsupportedCohortFilter } from '../flags/engine'
 import { nestedIds } from '../flags/reference-checks'
+import { withProjectWriteLock } from '../flags/repository'
+import { checkProjectBudget, measure } from '../flags/project-budget'
+import { cohortBytes, flagFootprints } from '../flags/references'
 import type { PersonListing } from '../people/repository'
 import { readCsvIds } from './csv'
 import {
@@ -82,12 +85,22 @@ export class CohortService {
     return db(async () => cohortJson(await this.existing(teamId, id)))
   }
 
+  /**
+   * Checks and write run in one transaction under the project's write lock (the one flag writes take): a nested id
+   * must name a cohort of the project, the nesting stays within MAX_COHORT_DEPTH, and no loop forms, on POST as on
+   * PATCH.
+   */
   create(teamId: number, userId: number, body: unknown, csv: Uint8Array | null) {
     return db(async () => {
       const input = validateCohortBody(body, 'POST', null)
       // the upload is read before anything is written: a bad file creates no cohort
-      const upload = csv && input.is_static ? readCsvIds(csv) : null
-      const id = await createCohort(this.deps.sql, teamId, userId, input, this.deps.notify)
+      const upload = csv && input.is_static ? await readCsvIds(csv) : null
+      const id = await withProjectWriteLock(this.deps.sql, teamId, async (tx) => {
+        const graph = await cohortGraph(tx, teamId)
+        checkNesting(graph, null, nestedIds(input.filters ?? null))
+        await checkCohortBudget(tx, teamId, null, input.deleted ? null : (input.filters ?? null))
+        return createCohort(tx, teamId, userId, input, this.deps.notify)
+      })
       if (upload) await addMembersFromCsv(this.deps.sql, teamId, id, upload.kind, upload.ids)
       if (input.is_static) await this.membersChanged(teamId)
       await this.deps.cache.refresh(teamId)
@@ -97,21 +110,27 @@ export class CohortService {
 
   update(teamId: number, id: string, body: unknown, csv: Uint8Array | null) {
     return db(async () => {
-      const existing = await this.existing(teamId, id)
-      const input = validateCohortBody(body, 'PATCH', existing)
-      const isStatic = input.is_static ?? existing.is_static
-      const upload = csv && isStatic && !(input.deleted ?? existing.deleted) ? readCsvIds(csv) : null
-      const found = await updateCohort(this.deps.sql, teamId, existing.id, input, this.deps.notify, (tx) => this.checkUpdate(tx, teamId, existing, input))
-      if (!found) throw errors.notFound()
-      if (upload) await addMembersFromCsv(this.deps.sql, teamId, existing.id, upload.kind, upload.ids)
+      const before = await this.existing(teamId, id)
+      const input = validateCohortBody(body, 'PATCH', before)
+      const isStatic = input.is_static ?? before.is_static
+      const upload = csv && isStatic && !(input.deleted ?? before.deleted) ? await readCsvIds(csv) : null
+      const written = await withProjectWriteLock(this.deps.sql, teamId, async (tx) => {
+        // read again under the lock: what the checks compare against is what the write replaces
+        const existing = await getCohort(tx, teamId, before.id)
+        if (!existing) throw errors.notFound()
+        await this.checkUpdate(tx, teamId, existing, input)
+        if (!(await updateCohort(tx, teamId, existing.id, input, this.deps.notify))) throw errors.notFound()
+        return (await getCohort(tx, teamId, existing.id))!
+      })
+      if (upload) await addMembersFromCsv(this.deps.sql, teamId, written.id, upload.kind, upload.ids)
       if (upload || input.deleted !== undefined || input.is_static !== undefined) await this.membersChanged(teamId)
       await this.deps.cache.refresh(teamId)
-      return cohortJson((await getCohort(this.deps.sql, teamId, existing.id))!)
+      return cohortJson(upload ? (await getCohort(this.deps.sql, teamId, written.id))! : written)
     })
   }
 
   /**
-   * PostHog's update rules, checked under the project's flag lock: behavioural filters stay out of cohorts flags use;
+   * PostHog's update rules, checked under the project's write lock: behavioural filters stay out of cohorts flags use;
    * a cohort an active flag uses (directly or through another cohort) cannot be deleted; no loop of nested cohorts.
    */
   private async checkUpdate(tx: Sql, teamId: number, existing: CohortRow, input: CohortInput): Promise<void> {
@@ -137,23 +156,9 @@ export class CohortService {
         `This cohort is used in ${usedBy.length} active feature flag(s): ${usedBy.map((f) => f.name || f.key).join(', ')}. Please remove the cohort from these feature flags before deleting it.`,
       )
     }
-    // will_create_loops: depth-first from this cohort, with its new filters
-    const onPath = new Set<number>()
-    const seen = new Set<number>()
-    const visit = (id: number, children: number[]): boolean => {
-      seen.add(id)
-      onPath.add(id)
-      for (const child of children) {
-        if (onPath.has(child)) return true
-        if (seen.has(child)) continue
-        const node = graph.get(child)
-        if (!node) invalid('Invalid Cohort ID in filter')
-        if (visit(child, node.nested)) return true
-      }
-      onPath.delete(id)
-      return false
-    }
-    if (visit(existing.id, nested)) invalid('Cohorts cannot reference other cohorts in a loop.')
+    checkNesting(graph, existing.id, nested)
+    const deleted = input.deleted ?? existing.deleted
+    if (input.filters !== undefined || input.deleted !== undefined) await checkCohortBudget(tx, teamId, existing.id, deleted ? null : filters)
   }
 
   /** A page of members: a static cohort's stored members, a dynamic cohort's persons that match it now. */
@@ -224,6 +229,67 @@ export class CohortService {
       return { success: true }
     })
   }
+}
+
+/**
+ * PostHog's will_create_loops, on POST as on PATCH: every nested id names a cohort of the project and no loop forms
+ * through the cohort being written (`id`; null for a new one, whose id nothing can name yet). Then the nesting
+ * depth: /decide evaluates at most MAX_COHORT_DEPTH cohorts inside one another, so no chain of nested cohorts through
+ * this one may be longer (a flag on its top would be false for everyone, silently).
+ */
+function checkNesting(graph: ReadonlyMap<number, Pick<CohortNode, 'nested'>>, id: number | null, nested: number[]): void {
+  const self = id ?? -1
+  const childrenOf = (n: number): number[] => (n === self ? nested : (graph.get(n)?.nested ?? []))
+  const onPath = new Set<number>()
+  const seen = new Set<number>()
+  const visit = (at: number): boolean => {
+    seen.add(at)
+    onPath.add(at)
+    for (const child of childrenOf(at)) {
+      if (onPath.has(child)) return true
+      if (seen.has(child)) continue
+      if (!graph.has(child)) invalid('Invalid Cohort ID in filter')
+      if (visit(child)) return true
+    }
+    onPath.delete(at)
+    return false
+  }
+  if (visit(self)) invalid('Cohorts cannot reference other cohorts in a loop.')
+  // longest chain below this cohort (itself counted) and above it; a loop stored elsewhere long ago is cut where it closes
+  const longestFrom = (start: number, next: (n: number) => readonly number[]): number => {
+    const memo = new Map<number, number>()
+    const visiting = new Set<number>()
+    const walk = (at: number): number => {
+      const known = memo.get(at)
+      if (known !== undefined) return known
+      if (visiting.has(at)) return 0
+      visiting.add(at)
+      let deepest = 0
+      for (const n of next(at)) if (graph.has(n) || n === self) deepest = Math.max(deepest, walk(n))
+      visiting.delete(at)
+      memo.set(at, deepest + 1)
+      return deepest + 1
+    }
+    return walk(start)
+  }
+  const parents = new Map<number, number[]>()
+  for (const [n, node] of graph) {
+    if (n === self) continue
+    for (const child of node.nested) parents.set(child, [...(parents.get(child) ?? []), n])
+  }
+  const longest = longestFrom(self, childrenOf) + (id === null ? 0 : longestFrom(self, (n) => parents.get(n) ?? []) - 1)
+  if (longest > MAX_COHORT_DEPTH) {
+    invalid(`Cohorts may be nested at most ${MAX_COHORT_DEPTH} deep (a cohort in a cohort in a cohort …); this one would make a chain of ${longest}.`, 'limit_exceeded', 'filters')
+  }
+}
+
+/** The project's footprint (flags and cohorts, project-budget.ts) with this cohort's new filters (null: deleted). */
+async function checkCohortBudget(tx: Sql, teamId: number, id: number | null, filters: unknown): Promise<void> {
+  const flags = await flagFootprints(tx, teamId)
+  const others = await cohortBytes(tx, teamId, id)
+  const current = id === null ? 0 : (await cohortBytes(tx, teamId)) - others
+  const written = filters === null || filters === undefined ? 0 : Buffer.byteLength(JSON.stringify(filters))
+  checkProjectBudget(measure(flags, others + current), measure(flags, others + written))
 }
 
 function nestedHasBehavioural(node: unknown, depth = 0): boolean {

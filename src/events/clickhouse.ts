@@ -3,6 +3,7 @@ import { ClickHouseLogLevel, createClient, type ClickHouseClient, type ClickHous
 import { readdirSync, readFileSync } from 'node:fs'
 import { Readable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
+import { eraseDistinctIds } from './clickhouse-erase'
 import { ROW_COLUMNS, rowsAsTabSeparated } from './clickhouse-rows'
 import { dialectFor, renderMigration, stringLiteral, type Dialect } from './dialect'
 import { valueWithin } from '../lib/timeout'
@@ -396,6 +397,17 @@ export class ClickHouseEventStore implements EventStore {
       for (const r of (await rs.json()) as { uuid_text: string; n: string | number }[]) counts.set(r.uuid_text, Number(r.n))
     }
     return counts
+  }
+
+  /** A person's erasure (clickhouse-erase.ts): done, for readers, when it returns. */
+  async deleteEvents(teamId: number, distinctIds: string[]): Promise<void> {
+    if (distinctIds.length === 0) return
+    const storageTable = this.cluster ? 'events_local' : 'events'
+    try {
+      await eraseDistinctIds({ client: this.client, database: this.target.database, storageTable, cluster: this.cluster, dialect: this.dialect }, teamId, distinctIds)
+    } catch (error) {
+      throw classify(error, 'delete')
+    }
   }
 
   async health(): Promise<boolean> {

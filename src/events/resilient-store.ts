@@ -5,6 +5,8 @@ import { StoreError, type EventQuery, type EventStore, type InsertOptions, type 
 export class ResilientStore implements EventStore {
   private initialised: Promise<void> | null = null
   private lastAttempt = 0
+  /** why the last attempt to initialise failed: carried by the errors until the next attempt (an outage's reason) */
+  private lastFailure: unknown = undefined
 
   constructor(
     readonly inner: EventStore,
@@ -32,14 +34,19 @@ export class ResilientStore implements EventStore {
     if (this.initialised) return this.initialised
     const now = Date.now()
     if (now - this.lastAttempt < this.retryEveryMs) {
-      return Promise.reject(new StoreError(`${this.inner.kind} store not reachable yet`, true))
+      const why = (this.lastFailure as Error | undefined)?.message
+      return Promise.reject(new StoreError(`${this.inner.kind} store not reachable yet${why ? `: ${why}` : ''}`, true, this.lastFailure))
     }
     this.lastAttempt = now
     const attempt = this.inner.init()
     this.initialised = attempt
-    attempt.catch(() => {
-      if (this.initialised === attempt) this.initialised = null
-    })
+    attempt.then(
+      () => (this.lastFailure = undefined),
+      (error) => {
+        this.lastFailure = error
+        if (this.initialised === attempt) this.initialised = null
+      },
+    )
     return attempt
   }
 
@@ -61,6 +68,11 @@ export class ResilientStore implements EventStore {
   async countByUuid(teamId: number, uuids: string[]): Promise<Map<string, number>> {
     await this.ready()
     return this.inner.countByUuid(teamId, uuids)
+  }
+
+  async deleteEvents(teamId: number, distinctIds: string[]): Promise<void> {
+    await this.ready()
+    return this.inner.deleteEvents(teamId, distinctIds)
   }
 
   async health(): Promise<boolean> {

@@ -46,6 +46,8 @@ export interface EventStore {
   rowSizes(q: EventQuery): Promise<number[]>
   /** how many stored rows carry each uuid (for tests and replay checks) */
   countByUuid(teamId: number, uuids: string[]): Promise<Map<string, number>>
+  /** Remove every event of these distinct ids in the project (a person's erasure); gone for readers when it returns. */
+  deleteEvents(teamId: number, distinctIds: string[]): Promise<void>
   health(): Promise<boolean>
   close(): Promise<void>
 }

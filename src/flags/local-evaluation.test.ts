@@ -74,3 +74,20 @@ describe('cohorts', () => {
     expect(localEvaluationOf(entry, true).etag).not.toBe(localEvaluationOf(entry, false).etag)
   })
 })
+
+describe('an answer too large to build', () => {
+  test("stored before the project limits (the issue's attack: a chain of 60 long keys, 10,000 references): 503 before it is built", () => {
+    const chain: CachedFlagRow[] = []
+    for (let i = 1; i <= 60; i++) chain.push(flag(i, `chain-${i}-`.padEnd(400, 'x'), i === 1 ? [] : [depends(i - 1)]))
+    const attack: CachedFlagRow = {
+      ...flag(100, 'attack'),
+      filters: { groups: Array.from({ length: 100 }, () => ({ properties: Array.from({ length: 100 }, () => depends(60)), rollout_percentage: 100 })) },
+    }
+    const rss = process.memoryUsage().rss
+    expect(() => body([...chain, attack])).toThrow('local evaluation answer of more than')
+    // nothing of the 85 MB answer was made on the way
+    expect(process.memoryUsage().rss - rss).toBeLessThan(64 * 1024 * 1024)
+    // the chain alone is answered
+    expect(body(chain).flags).toHaveLength(60)
+  })
+})

@@ -10,6 +10,15 @@ import { createHash } from 'node:crypto'
 import type { ProjectEntry } from './cache'
 import type { CachedFlagRow } from './repository'
 import { minimalFlagJson } from './serialize'
+import { ApiError } from '../http/errors'
+import { PROJECT_LIMITS } from './project-budget'
+
+/**
+ * The most the dependency chains of one answer may add. Writes keep a project's whole footprint (chains included)
+ * within PROJECT_LIMITS.footprintBytes; this catches data stored before that limit, or by hand, before the answer
+ * is built rather than after (a chain is written out once per reference, as PostHog's SDKs read it).
+ */
+export const MAX_CHAIN_BYTES = PROJECT_LIMITS.footprintBytes * 2
 
 export interface LocalEvaluation {
   body: string
@@ -86,6 +95,25 @@ function withDependencyChains(rows: readonly CachedFlagRow[]): unknown[] {
     const chain = visit(id) ? order : []
     chains.set(id, chain)
     return chain
+  }
+  // what the chains will add, counted before anything is built
+  let chainBytes = 0
+  for (const f of flags) {
+    for (const g of f.filters.groups ?? []) {
+      for (const p of isObject(g) && Array.isArray(g.properties) ? g.properties : []) {
+        const id = isObject(p) && p.type === 'flag' ? idOf(p.key) : null
+        if (id === null || id === f.id || !byId.has(id)) continue
+        for (const key of chainOf(id)) chainBytes += key.length + 3
+      }
+    }
+    if (chainBytes > MAX_CHAIN_BYTES) {
+      throw new ApiError(
+        503,
+        'server_error',
+        'local_evaluation_too_large',
+        `This project's flag dependencies would make a local evaluation answer of more than ${MAX_CHAIN_BYTES} bytes of dependency chains: simplify the flags that depend on flags, then retry.`,
+      )
+    }
   }
   return flags.map((f) => {
     if (deps.get(f.id)!.length === 0) return f

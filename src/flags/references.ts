@@ -69,3 +69,28 @@ export async function disabledFlags(sql: Sql, teamId: number, ids: number[]): Pr
   return sql<{ id: number; key: string }[]>`
     select id, key from feature_flags where team_id = ${teamId} and id = any(${sql.array(ids)}::int[]) and not active order by key, id`
 }
+
+/** Every flag of the project that is not deleted, with its size and every flag reference (the project's budget). */
+export async function flagFootprints(sql: Sql, teamId: number): Promise<{ id: number; key: string; bytes: number; dependencies: unknown[] }[]> {
+  return sql<{ id: number; key: string; bytes: number; dependencies: unknown[] }[]>`
+    select f.id, f.key, octet_length(f.filters::text) as bytes,
+           coalesce((
+             select jsonb_agg(p.value->'key' order by g.n, p.n)
+               from jsonb_array_elements(case when jsonb_typeof(f.filters->'groups') = 'array' then f.filters->'groups' else '[]'::jsonb end)
+                    with ordinality as g(value, n)
+               cross join jsonb_array_elements(case when jsonb_typeof(g.value->'properties') = 'array' then g.value->'properties' else '[]'::jsonb end)
+                    with ordinality as p(value, n)
+              where p.value->>'type' = 'flag' and p.value ? 'key'
+           ), '[]'::jsonb) as dependencies
+      from feature_flags f
+     where f.team_id = ${teamId} and not f.deleted
+     order by f.id`
+}
+
+/** The bytes of the project's cohorts' filters (not deleted), but the one with id `except`. */
+export async function cohortBytes(sql: Sql, teamId: number, except: number | null = null): Promise<number> {
+  const [row] = await sql<{ bytes: number }[]>`
+    select coalesce(sum(octet_length(coalesce(filters, '{}'::jsonb)::text)), 0)::bigint as bytes
+      from cohorts where team_id = ${teamId} and not deleted and (${except}::int is null or id <> ${except})`
+  return Number(row.bytes)
+}

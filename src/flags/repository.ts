@@ -20,7 +20,7 @@ export const userObject = (sql: Sql) => sql`
 function selectFlags(sql: Sql) {
   return sql`
     select f.id, f.team_id, f.key, f.name, f.filters, f.rollout_percentage, f.active, f.deleted,
-           f.ensure_experience_continuity, f.version, f.created_at, f.updated_at,
+           f.ensure_experience_continuity, f.version, f.created_at, f.updated_at, f.tags,
            (select ${userObject(sql)} from users u where u.id = f.created_by_id) as created_by,
            (select ${userObject(sql)} from users u where u.id = f.last_modified_by_id) as last_modified_by
     from feature_flags f`
@@ -61,9 +61,25 @@ export async function keyTaken(sql: Sql, teamId: number, key: string, exceptId: 
   return row !== undefined
 }
 
+/** The advisory lock class of a project's flag and cohort writes (the second key is the project id). */
+export const FLAG_WRITE_LOCK = 0x70_68_66_6c // "phfl"
+
 /**
- * Bump the project's flag version (locking its row: writes to one project's flags run one at a time). Cohort writes
- * bump it too: the flag cache holds the cohorts the flags use.
+ * Run `work` in one transaction that holds the project's flag-and-cohort write lock from its first statement: every
+ * check it makes reads what no other writer of the project (in this process or another) can change before it
+ * commits. Flag writes and cohort writes take the same lock, since each checks the other's rows.
+ */
+export async function withProjectWriteLock<T>(sql: Sql, teamId: number, work: (tx: Sql) => Promise<T>): Promise<T> {
+  return (await sql.begin(async (transaction) => {
+    const tx = inTransaction(transaction)
+    await tx`select pg_advisory_xact_lock(${FLAG_WRITE_LOCK}::int, ${teamId}::int)`
+    return work(tx)
+  })) as T
+}
+
+/**
+ * Bump the project's flag version (and, on a real Postgres, NOTIFY at commit). Cohort writes bump it too: the flag
+ * cache holds the cohorts the flags use.
  */
 export async function bumpFlagVersion(tx: Sql, teamId: number, notify: boolean): Promise<void> {
   await tx`
@@ -72,63 +88,46 @@ export async function bumpFlagVersion(tx: Sql, teamId: number, notify: boolean):
   if (notify) await tx`select pg_notify(${FLAGS_CHANNEL}, ${String(teamId)})`
 }
 
-export async function createFlag(
-  sql: Sql,
-  teamId: number,
-  userId: number,
-  input: FlagInput & { key: string },
-  notify: boolean,
-): Promise<FlagRow> {
-  const id = await sql.begin(async (transaction) => {
-    const tx = inTransaction(transaction)
-    await bumpFlagVersion(tx, teamId, notify)
-    // PostHog hard-deletes soft-deleted flags with the same key before creating one.
-    await tx`delete from feature_flags where team_id = ${teamId} and key = ${input.key} and deleted`
-    // counted under the project's version lock (bump), so concurrent creates cannot pass the limit together
-    const [{ n }] = await tx<{ n: number }[]>`select count(*)::int as n from feature_flags where team_id = ${teamId} and not deleted`
-    if (n >= FLAG_LIMITS.flagsPerProject) {
-      throw errors.validation('limit_exceeded', `A project may have at most ${FLAG_LIMITS.flagsPerProject} feature flags: delete some first.`, null)
-    }
-    const [row] = await tx<{ id: number }[]>`
-      insert into feature_flags (team_id, key, name, filters, active, deleted, ensure_experience_continuity,
-                                 version, created_by_id, last_modified_by_id)
-      values (${teamId}, ${input.key}, ${input.name ?? ''}, ${tx.json(asJson(input.filters ?? {}))},
-              ${input.active ?? true}, ${input.deleted ?? false}, ${input.ensure_experience_continuity ?? false},
-              1, ${userId}, ${userId})
-      returning id`
-    return row.id
-  })
-  return (await getFlag(sql, teamId, id))!
+/** Insert a flag; `tx` holds the project's write lock (withProjectWriteLock). Answers the row as written. */
+export async function createFlag(tx: Sql, teamId: number, userId: number, input: FlagInput & { key: string }, notify: boolean): Promise<FlagRow> {
+  await bumpFlagVersion(tx, teamId, notify)
+  // PostHog hard-deletes soft-deleted flags with the same key before creating one.
+  await tx`delete from feature_flags where team_id = ${teamId} and key = ${input.key} and deleted`
+  // counted under the project's lock, so concurrent creates cannot pass the limit together
+  const [{ n }] = await tx<{ n: number }[]>`select count(*)::int as n from feature_flags where team_id = ${teamId} and not deleted`
+  if (n >= FLAG_LIMITS.flagsPerProject) {
+    throw errors.validation('limit_exceeded', `A project may have at most ${FLAG_LIMITS.flagsPerProject} feature flags: delete some first.`, null)
+  }
+  const [row] = await tx<{ id: number }[]>`
+    insert into feature_flags (team_id, key, name, filters, active, deleted, ensure_experience_continuity,
+                               version, created_by_id, last_modified_by_id, tags)
+    values (${teamId}, ${input.key}, ${input.name ?? ''}, ${tx.json(asJson(input.filters ?? {}))},
+            ${input.active ?? true}, ${input.deleted ?? false}, ${input.ensure_experience_continuity ?? false},
+            1, ${userId}, ${userId}, ${input.tags ?? []}::text[])
+    returning id`
+  // read back inside the same transaction: what this request wrote, never a later writer's row
+  return (await getFlag(tx, teamId, row.id))!
 }
 
-export async function updateFlag(
-  sql: Sql,
-  teamId: number,
-  id: number,
-  userId: number,
-  input: FlagInput,
-  notify: boolean,
-): Promise<FlagRow | null> {
-  const found = await sql.begin(async (transaction) => {
-    const tx = inTransaction(transaction)
-    await bumpFlagVersion(tx, teamId, notify)
-    const filters = input.filters === undefined ? null : tx.json(asJson(input.filters))
-    const rows = await tx`
-      update feature_flags set
-        key = coalesce(${input.key ?? null}, key),
-        name = coalesce(${input.name ?? null}, name),
-        filters = coalesce(${filters}::jsonb, filters),
-        active = coalesce(${input.active ?? null}::boolean, active),
-        deleted = coalesce(${input.deleted ?? null}::boolean, deleted),
-        ensure_experience_continuity = coalesce(${input.ensure_experience_continuity ?? null}::boolean, ensure_experience_continuity),
-        version = version + 1,
-        last_modified_by_id = ${userId},
-        updated_at = now()
-      where team_id = ${teamId} and id = ${id}
-      returning id`
-    return rows.length > 0
-  })
-  return found ? getFlag(sql, teamId, id) : null
+/** Write the fields given; `tx` holds the project's write lock. Answers the row as this write left it, or null. */
+export async function updateFlag(tx: Sql, teamId: number, id: number, userId: number, input: FlagInput, notify: boolean): Promise<FlagRow | null> {
+  await bumpFlagVersion(tx, teamId, notify)
+  const filters = input.filters === undefined ? null : tx.json(asJson(input.filters))
+  const rows = await tx`
+    update feature_flags set
+      key = coalesce(${input.key ?? null}, key),
+      name = coalesce(${input.name ?? null}, name),
+      filters = coalesce(${filters}::jsonb, filters),
+      active = coalesce(${input.active ?? null}::boolean, active),
+      deleted = coalesce(${input.deleted ?? null}::boolean, deleted),
+      ensure_experience_continuity = coalesce(${input.ensure_experience_continuity ?? null}::boolean, ensure_experience_continuity),
+      tags = coalesce(${input.tags ?? null}::text[], tags),
+      version = version + 1,
+      last_modified_by_id = ${userId},
+      updated_at = now()
+    where team_id = ${teamId} and id = ${id}
+    returning id`
+  return rows.length > 0 ? getFlag(tx, teamId, id) : null
 }
 
 /** What the flag cache holds for one project, read in one statement (one snapshot). */

@@ -1,6 +1,7 @@
 // Flags as the REST API and local_evaluation render them (PostHog's FeatureFlagSerializer and
 // MinimalFeatureFlagSerializer), with FeatureFlag.get_filters()'s legacy conversion applied.
 import type { UserBasic } from '../projects/users'
+import { sortedTags } from '../definitions/rules'
 import { isoDate } from '../http/format'
 import type { FlagFilters } from './engine'
 
@@ -19,6 +20,8 @@ export interface FlagRow {
   updated_at: Date | string
   created_by: UserBasic | null
   last_modified_by: UserBasic | null
+  /** absent in rows read before the tags column existed (tests that build rows) */
+  tags?: string[]
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v)
@@ -66,7 +69,7 @@ export function flagJson(row: FlagRow) {
     surveys: [],
     features: [],
     can_edit: true,
-    tags: [],
+    tags: sortedTags(row.tags ?? []),
     is_remote_configuration: false,
     has_encrypted_payloads: false,
     evaluation_runtime: 'all',

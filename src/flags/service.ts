@@ -1,12 +1,13 @@
 // The flag REST API and local_evaluation, behind the routes: validate, write, refresh this process's cache.
 import { NUMERIC_ID } from '../http/fields'
 import type { Sql } from 'postgres'
-import { databaseWork, errors } from '../http/errors'
+import { ApiError, databaseWork, errors } from '../http/errors'
 import type { FlagCache } from './cache'
 import { localEvaluationOf, type LocalEvaluation } from './local-evaluation'
 import { flagListing, safeInt } from './reference-checks'
-import { cohortsWithNested, disabledFlags, flagRefs } from './references'
-import { createFlag, getFlag, keyTaken, listFlags, updateFlag, type ListOptions } from './repository'
+import { checkProjectBudget, measure, referencesIn } from './project-budget'
+import { cohortBytes, cohortsWithNested, disabledFlags, flagFootprints, flagRefs, type FlagRef } from './references'
+import { createFlag, getFlag, keyTaken, listFlags, updateFlag, withProjectWriteLock, type ListOptions } from './repository'
 import { flagJson, type FlagRow } from './serialize'
 import { validateFlagBody, type FlagInput, type ValidationContext, type WriteMethod } from './validation'
 
@@ -45,9 +46,10 @@ export class FlagService {
   }
 
   /** What cohort and dependency filters are checked against. */
-  private references(teamId: number): ValidationContext['references'] {
+  private references(tx: Sql, teamId: number): ValidationContext['references'] {
     return async (want) => {
-      const [cohorts, flags] = await Promise.all([cohortsWithNested(this.deps.sql, teamId, want.cohortIds), want.flags ? flagRefs(this.deps.sql, teamId) : []])
+      const cohorts = await cohortsWithNested(tx, teamId, want.cohortIds)
+      const flags = want.flags ? await flagRefs(tx, teamId) : []
       return { cohorts, flags }
     }
   }
@@ -56,13 +58,16 @@ export class FlagService {
    * PostHog's guards around dependencies: a flag that active flags depend on cannot be deleted or disabled, and a
    * flag that depends on disabled flags cannot be enabled.
    */
-  private async checkDependents(teamId: number, existing: FlagRow, input: FlagInput): Promise<void> {
+  private async checkDependents(tx: Sql, teamId: number, existing: FlagRow, input: FlagInput): Promise<void> {
     const deleting = input.deleted === true
     const disabling = input.active === false && existing.active
     if (deleting || disabling) {
-      const id = String(existing.id)
-      const dependents = (await flagRefs(this.deps.sql, teamId))
-        .filter((f) => f.active && f.id !== existing.id && f.dependencies.some((d) => (typeof d === 'string' ? d : JSON.stringify(d)) === id))
+      const refs = await flagRefs(tx, teamId)
+      // a cycle stored before writes were serialised (or by hand) must stay breakable: flags on a cycle with this
+      // one do not hold it
+      const onCycle = dependenciesOf(existing.id, refs)
+      const dependents = refs
+        .filter((f) => f.active && f.id !== existing.id && !onCycle.has(f.id) && f.dependencies.some((d) => (typeof d === 'string' ? d : JSON.stringify(d)) === String(existing.id)))
         .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.id - b.id))
       if (dependents.length > 0) {
         const action = deleting ? 'delete' : 'disable'
@@ -81,7 +86,7 @@ export class FlagService {
           if (id !== null && Math.abs(id) <= 2_147_483_647) ids.push(id)
         }
       }
-      const disabled = await disabledFlags(this.deps.sql, teamId, ids)
+      const disabled = await disabledFlags(tx, teamId, ids)
       if (disabled.length > 0) {
         throw errors.validation(
           'invalid_input',
@@ -91,14 +96,22 @@ export class FlagService {
     }
   }
 
+  /**
+   * Checks and write run in one transaction under the project's write lock (flags and cohorts alike), so two
+   * concurrent writes cannot both pass checks that only one of them may pass (a dependency cycle, a dependency on
+   * a flag being deleted); the answer is the row as this transaction wrote it.
+   */
   create(teamId: number, userId: number, body: unknown) {
     return db(async () => {
-      const input = await validateFlagBody(body, {
-        method: 'POST',
-        keyTaken: (key) => keyTaken(this.deps.sql, teamId, key, null),
-        references: this.references(teamId),
+      const row = await withProjectWriteLock(this.deps.sql, teamId, async (tx) => {
+        const input = await validateFlagBody(body, {
+          method: 'POST',
+          keyTaken: (key) => keyTaken(tx, teamId, key, null),
+          references: this.references(tx, teamId),
+        })
+        await checkFlagBudget(tx, teamId, { id: null, key: input.key!, filters: input.filters ?? {}, deleted: input.deleted ?? false })
+        return createFlag(tx, teamId, userId, { ...input, key: input.key! }, this.deps.notify)
       })
-      const row = await createFlag(this.deps.sql, teamId, userId, { ...input, key: input.key! }, this.deps.notify)
       await this.deps.cache.refresh(teamId)
       return flagJson(row)
     })
@@ -106,20 +119,27 @@ export class FlagService {
 
   update(teamId: number, id: string, userId: number, body: unknown, method: Exclude<WriteMethod, 'POST'>) {
     return db(async () => {
-      const existing = NUMERIC_ID.test(id) ? await getFlag(this.deps.sql, teamId, Number(id)) : null
-      if (!existing) throw errors.notFound()
-      const input = await validateFlagBody(body, {
-        method,
-        keyTaken: (key) => keyTaken(this.deps.sql, teamId, key, existing.id),
-        currentKey: existing.key,
-        references: this.references(teamId),
+      if (!NUMERIC_ID.test(id)) throw errors.notFound()
+      const row = await withProjectWriteLock(this.deps.sql, teamId, async (tx) => {
+        const existing = await getFlag(tx, teamId, Number(id))
+        if (!existing) throw errors.notFound()
+        const input = await validateFlagBody(body, {
+          method,
+          keyTaken: (key) => keyTaken(tx, teamId, key, existing.id),
+          currentKey: existing.key,
+          references: this.references(tx, teamId),
+        })
+        await this.checkDependents(tx, teamId, existing, input)
+        // Bringing a flag back (deleted: false) needs its key to be free again.
+        if (input.deleted === false && existing.deleted && input.key === undefined && (await keyTaken(tx, teamId, existing.key, existing.id))) {
+          throw errors.validation('unique', 'There is already a feature flag with this key.', 'key')
+        }
+        if (input.filters !== undefined || input.key !== undefined || input.deleted !== undefined) {
+          const deleted = input.deleted ?? existing.deleted
+          await checkFlagBudget(tx, teamId, { id: existing.id, key: input.key ?? existing.key, filters: input.filters ?? existing.filters, deleted })
+        }
+        return updateFlag(tx, teamId, existing.id, userId, input, this.deps.notify)
       })
-      await this.checkDependents(teamId, existing, input)
-      // Bringing a flag back (deleted: false) needs its key to be free again.
-      if (input.deleted === false && existing.deleted && input.key === undefined && (await keyTaken(this.deps.sql, teamId, existing.key, existing.id))) {
-        throw errors.validation('unique', 'There is already a feature flag with this key.', 'key')
-      }
-      const row = await updateFlag(this.deps.sql, teamId, existing.id, userId, input, this.deps.notify)
       if (!row) throw errors.notFound()
       await this.deps.cache.refresh(teamId)
       return flagJson(row)
@@ -130,8 +150,37 @@ export class FlagService {
   async localEvaluation(teamId: number, sendCohorts: boolean): Promise<LocalEvaluation> {
     try {
       return localEvaluationOf(await this.deps.cache.get(teamId), sendCohorts)
-    } catch {
+    } catch (error) {
+      if (error instanceof ApiError) throw error
       throw errors.databaseUnavailable()
     }
   }
+}
+
+/** Every flag `id` reaches through its dependencies (by id), itself excluded unless it is on a cycle. */
+function dependenciesOf(id: number, refs: readonly FlagRef[]): Set<number> {
+  const byId = new Map(refs.map((f) => [f.id, f]))
+  const reached = new Set<number>()
+  const stack = [id]
+  while (stack.length > 0) {
+    for (const d of byId.get(stack.pop()!)?.dependencies ?? []) {
+      const next = safeInt(d)
+      if (next !== null && !reached.has(next)) {
+        reached.add(next)
+        stack.push(next)
+      }
+    }
+  }
+  return reached
+}
+
+/** The project's footprint and dependency depth after this write, checked against before (project-budget.ts). */
+export async function checkFlagBudget(tx: Sql, teamId: number, written: { id: number | null; key: string; filters: unknown; deleted: boolean }): Promise<void> {
+  const stored = await flagFootprints(tx, teamId)
+  const cohorts = await cohortBytes(tx, teamId)
+  const before = measure(stored, cohorts, written.id)
+  const others = stored.filter((f) => f.id !== written.id)
+  const self = { id: written.id ?? -1, key: written.key, bytes: Buffer.byteLength(JSON.stringify(written.filters ?? {})), dependencies: referencesIn(written.filters) }
+  const after = written.deleted ? measure(others, cohorts) : measure([...others, self], cohorts, self.id)
+  checkProjectBudget(before, after)
 }

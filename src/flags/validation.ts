@@ -2,6 +2,7 @@
 // validate_filters, in the order DRF runs them (fields in declaration order: name, key, filters, deleted,
 // active, ensure_experience_continuity), so the first error reported is the one PostHog would report.
 // Cohort and flag (dependency) filters are checked against the stored cohorts and flags (reference-checks.ts).
+import { tagsMember } from '../definitions/rules'
 import { errors } from '../http/errors'
 import { assertStorable, charField } from '../http/fields'
 import { parseFilterDate } from './engine/dates'
@@ -19,6 +20,8 @@ export interface FlagInput {
   active?: boolean
   deleted?: boolean
   ensure_experience_continuity?: boolean
+  /** PostHog's tags (a flag export carries them): normalised as definitions' tags are */
+  tags?: string[]
 }
 
 export const KEY_MAX_LENGTH = 400
@@ -260,5 +263,6 @@ export async function validateFlagBody(body: unknown, ctx: ValidationContext): P
   if (has('ensure_experience_continuity')) {
     out.ensure_experience_continuity = booleanField(body.ensure_experience_continuity, 'ensure_experience_continuity')
   }
+  if (has('tags')) out.tags = tagsMember(body.tags)
   return out
 }

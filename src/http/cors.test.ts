@@ -16,7 +16,12 @@ describe('client address', () => {
   })
 
   test('behind a trusted proxy is the first X-Forwarded-For entry, without a port', () => {
-    expect(clientIp(request({ 'x-forwarded-for': '198.51.100.7, 10.0.0.1' }), '10.0.0.2', true)).toBe('198.51.100.7')
+    // the proxy appends the address it saw: a client-supplied first entry is never taken
+    expect(clientIp(request({ 'x-forwarded-for': '198.51.100.7, 10.0.0.1' }), '10.0.0.2', true)).toBe('10.0.0.1')
+    expect(clientIp(request({ 'x-forwarded-for': '1.2.3.4, 198.51.100.9' }), '10.0.0.2', true)).toBe('198.51.100.9')
+    // two proxies of yours (a CDN, then a load balancer): the entry the outer one appended
+    expect(clientIp(request({ 'x-forwarded-for': '1.2.3.4, 198.51.100.9, 10.0.0.1' }), '10.0.0.2', 2)).toBe('198.51.100.9')
+    expect(clientIp(request({ 'x-forwarded-for': '198.51.100.9' }), '10.0.0.2', 2)).toBe('198.51.100.9')
     expect(clientIp(request({ 'x-forwarded-for': '198.51.100.7:51234' }), '10.0.0.2', true)).toBe('198.51.100.7')
     expect(clientIp(request({ 'x-forwarded-for': '2001:db8::7' }), '10.0.0.2', true)).toBe('2001:db8::7')
     // no header: the peer

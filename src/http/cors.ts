@@ -17,10 +17,17 @@ export function preflightHeaders(request: Request, methods = 'GET, POST, OPTIONS
   }
 }
 
-/** The client's address: the socket peer, or the first X-Forwarded-For entry behind a trusted proxy. */
-export function clientIp(request: Request, peer: string | null | undefined, trustProxy: boolean): string | null {
-  if (trustProxy) {
-    const forwarded = request.headers.get('x-forwarded-for')?.split(',')[0]?.trim()
+/**
+ * The client's address: the socket peer, or behind trusted proxies (`trustProxy`: true for one, or how many) the
+ * X-Forwarded-For entry the outermost of them appended: each proxy appends the address it saw, so the last
+ * `hops` entries are trustworthy and anything before them is whatever the client wrote.
+ */
+export function clientIp(request: Request, peer: string | null | undefined, trustProxy: boolean | number): string | null {
+  const hops = trustProxy === true ? 1 : trustProxy === false ? 0 : trustProxy
+  if (hops > 0) {
+    const header = request.headers.get('x-forwarded-for')
+    const entries = header ? header.split(',') : []
+    const forwarded = entries[Math.max(0, entries.length - hops)]?.trim()
     if (forwarded) return forwarded.replace(/^(\d+\.\d+\.\d+\.\d+):\d+$/, '$1')
   }
   if (!peer) return null
@@ -33,9 +40,19 @@ export function queryOf(request: Request): URLSearchParams {
   return new URLSearchParams(q === -1 ? '' : url.slice(q + 1))
 }
 
+/**
+ * The private API answers other origins too (an admin tool with a Bearer key), but never with credentials: the
+ * console's session cookie must not let a page on another origin (even a sibling subdomain) read what it answers.
+ */
+export function privateApiCorsHeaders(request: Request): Record<string, string> {
+  const { 'access-control-allow-credentials': _credentials, ...headers } = corsHeaders(request)
+  return headers
+}
+
 /** Preflight of the private API: a browser admin tool on another origin may call it with a Bearer key. */
 export function apiPreflightHeaders(request: Request): Record<string, string> {
-  return preflightHeaders(request, 'GET, POST, PUT, PATCH, DELETE, OPTIONS', 'authorization, content-type')
+  const { 'access-control-allow-credentials': _credentials, ...headers } = preflightHeaders(request, 'GET, POST, PUT, PATCH, DELETE, OPTIONS', 'authorization, content-type')
+  return headers
 }
 
 // What browsers call from any page: capture (and recordings), /decide and /flags, remote config.

@@ -9,6 +9,12 @@ export const Readiness = model(
   t.Object({
     status: t.Union([t.Literal('ready'), t.Literal('not_ready')]),
     checks: t.Record(t.String(), t.String(), { description: 'each store and the drain: "ok" or why not' }),
+    backlog: t.Optional(
+      t.Object(
+        { records: t.Integer(), events: t.Integer(), bytes: t.Integer(), draining: t.Boolean() },
+        { description: 'what the write-ahead log still holds for the stores, while it drains' },
+      ),
+    ),
   }),
 )
 

@@ -8,7 +8,9 @@ import { projectGuard } from '../projects/guards'
 import { GroupType, GroupTypeDeleted, GroupTypeList, GroupTypeNames, GroupTypeNamesBulk } from './group-types-model'
 import { GroupTypeService, parseGroupTypeIndex } from './group-types-service'
 
-export function groupTypeRoutes(deps: { sql: Sql; auth: PersonalKeyAuth; limiter?: RateLimiter; notify: boolean; onChanged(teamId: number): Promise<void> }) {
+export function groupTypeRoutes(
+  deps: { sql: Sql; auth: PersonalKeyAuth; limiter?: RateLimiter } & ConstructorParameters<typeof GroupTypeService>[0],
+) {
   const service = new GroupTypeService(deps)
   const base = '/api/projects/:project_id/groups_types'
   const tags = ['group types']

@@ -1,10 +1,10 @@
 // Group types for admins: list, name, delete. Deleting frees the index (one anonymous event naming five junk
 // types could otherwise take every slot for good) and what was learned under it. Flags read the mapping
-// through their cache: every change bumps the project's flag version, so every process reloads it.
+// through their cache: every change bumps the project's flag version (`changedIn`, inside the transaction),
+// so every process reloads it, and this one at once (`onChanged`).
 import type { Sql } from 'postgres'
 import { inTransaction } from '../db/postgres'
 import { errors } from '../http/errors'
-import { bumpFlagVersion } from '../flags/repository'
 import { deleteGroupType, listGroupTypes, renameGroupType, type GroupTypeRow } from './group-types-repository'
 import { PERSONS_LOCK } from './repository'
 
@@ -22,7 +22,15 @@ export function parseGroupTypeIndex(raw: string): number {
 }
 
 export class GroupTypeService {
-  constructor(private readonly deps: { sql: Sql; notify: boolean; onChanged(teamId: number): Promise<void> }) {}
+  constructor(
+    private readonly deps: {
+      sql: Sql
+      /** inside the write's transaction: tell the flag caches of every process */
+      changedIn(tx: Sql, teamId: number): Promise<void>
+      /** after the commit: this process's flag cache */
+      onChanged(teamId: number): Promise<void>
+    },
+  ) {}
 
   async list(teamId: number) {
     return (await listGroupTypes(this.deps.sql, teamId)).map(json)
@@ -38,7 +46,7 @@ export class GroupTypeService {
         if (!row) throw errors.notFound(`No group type with index ${change.group_type_index}.`)
         out.push(json(row))
       }
-      await bumpFlagVersion(tx, teamId, this.deps.notify)
+      await this.deps.changedIn(tx, teamId)
       return out
     })
     await this.deps.onChanged(teamId)
@@ -51,7 +59,7 @@ export class GroupTypeService {
       await tx`select pg_advisory_xact_lock(${PERSONS_LOCK}, ${teamId})`
       const deleted = await deleteGroupType(tx, teamId, index)
       if (!deleted) throw errors.notFound(`No group type with index ${index}.`)
-      await bumpFlagVersion(tx, teamId, this.deps.notify)
+      await this.deps.changedIn(tx, teamId)
       return { group_type: deleted.group_type, group_type_index: index, groups_deleted: deleted.groups, property_definitions_deleted: deleted.definitions }
     })
     await this.deps.onChanged(teamId)

@@ -34,6 +34,7 @@ function touchesPerson(e: PersonEvent): boolean {
 
 export class Learner implements BatchHandler {
   readonly name = LEARNER
+  readonly store = 'postgres'
   /** distinct ids known to have a person, per project: their plain events need no work */
   private readonly known = new Map<number, Set<string>>()
   /** the same, in the order they were learned: past KNOWN_MAX the oldest is forgotten */
@@ -133,11 +134,21 @@ export class Learner implements BatchHandler {
     }
   }
 
+  /**
+   * Persons were erased (people/erasure.ts): their distinct ids have no person any more, so their next event
+   * must make one. `distinctIds` undefined: forget the whole project (or, with no project, everything).
+   */
+  forget(teamId: number | undefined, distinctIds?: string[]): void {
+    if (teamId === undefined) this.known.clear()
+    else if (distinctIds === undefined) this.known.delete(teamId)
+    else for (const id of distinctIds) this.known.get(teamId)?.delete(id)
+  }
+
   private forgetOldest(): void {
     const { teamId, distinctId } = this.knownOrder[this.knownOldest++]
-    const ids = this.known.get(teamId)!
-    ids.delete(distinctId)
-    if (ids.size === 0) this.known.delete(teamId)
+    const ids = this.known.get(teamId)
+    ids?.delete(distinctId)
+    if (ids?.size === 0) this.known.delete(teamId)
     // the forgotten head is dropped once it is half the list
     if (this.knownOldest * 2 > this.knownOrder.length) {
       this.knownOrder.splice(0, this.knownOldest)

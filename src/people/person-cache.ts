@@ -22,6 +22,8 @@ export interface PersonChange {
   distinctIds: string[]
   groups: [number, string][]
   all?: boolean
+  /** the persons of these distinct ids were erased (the learner must not take them for known any more) */
+  deleted?: boolean
 }
 
 export interface PersonCacheOptions {

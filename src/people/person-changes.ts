@@ -12,13 +12,14 @@ const LISTED_MAX = 64_000
 
 export function encodePersonChange(change: PersonChange): string[] {
   const listed = change.distinctIds.reduce((n, id) => n + id.length + 3, 0) + change.groups.reduce((n, g) => n + g[1].length + 8, 0)
-  if (change.all || listed > LISTED_MAX) return [JSON.stringify({ t: change.teamId, all: true })]
+  const deleted = change.deleted ? { x: 1 } : {}
+  if (change.all || listed > LISTED_MAX) return [JSON.stringify({ t: change.teamId, all: true, ...deleted })]
   const payloads: string[] = []
   let ids: string[] = []
   let groups: [number, string][] = []
   let size = 0
   const flush = () => {
-    if (ids.length || groups.length) payloads.push(JSON.stringify({ t: change.teamId, d: ids, g: groups }))
+    if (ids.length || groups.length) payloads.push(JSON.stringify({ t: change.teamId, d: ids, g: groups, ...deleted }))
     ids = []
     groups = []
     size = 0
@@ -42,14 +43,15 @@ export function encodePersonChange(change: PersonChange): string[] {
 
 export function decodePersonChange(payload: string): PersonChange | null {
   try {
-    const m = JSON.parse(payload) as { t?: unknown; all?: unknown; d?: unknown; g?: unknown }
+    const m = JSON.parse(payload) as { t?: unknown; all?: unknown; d?: unknown; g?: unknown; x?: unknown }
     if (!Number.isSafeInteger(m.t)) return null
-    if (m.all === true) return { teamId: m.t as number, distinctIds: [], groups: [], all: true }
+    const deleted = m.x === 1 ? { deleted: true } : {}
+    if (m.all === true) return { teamId: m.t as number, distinctIds: [], groups: [], all: true, ...deleted }
     const distinctIds = Array.isArray(m.d) ? m.d.filter((id): id is string => typeof id === 'string') : []
     const groups = Array.isArray(m.g)
       ? m.g.filter((g): g is [number, string] => Array.isArray(g) && Number.isInteger(g[0]) && typeof g[1] === 'string')
       : []
-    return { teamId: m.t as number, distinctIds, groups }
+    return { teamId: m.t as number, distinctIds, groups, ...deleted }
   } catch {
     return null
   }

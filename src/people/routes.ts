@@ -1,4 +1,5 @@
-// GET /api/projects/:project_id/persons/?distinct_id= — who ingestion says is who (personal key).
+// GET /api/projects/:project_id/persons/?distinct_id= — who ingestion says is who (personal key); DELETE
+// …/persons/:id/ erases a person (and with ?delete_events=true its events), see erasure.ts.
 import { Elysia, t } from 'elysia'
 import type { Sql } from 'postgres'
 import type { PersonalKeyAuth } from '../projects/auth'
@@ -6,6 +7,8 @@ import { isoDate } from '../http/format'
 import { projectGuard } from '../projects/guards'
 import { page, PageQuery, parsePaging, publicUrl } from '../http/pagination'
 import type { RateLimiter } from '../http/rate-limit'
+import { errors } from '../http/errors'
+import type { PersonErasure } from './erasure'
 import { listPersons, type PersonListing } from './repository'
 import { documentedAnswer } from '../http/openapi'
 import { PersonPage } from './model'
@@ -21,8 +24,37 @@ export function personJson(p: PersonListing) {
   }
 }
 
-export function personRoutes(deps: { sql: Sql; auth: PersonalKeyAuth; limiter?: RateLimiter; trustProxy: boolean }) {
-  return new Elysia({ name: 'persons' }).use(projectGuard(deps.auth, deps.limiter)).get(
+/** PostHog's `delete_events`: a boolean query flag. */
+function flag(value: string | undefined, name: string): boolean {
+  if (value === undefined || value === '' || value === 'false' || value === '0') return false
+  if (value === 'true' || value === '1') return true
+  throw errors.validation('invalid', `"${value.slice(0, 20)}" is not a valid boolean: use true or false.`, name)
+}
+
+export function personRoutes(deps: { sql: Sql; auth: PersonalKeyAuth; limiter?: RateLimiter; trustProxy: boolean; erasure: PersonErasure }) {
+  return new Elysia({ name: 'persons' })
+    .use(projectGuard(deps.auth, deps.limiter))
+    .delete(
+      '/api/projects/:project_id/persons/:id/',
+      async ({ project, params, query, set }) => {
+        await deps.erasure.erase(project.id, params.id, { deleteEvents: flag(query.delete_events, 'delete_events') })
+        set.status = 202
+        return ''
+      },
+      {
+        params: t.Object({ project_id: t.String(), id: t.String({ description: 'the person id (its uuid)' }) }),
+        query: t.Object({
+          delete_events: t.Optional(t.String({ description: "true: also delete every event of the person's distinct ids from the event store" })),
+        }),
+        detail: {
+          tags: ['persons'],
+          summary: 'Erase a person: its distinct ids, static cohort memberships and (with delete_events=true) events',
+          description: 'Done when answered: /decide and the persons API no longer know the person on any process; a later capture makes a new person.',
+          responses: { 202: { description: 'Erased (empty body)' } },
+        },
+      },
+    )
+    .get(
     '/api/projects/:project_id/persons/',
     async ({ project, query, request }) => {
       const { limit, offset } = parsePaging(query)

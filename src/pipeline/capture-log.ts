@@ -33,7 +33,12 @@ export interface WorkerInit {
   data: Record<string, unknown>
 }
 
-export type ToWorker = WorkerInit | { type: 'segments'; segments: Segment[] } | { type: 'drain'; deadline: number }
+export type ToWorker =
+  | WorkerInit
+  | { type: 'segments'; segments: Segment[] }
+  | { type: 'drain'; deadline: number }
+  /** something the request thread learned that a consumer needs (opaque to the pipeline) */
+  | { type: 'notice'; notice: unknown }
 
 export type FromWorker =
   | { type: 'ready'; progress: Progress }
@@ -59,6 +64,8 @@ export interface ConsumerState {
   /** how long it has had work without finishing any (0 when caught up) */
   behindMs: number
   failing: string | null
+  /** the store it writes to */
+  store?: string
 }
 
 const RESTART_DELAY_MS = 1000
@@ -201,7 +208,7 @@ export class CaptureLog {
       let since = this.behindSince.get(name)
       if (lag === 0) this.behindSince.delete(name)
       else if (since === undefined) this.behindSince.set(name, (since = now))
-      states[name] = { position, lag, behindMs: lag > 0 && since !== undefined ? now - since : 0, failing: this.progress.failing[name] ?? null }
+      states[name] = { position, lag, behindMs: lag > 0 && since !== undefined ? now - since : 0, failing: this.progress.failing[name] ?? null, store: this.progress.stores?.[name] }
     }
     return states
   }
@@ -265,6 +272,26 @@ export class CaptureLog {
       : null
   }
 
+  /** Pass a notice to the flush worker's consumers (e.g. persons erased: the learner forgets their ids). */
+  tell(notice: unknown): void {
+    this.post({ type: 'notice', notice })
+  }
+
+  /**
+   * Wait until these consumers (those of them this log has) have stored every record accepted before this call
+   * (e.g. the event-store writers, before events are erased from the store); false when `timeoutMs` passes first.
+   */
+  async caughtUp(consumers: string[], timeoutMs: number): Promise<boolean> {
+    const target = this.wal.lastSeq
+    const deadline = Date.now() + timeoutMs
+    const behind = () => !this.progress || consumers.some((c) => (this.progress!.positions[c] ?? target) < target)
+    while (behind()) {
+      if (Date.now() >= deadline || this.closed) return false
+      await Bun.sleep(10)
+    }
+    return true
+  }
+
   stats(): CaptureLogStats {
     return {
       lastSeq: this.wal.lastSeq,
@@ -286,7 +313,16 @@ export class CaptureLog {
       caughtUp = await Promise.race([done, Bun.sleep(timeoutMs + 2000).then(() => false)])
     }
     await this.close()
-    if (!caughtUp) this.deps.log.warn(this.stats(), 'drain incomplete; the rest stays in the log for the next start')
+    if (!caughtUp) {
+      const stats = this.stats()
+      // the store that kept the drain from finishing, named in the line an operator reads at exit
+      const failing = Object.values(stats.consumers).filter((c) => c.failing !== null)
+      const stores = [...new Set(failing.map((c) => c.store ?? 'unknown'))]
+      this.deps.log.warn(
+        { ...stats, failingStores: stores, failing: failing.map((c) => c.failing) },
+        `drain incomplete${stores.length ? ` (${stores.join(', ')} failing: ${failing.map((c) => c.failing).join('; ')})` : ''}; the rest stays in the log for the next start`,
+      )
+    }
     return caughtUp
   }
 

@@ -5,6 +5,7 @@
 import type { Logger } from '../log'
 import type { Checkpoint } from './checkpoint'
 import { isolatePoison, reasonOf, type PoisonSink } from './isolate'
+import { OutageWatch } from './outage'
 import type { LoggedRecord, Ring } from './ring'
 import { WalReader, type WalRecord, type WalSource } from './wal-reader'
 
@@ -21,6 +22,8 @@ export interface Batch {
 
 export interface BatchHandler {
   readonly name: string
+  /** the store it writes to (clickhouse, embedded, postgres), named in the outage logs */
+  readonly store?: string
   /** Process a batch; throw to have it retried. `inDoubt`: a previous attempt may have taken effect. */
   handle(batch: Batch, inDoubt: boolean): Promise<void>
   /** Whether the handler's store answers now (a ping): tells a store that is down from a batch it refuses. */
@@ -52,8 +55,10 @@ export interface ConsumerDeps {
   poison: PoisonSink
   /** called after the cursor moved */
   onProgress(): void
-  /** take records only up to here (e.g. what another consumer has finished) */
-  upTo?(): number
+  /** events accepted and not yet finished by this consumer (for the outage logs), where known */
+  waitingEvents?(consumedItems: number): number
+  /** how often an outage is summarised in the log (default a minute) */
+  outageSummaryMs?: number
 }
 
 /** What a record counts for against the log's cap: its size on disk, or what it decodes to when that is larger. */
@@ -89,6 +94,8 @@ export class Consumer {
   lastAdvanceAt = Date.now()
   /** events isolated as poison since start */
   isolatedEvents = 0
+  /** the log lines of an outage: its start, a summary a minute, its end and the drain after it */
+  readonly outage: OutageWatch
 
   constructor(
     private readonly deps: ConsumerDeps,
@@ -98,10 +105,27 @@ export class Consumer {
     this.cursor = Math.max(deps.checkpoint.done(handler.name), deps.wal.firstSeq - 1)
     this.inDoubtThrough = Math.max(deps.checkpoint.attempting(handler.name), this.cursor)
     this.reader = new WalReader(deps.wal, this.cursor + 1)
+    this.outage = new OutageWatch({
+      consumer: handler.name,
+      store: handler.store ?? handler.name,
+      log: deps.log,
+      summaryEveryMs: deps.outageSummaryMs,
+      backlog: () => ({
+        records: Math.max(0, deps.wal.lastSeq - this.cursor),
+        events: deps.waitingEvents?.(this.consumedItems),
+        oldestReceivedAt: this.pending?.records[0]?.receivedAt || undefined,
+      }),
+      finished: () => ({ records: this.cursor, events: this.consumedItems }),
+    })
   }
 
   get name(): string {
     return this.handler.name
+  }
+
+  /** The store this consumer writes to. */
+  get store(): string {
+    return this.handler.store ?? this.handler.name
   }
 
   /** Last sequence number handed over and handled (some of it may be held by the handler, see heldFrom). */
@@ -115,8 +139,11 @@ export class Consumer {
     return held === null ? this.cursor : Math.min(this.cursor, held - 1)
   }
 
+  /** What is failing now, store first ("clickhouse unreachable: connect ECONNREFUSED …"), or null. */
   get failing(): string | null {
-    return this.failures > 0 ? this.lastError : null
+    if (this.failures === 0) return null
+    const outage = this.outage.describe()
+    return outage ? `${outage.store} ${outage.reason}: ${this.lastError}` : this.lastError
   }
 
   start(): void {
@@ -168,10 +195,10 @@ export class Consumer {
       this.failures++
       this.lastError = (error as Error)?.message ?? String(error)
       this.deps.onFailure?.(this.name, reasonOf(error))
-      if (this.failures === 1 || this.failures % 20 === 0) {
-        this.deps.log.warn({ err: error, consumer: this.name, attempts: this.failures, firstSeq: batch.firstSeq, lastSeq: batch.lastSeq }, 'batch failed; will retry')
-      }
-      const refused = this.handler.rejects?.(error) === true || (this.failures >= SPLIT_AFTER_FAILURES && !this.handler.selfIsolating && (await this.storeAnswers()))
+      const definite = this.handler.rejects?.(error) === true
+      // a store refusing a batch's data is not an outage: the batch is split at once (its log line says so)
+      if (!definite) this.outage.failed(error)
+      const refused = definite || (this.failures >= SPLIT_AFTER_FAILURES && !this.handler.selfIsolating && (await this.storeAnswers()))
       if (!refused) return
       try {
         const isolated = await isolatePoison(batch, {
@@ -184,10 +211,11 @@ export class Consumer {
         this.deps.log.warn({ consumer: this.name, isolated, firstSeq: batch.firstSeq, lastSeq: batch.lastSeq }, 'batch split: poison events dead-lettered, the rest handled')
       } catch (splitError) {
         this.lastError = (splitError as Error)?.message ?? String(splitError)
+        this.outage.failed(splitError)
         return // the store went down meanwhile: retry the whole batch, in doubt
       }
     }
-    if (this.failures > 0) this.deps.log.info({ consumer: this.name, attempts: this.failures + 1 }, 'batch succeeded after retries')
+    this.outage.succeeded()
     this.failures = 0
     this.lastError = null
     this.pending = null
@@ -197,6 +225,7 @@ export class Consumer {
     this.consumedBytes += batch.bytes
     this.consumedItems += batch.items
     this.lastBatchFull = batch.events >= this.deps.maxEvents
+    if (this.cursor >= this.deps.wal.lastSeq) this.outage.caughtUp()
     this.deps.onProgress()
   }
 
@@ -237,7 +266,7 @@ export class Consumer {
 
   /** The next records after the cursor, from the ring where it has them and from the log otherwise. */
   private collect(): Batch | null {
-    let last = Math.min(this.deps.wal.lastSeq, this.deps.upTo?.() ?? Number.POSITIVE_INFINITY)
+    let last = this.deps.wal.lastSeq
     // After a crash, the batch whose insert may have landed is rebuilt with the same bounds: the identical
     // block, which the store's deduplication (by content, or by its token) recognises even when a check for
     // what landed read a lagging replica.
@@ -274,14 +303,14 @@ export class Consumer {
   async stop(): Promise<void> {
     this.stopped = true
     clearTimeout(this.timer)
+    this.outage.stop()
     await this.running
     this.reader.close()
   }
 
   /** Work until caught up with the log (or the deadline passes); used when draining. */
   async catchUp(deadline: number): Promise<boolean> {
-    const target = () => Math.min(this.deps.wal.lastSeq, this.deps.upTo?.() ?? Number.POSITIVE_INFINITY)
-    while (!this.stopped && this.cursor < target() && Date.now() < deadline) {
+    while (!this.stopped && this.cursor < this.deps.wal.lastSeq && Date.now() < deadline) {
       if (this.running) await this.running
       else {
         clearTimeout(this.timer)

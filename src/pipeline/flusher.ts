@@ -25,6 +25,8 @@ export interface FlusherOptions {
   ringMaxEvents: number
   /** how often the shared counters are checked for a full batch waiting */
   pollMs: number
+  /** how often an ongoing outage is summarised in the log (default a minute) */
+  outageSummaryMs?: number
 }
 
 export interface Progress {
@@ -32,6 +34,8 @@ export interface Progress {
   consumedBytes: Record<string, number>
   consumedItems: Record<string, number>
   failing: Record<string, string | null>
+  /** the store each consumer writes to */
+  stores: Record<string, string>
   ringEvents: number
 }
 
@@ -58,9 +62,8 @@ export class Flusher {
     this.deadLetters = new DeadLetters(options.dlqDir)
   }
 
-  /** Add a consumer; with `after`, it only takes records that consumer has finished. */
-  addConsumer(handler: BatchHandler, options: { after?: Consumer } = {}): Consumer {
-    const after = options.after
+  /** Add a consumer: it reads the log from its own cursor, whatever the others do. */
+  addConsumer(handler: BatchHandler): Consumer {
     const consumer = new Consumer(
       {
         wal: this.deps.view,
@@ -70,10 +73,18 @@ export class Flusher {
         maxEvents: Math.min(this.options.flushMaxEvents, this.options.batchMaxEvents ?? Number.POSITIVE_INFINITY),
         intervalMs: this.options.flushIntervalMs,
         log: this.deps.log,
-        onFailure: (consumer, reason) => this.deps.metrics.inc('flushFailures', { consumer, reason }),
+        onFailure: (consumer, reason) => {
+          this.deps.metrics.inc('flushFailures', { consumer, reason })
+          // the capture thread learns what is failing now, not at the next success (its exit log names it)
+          queueMicrotask(() => this.deps.onProgress(this.progress()))
+        },
+        waitingEvents: (consumedItems) => {
+          this.deps.counters.sync()
+          return Math.max(0, this.deps.counters.acceptedItems - consumedItems)
+        },
+        outageSummaryMs: this.options.outageSummaryMs,
         poison: (consumer, events, reason, error) => this.poison(consumer, events, reason, error),
         onProgress: () => this.progressed(),
-        upTo: after ? () => after.position : undefined,
       },
       handler,
     )
@@ -125,13 +136,14 @@ export class Flusher {
   }
 
   progress(): Progress {
-    const p: Progress = { positions: {}, consumedBytes: {}, consumedItems: {}, failing: {}, ringEvents: this.ring.eventCount }
+    const p: Progress = { positions: {}, consumedBytes: {}, consumedItems: {}, failing: {}, stores: {}, ringEvents: this.ring.eventCount }
     for (const c of this.consumers) {
       // what the log may release: a consumer holding rows (history-writer.ts) is not done with their records
       p.positions[c.name] = c.durablePosition
       p.consumedBytes[c.name] = c.consumedBytes
       p.consumedItems[c.name] = c.consumedItems
       p.failing[c.name] = c.failing
+      p.stores[c.name] = c.store
     }
     return p
   }

@@ -51,6 +51,11 @@ export const HISTORY_DEFAULTS: HistoryOptions = {
 export class HistoryWriter implements BatchHandler {
   readonly name = HISTORY_WRITER
   readonly selfIsolating = true
+
+  /** named in the outage logs */
+  get store(): string {
+    return this.deps.events.kind
+  }
   private held: StoredEvent[] = []
   private heldBytes = 0
   private heldSince = 0

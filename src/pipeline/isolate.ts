@@ -2,6 +2,7 @@
 // down, by halves, to the events that fail; those are dead-lettered with the consumer's name and the reason,
 // and the consumer moves on. A store that is down is never bisected: the batch waits, with backoff, in the log.
 import type { CapturedEvent } from '../capture/normalize'
+import { connectionFailure } from './failure-reason'
 import type { LoggedRecord } from './ring'
 import type { Batch, BatchHandler } from './consumer'
 
@@ -121,8 +122,13 @@ export async function isolatePoison(batch: Batch, deps: IsolationDeps): Promise<
   return isolated
 }
 
-/** A short machine-friendly reason: the SQLSTATE or store code where there is one. */
+/**
+ * A short machine-friendly reason: `unreachable` or `timeout` when the store could not be reached or did not
+ * answer in time (failure-reason.ts), else the SQLSTATE or store code where there is one.
+ */
 export function reasonOf(error: unknown): string {
+  const connection = connectionFailure(error)
+  if (connection) return connection
   const e = error as { code?: unknown; reason?: unknown } | null
   if (e && typeof e.reason === 'string') return e.reason
   if (e && (typeof e.code === 'string' || typeof e.code === 'number')) return `rejected_${e.code}`

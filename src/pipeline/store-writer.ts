@@ -45,6 +45,10 @@ export interface EventWriterDeps {
 export class StoreWriter implements BatchHandler {
   readonly name = STORE_WRITER
 
+  get store(): string {
+    return this.deps.events.kind
+  }
+
   constructor(
     private readonly deps: EventWriterDeps & {
       /** events another consumer writes (history-writer.ts: those of other months) */

@@ -6,11 +6,18 @@ import { hashKey, plausibleKey, sameHash } from './keys'
 import { currentProjectId, projectOfUser, type ProjectRow } from './repository'
 import { ApiError, errors } from '../http/errors'
 import { RateLimiter } from '../http/rate-limit'
+import { effectiveScopes } from './scopes'
 
 export interface Principal {
   userId: number
   userUuid: string
   keyId: string
+  /** what the key may do (scopes.ts); `*` for keys stored without scopes */
+  scopes: readonly string[]
+  /** the projects the key is limited to, or null for every project of its user */
+  scopedTeams: readonly number[] | null
+  /** the organizations the key is limited to, or null */
+  scopedOrganizations: readonly string[] | null
 }
 
 /**
@@ -34,13 +41,19 @@ export interface PersonalKeyAuthOptions {
   negativeTtlMs?: number
   maxEntries?: number
   /** behind a trusted proxy the client address is the first X-Forwarded-For entry */
-  trustProxy?: boolean
+  /** behind trusted proxies: how many append to X-Forwarded-For (true: one) */
+  trustProxy?: boolean | number
 }
 
 const STALE_MS = 10_000
 const RECENTLY_VALID_MS = 60 * 60 * 1000
 const LAST_USED_EVERY_MS = 60 * 60 * 1000
 const BEARER = /^Bearer\s+(\S.*)$/
+
+/** Console sessions (users/): the principal behind a request's session cookie, or null when it has none. */
+export interface SessionResolver {
+  principalOf(request: Request): Promise<Principal | null>
+}
 
 export interface KeyCandidate {
   key: string
@@ -74,7 +87,9 @@ export class PersonalKeyAuth {
   private readonly maxEntries: number
   /** Postgres lookups of keys, for tests and metrics */
   lookups = 0
-  readonly trustProxy: boolean
+  readonly trustProxy: boolean | number
+  /** set by services.ts: without a personal key, the private API accepts a console session cookie */
+  sessions: SessionResolver | null = null
 
   constructor(
     private readonly sql: Sql,
@@ -92,6 +107,20 @@ export class PersonalKeyAuth {
     this.unknown.clear()
   }
 
+  /**
+   * Who calls the private API: the request's personal key (header or ?personal_api_key=), else its console session
+   * (which enforces the CSRF rule on writes); 401 when it has neither.
+   */
+  async authenticateRequest(request: Request, clientAddress: string | null): Promise<Principal> {
+    const query = request.url.includes('personal_api_key=') ? new URL(request.url).searchParams : null
+    const candidate = findPersonalKey(request.headers.get('authorization'), query)
+    if (!candidate && this.sessions) {
+      const principal = await this.sessions.principalOf(request)
+      if (principal) return principal
+    }
+    return this.authenticate(candidate, clientAddress)
+  }
+
   /** The principal behind a request's personal key; 401 when absent or unknown, 503 when Postgres is down. */
   async authenticate(candidate: KeyCandidate | null, clientAddress: string | null = null): Promise<Principal> {
     if (!candidate || !candidate.key) throw errors.notAuthenticated()
@@ -106,11 +135,13 @@ export class PersonalKeyAuth {
     if (blocked !== undefined && blocked > now && !(known && now - known.at < RECENTLY_VALID_MS)) {
       throw errors.throttled(Math.max(1, Math.ceil((blocked - now) / 1000)))
     }
-    let row: { id: string; user_id: number; uuid: string; secure_value: string; last_used_at: Date | null } | undefined
+    let row:
+      | { id: string; user_id: number; uuid: string; secure_value: string; last_used_at: Date | null; scopes: string[] | null; scoped_teams: number[] | null; scoped_organizations: string[] | null }
+      | undefined
     try {
       this.lookups++
       ;[row] = await this.sql<typeof row[]>`
-        select k.id, k.user_id, u.uuid, k.secure_value, k.last_used_at
+        select k.id, k.user_id, u.uuid, k.secure_value, k.last_used_at, k.scopes, k.scoped_teams, k.scoped_organizations
         from personal_api_keys k join users u on u.id = k.user_id
         where k.secure_value = ${secureValue} and u.is_active`
     } catch (error) {
@@ -127,7 +158,14 @@ export class PersonalKeyAuth {
       if (wait > 0) remember(this.blockedUntil, address, now + wait * 1000, this.maxEntries)
       throw errors.invalidPersonalKey(candidate.source)
     }
-    const principal: Principal = { userId: row.user_id, userUuid: row.uuid, keyId: row.id }
+    const principal: Principal = {
+      userId: row.user_id,
+      userUuid: row.uuid,
+      keyId: row.id,
+      scopes: effectiveScopes(row.scopes),
+      scopedTeams: row.scoped_teams?.length ? row.scoped_teams : null,
+      scopedOrganizations: row.scoped_organizations?.length ? row.scoped_organizations : null,
+    }
     remember(this.lastKnown, secureValue, { principal, at: now }, this.maxEntries)
     this.touch(row.id, row.last_used_at, now)
     return principal
@@ -155,11 +193,22 @@ export class PersonalKeyAuth {
       if (id === null) throw errors.notFound('Project not found.')
       const project = await projectOfUser(this.sql, principal.userId, id)
       if (!project) throw errors.notFound('Project not found.')
+      assertKeyReaches(principal, project)
       return project
     } catch (error) {
       if (error instanceof ApiError) throw error
       if (isConnectionError(error)) throw errors.databaseUnavailable()
       throw error
     }
+  }
+}
+
+/** A key limited to some projects or organizations (scoped_teams, scoped_organizations) reaches no other. */
+export function assertKeyReaches(principal: Principal, project: { id: number; organizationId: string }): void {
+  if (principal.scopedTeams && !principal.scopedTeams.includes(project.id)) {
+    throw errors.permissionDenied(`API key does not have access to the requested project: ID ${project.id}.`)
+  }
+  if (principal.scopedOrganizations && !principal.scopedOrganizations.includes(project.organizationId)) {
+    throw errors.permissionDenied(`API key does not have access to the requested organization: ID ${project.organizationId}.`)
   }
 }

@@ -39,6 +39,8 @@ export const PersonalApiKeyCreate = model('PersonalApiKeyCreate', t.Object(
   {
     label: t.Optional(t.String({ maxLength: 1000, description: 'at most 40 characters' })),
     scopes: t.Optional(t.Array(t.String({ maxLength: 100 }), { maxItems: 100, description: '["*"] or "<object>:read|write"' })),
+    scoped_teams: t.Optional(t.Union([t.Array(t.Integer(), { maxItems: 100 }), t.Null()], { description: 'project ids the key is limited to (null: all)' })),
+    scoped_organizations: t.Optional(t.Union([t.Array(t.String({ maxLength: 64 }), { maxItems: 100 }), t.Null()], { description: 'organization ids the key is limited to (null: all)' })),
   },
   { additionalProperties: true },
 ))

@@ -89,6 +89,77 @@ export function validateScopes(scopes: unknown): string[] {
   return [...new Set(scopes as string[])]
 }
 
+/** `scoped_teams`: null/absent for every project, else project ids (each must be one the user can see). */
+function validateScopedTeams(value: unknown): number[] | null {
+  if (value === undefined || value === null) return null
+  if (!Array.isArray(value) || value.length > 100 || !value.every((v) => Number.isInteger(v) && v > 0 && v <= 2_147_483_647)) {
+    throw errors.validation('invalid_input', 'scoped_teams must be a list of project ids.', 'scoped_teams')
+  }
+  return value.length === 0 ? null : [...new Set(value as number[])]
+}
+
+function validateScopedOrganizations(value: unknown): string[] | null {
+  if (value === undefined || value === null) return null
+  if (!Array.isArray(value) || value.length > 100 || !value.every((v) => typeof v === 'string' && UUID_PATTERN.test(v))) {
+    throw errors.validation('invalid_input', 'scoped_organizations must be a list of organization ids.', 'scoped_organizations')
+  }
+  return value.length === 0 ? null : [...new Set((value as string[]).map((v) => v.toLowerCase()))]
+}
+
+export interface PersonalKeyInput {
+  label?: unknown
+  scopes?: unknown
+  scoped_teams?: unknown
+  scoped_organizations?: unknown
+}
+
+/**
+ * Create a key for the user: the one path for the API and the CLI (label, scopes, the projects and organizations it
+ * is limited to, and the per-user cap, checked under a lock on the user's row). Answers the key with its value.
+ */
+export async function createPersonalKeyFor(sql: Sql, userId: number, input: PersonalKeyInput): Promise<PersonalKeyJson> {
+  const label = validateLabel(input.label)
+  const scopes = validateScopes(input.scopes)
+  const scopedTeams = validateScopedTeams(input.scoped_teams)
+  const scopedOrganizations = validateScopedOrganizations(input.scoped_organizations)
+  const value = generateKey('phx')
+  return sql.begin(async (tx) => {
+    // one user's creations are serialised, so the per-user limit holds under concurrency
+    const [user] = await tx`select id from users where id = ${userId} for update`
+    if (!user) throw errors.notFound('No such user.')
+    if (scopedTeams) {
+      const [{ n }] = await tx<{ n: number }[]>`
+        select count(*)::int as n from projects p
+        join organization_members m on m.organization_id = p.organization_id and m.user_id = ${userId}
+        where p.id = any(${scopedTeams}::int[])`
+      if (n !== scopedTeams.length) {
+        throw errors.validation('invalid_input', 'You must be a member of all teams that you are scoping the key to.', 'scoped_teams')
+      }
+    }
+    if (scopedOrganizations) {
+      const [{ n }] = await tx<{ n: number }[]>`
+        select count(*)::int as n from organization_members
+        where user_id = ${userId} and organization_id = any(${scopedOrganizations}::uuid[])`
+      if (n !== scopedOrganizations.length) {
+        throw errors.validation('invalid_input', 'You must be a member of all organizations that you are scoping the key to.', 'scoped_organizations')
+      }
+    }
+    const [{ count }] = await tx<{ count: number }[]>`
+      select count(*)::int as count from personal_api_keys where user_id = ${userId}`
+    if (count >= MAX_KEYS_PER_USER) {
+      throw errors.validation(
+        'invalid_input',
+        `You can only have ${MAX_KEYS_PER_USER} personal API keys. Remove an existing key before creating a new one.`,
+      )
+    }
+    const [row] = await tx<KeyRow[]>`
+      insert into personal_api_keys (user_id, label, secure_value, mask_value, scopes, scoped_teams, scoped_organizations)
+      values (${userId}, ${label}, ${hashKey(value)}, ${maskKey(value)}, ${scopes}, ${scopedTeams}, ${scopedOrganizations})
+      returning ${COLUMNS(tx as unknown as Sql)}`
+    return toJson(row, value)
+  }) as Promise<PersonalKeyJson>
+}
+
 export class PersonalKeyService {
   constructor(private readonly sql: Sql) {}
 
@@ -103,27 +174,8 @@ export class PersonalKeyService {
     return toJson(await this.row(userId, id === '@current' ? currentKeyId : id))
   }
 
-  async create(userId: number, input: { label?: unknown; scopes?: unknown }): Promise<PersonalKeyJson> {
-    const label = validateLabel(input.label)
-    const scopes = validateScopes(input.scopes)
-    const value = generateKey('phx')
-    return this.sql.begin(async (tx) => {
-      // one user's creations are serialised, so the per-user limit holds under concurrency
-      await tx`select id from users where id = ${userId} for update`
-      const [{ count }] = await tx<{ count: number }[]>`
-        select count(*)::int as count from personal_api_keys where user_id = ${userId}`
-      if (count >= MAX_KEYS_PER_USER) {
-        throw errors.validation(
-          'invalid_input',
-          `You can only have ${MAX_KEYS_PER_USER} personal API keys. Remove an existing key before creating a new one.`,
-        )
-      }
-      const [row] = await tx<KeyRow[]>`
-        insert into personal_api_keys (user_id, label, secure_value, mask_value, scopes)
-        values (${userId}, ${label}, ${hashKey(value)}, ${maskKey(value)}, ${scopes})
-        returning ${COLUMNS(tx as unknown as Sql)}`
-      return toJson(row, value)
-    }) as Promise<PersonalKeyJson>
+  create(userId: number, input: PersonalKeyInput): Promise<PersonalKeyJson> {
+    return createPersonalKeyFor(this.sql, userId, input)
   }
 
   async revoke(userId: number, id: string): Promise<void> {

@@ -1,5 +1,6 @@
 // The project a public endpoint's key points at (capture, /decide, /flags): a project key, or a personal key
 // with project_id (docs/compatibility.md#public-key-errors), with the public endpoints' errors.
+import { hasScope } from './scopes'
 import type { PersonalKeyAuth } from './auth'
 import { ApiError, errors } from '../http/errors'
 import { plausibleKey } from './keys'
@@ -9,14 +10,20 @@ export async function projectOfPublicKey(
   deps: { auth: PersonalKeyAuth; tokens: ProjectTokenCache },
   token: string,
   projectId: unknown,
+  clientAddress: string | null = null,
+  /** the scope a personal key needs here (`*` for capture, `feature_flag:read` for /decide and /flags) */
+  scope = '*',
 ): Promise<number> {
   if (!plausibleKey(token)) throw token.startsWith('phx_') ? errors.invalidPersonalKey('body') : errors.invalidApiKey()
   if (!token.startsWith('phx_')) return deps.tokens.cached(token) ?? (await deps.tokens.resolve(token))
   if (projectId === undefined || projectId === null || projectId === '') throw errors.invalidProject()
   try {
-    // Public endpoints do not pass the client address down: their unknown personal keys share one throttle bucket,
-    // which bounds the Postgres lookups they can cause (a key seen valid recently is still looked up).
-    const principal = await deps.auth.authenticate({ key: token, source: 'body' }, 'public endpoints')
+    // unknown personal keys are throttled per client address (one shared bucket only for requests without one),
+    // which bounds the Postgres lookups they cause without letting one address lock everybody out
+    const principal = await deps.auth.authenticate({ key: token, source: 'body' }, clientAddress ?? 'public endpoints')
+    if (!hasScope(principal.scopes, scope)) {
+      throw errors.permissionDenied(scope === '*' ? 'Capturing with a personal API key needs the scope "*" (all access).' : `API key missing required scope '${scope}'`)
+    }
     return (await deps.auth.project(principal, String(projectId))).id
   } catch (error) {
     if (!(error instanceof ApiError)) throw error

@@ -101,7 +101,7 @@ export async function createPersonalKey(
  * store that already has an organization is left alone, so a key rotated or revoked since is never re-created.
  * Safe to run on every boot, concurrently. Returns whether it created anything.
  */
-export async function bootstrap(sql: Sql, keys: { projectKey?: string; personalKey?: string }): Promise<boolean> {
+export async function bootstrap(sql: Sql, keys: { projectKey?: string; personalKey?: string; adminEmail?: string }): Promise<boolean> {
   if (!keys.projectKey && !keys.personalKey) return false
   return sql.begin(async (transaction) => {
     const tx = inTransaction(transaction)
@@ -110,7 +110,7 @@ export async function bootstrap(sql: Sql, keys: { projectKey?: string; personalK
     if (existing) return false
     const organizationId = await defaultOrganizationId(tx)
     if (keys.projectKey) await createProject(tx, { name: 'Default project', organizationId, token: keys.projectKey })
-    const admin = await ensureUser(tx, { organizationId })
+    const admin = await ensureUser(tx, { organizationId, email: keys.adminEmail?.trim().toLowerCase() })
     if (keys.personalKey) {
       await tx`
         insert into personal_api_keys (user_id, label, secure_value, mask_value)
@@ -138,13 +138,27 @@ const PROJECT_COLUMNS = (sql: Tx) => sql`
   p.id, p.uuid, p.organization_id as "organizationId", p.name, p.api_token_mask as "apiTokenMask", p.api_token as "apiToken",
   p.created_at as "createdAt"`
 
-export async function projectsOfUser(sql: Tx, userId: number, limit: number, offset: number) {
+/** The user's projects; with a key limited to some projects or organizations, only those. */
+export async function projectsOfUser(
+  sql: Tx,
+  userId: number,
+  limit: number,
+  offset: number,
+  only: { teams: readonly number[] | null; organizations: readonly string[] | null } = { teams: null, organizations: null },
+) {
+  const teams = only.teams ? [...only.teams] : null
+  const organizations = only.organizations ? [...only.organizations] : null
+  const where = sql`
+    (${teams}::int[] is null or p.id = any(${teams}::int[]))
+    and (${organizations}::text[] is null or p.organization_id::text = any(${organizations}::text[]))`
   const [{ count }] = await sql<{ count: number }[]>`
     select count(*)::int as count from projects p
-    join organization_members m on m.organization_id = p.organization_id and m.user_id = ${userId}`
+    join organization_members m on m.organization_id = p.organization_id and m.user_id = ${userId}
+    where ${where}`
   const rows = await sql<ProjectRow[]>`
     select ${PROJECT_COLUMNS(sql)} from projects p
     join organization_members m on m.organization_id = p.organization_id and m.user_id = ${userId}
+    where ${where}
     order by p.id limit ${limit} offset ${offset}`
   return { count, rows }
 }
@@ -161,7 +175,11 @@ export async function projectOfUser(sql: Tx, userId: number, projectId: number):
 export async function currentProjectId(sql: Tx, userId: number): Promise<number | null> {
   const [row] = await sql<{ id: number | null }[]>`
     select coalesce(
-      (select u.current_project_id from users u where u.id = ${userId}),
+      -- the project last chosen, while the user still belongs to its organization
+      (select u.current_project_id from users u
+        join projects p on p.id = u.current_project_id
+        join organization_members m on m.organization_id = p.organization_id and m.user_id = u.id
+        where u.id = ${userId}),
       (select p.id from projects p join organization_members m on m.organization_id = p.organization_id
        where m.user_id = ${userId} order by p.id limit 1)
     ) as id`

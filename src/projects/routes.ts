@@ -39,7 +39,7 @@ export function projectRoutes(deps: {
       '/api/projects/',
       async ({ principal, query, request }) => {
         const { limit, offset } = parsePaging(query)
-        const { count, rows } = await projectsOfUser(deps.sql, principal.userId, limit, offset)
+        const { count, rows } = await projectsOfUser(deps.sql, principal.userId, limit, offset, { teams: principal.scopedTeams, organizations: principal.scopedOrganizations })
         return page(publicUrl(request, deps.trustProxy), count, limit, offset, rows.map(projectJson))
       },
       {

@@ -1,6 +1,7 @@
 // ClickHouse stopped under load (4 s in `npm test`, 30 s in `npm run chaos`): nothing acknowledged is lost;
 // when the log reaches its cap capture answers 503 and the clients' retries succeed once ClickHouse is back;
-// the backlog drains; /_ready says what is going on.
+// the backlog drains; /_ready says what is going on; the outage is counted as `unreachable` and its start,
+// end and drain are in the log.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { startClickHouse, type ClickHouseServer } from '../helpers/clickhouse-server'
 import { auditInserts } from '../helpers/clickhouse-audit'
@@ -69,5 +70,17 @@ describe('ClickHouse outage under load', () => {
     expect(metrics).not.toContain('pipeline_dead_lettered_events_total{')
     // every batch was eventually acknowledged: the clients' retries succeeded
     expect(load.acked.length).toBe(load.sent.length)
+    // an operator can tell an outage from bad data: by the metric's reason, and by the log
+    expect(metrics).toMatch(/pipeline_flush_failures_total\{consumer="store",reason="unreachable"\} [1-9]/)
+    expect(metrics).not.toContain('reason="rejected_by_store"')
+    const outage = service
+      .logs()
+      .split('\n')
+      .filter((l) => l.includes('"outage":'))
+      .map((l) => JSON.parse(l) as { outage: string; store: string })
+      .filter((l) => l.store === 'clickhouse')
+    expect(outage.filter((l) => l.outage === 'started').length).toBeGreaterThanOrEqual(1)
+    expect(outage.filter((l) => l.outage === 'ended').length).toBe(outage.filter((l) => l.outage === 'started').length)
+    expect(outage.at(-1)?.outage).toBe('drained')
   })
 })

@@ -37,7 +37,7 @@ describe('cli', () => {
     expect(created).toEqual({ id: expect.any(Number), api_token: expect.stringMatching(/^phc_[0-9A-Za-z]{40,}$/) })
     const key = await runCli(['personal-key', 'create', '--label', 'ci'], env)
     expect(key.code).toBe(0)
-    expect(onlyJson(key.stdout)).toEqual({ key: expect.stringMatching(/^phx_[0-9A-Za-z]{40,}$/) })
+    expect(onlyJson(key.stdout)).toEqual(expect.objectContaining({ key: expect.stringMatching(/^phx_[0-9A-Za-z]{40,}$/), label: 'ci', scopes: ['*'], email: 'admin@localhost' }))
     const migrate = await runCli(['migrate'], env)
     expect(migrate.code).toBe(0)
     expect(onlyJson(migrate.stdout)).toMatchObject({ postgres: 'ok', event_store: 'embedded', applied: [] })
@@ -47,6 +47,8 @@ describe('cli', () => {
     const env = await freshEnv({ postgres: 'embedded', clickhouse: 'embedded' })
     const server = await spawnService(env)
     try {
+      // a key is made for an existing user only: the user first
+      expect((await runCli(['user', 'create', '--email', 'ops@example.com'], env)).code).toBe(0)
       const created = await runCli(['personal-key', 'create', '--label', 'while-running', '--email', 'ops@example.com'], env)
       expect(created.code).toBe(0)
       const { key } = onlyJson(created.stdout)

@@ -148,7 +148,7 @@ describe('a 2 × 2 ClickHouse cluster', () => {
       expect(perShard[1]).toBeGreaterThan(0)
       const replicas = await replicasConverge(database)
       expect(replicas).toEqual({ equal: true, contents: replicas.contents })
-      console.log(`cluster: ${acked.length} events acknowledged, stored ${perShard.join(' + ')} on the two shards; retried batches: ${[a, b].map((s) => s.logs().split('batch failed; will retry').length - 1).join(' + ')}`)
+      console.log(`cluster: ${acked.length} events acknowledged, stored ${perShard.join(' + ')} on the two shards; store outages (batches retried): ${[a, b].map((s) => s.logs().split('"outage":"started"').length - 1).join(' + ')}`)
     } finally {
       await Promise.all([a.stop(), b.stop()])
     }

@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parse } from 'yaml'
-import { ConfigSchema } from '../../src/config'
+import { ConfigSchema, loadConfig } from '../../src/config'
 import { freePort, ROOT } from '../helpers/spawn-service'
 import { freshEnv } from '../helpers/stack'
 
@@ -105,6 +105,38 @@ describe('Docker files', () => {
     expect(compose.services.phog.environment.CLICKHOUSE_URL).toContain('@clickhouse:8123/phog')
   })
 
+  test('compose.yaml refuses to start without passwords, and passes them so that any character works', () => {
+    const text = readFileSync(join(ROOT, 'compose.yaml'), 'utf8')
+    expect(text).not.toContain('change-me')
+    const compose = parse(text)
+    const phog = compose.services.phog.environment
+    // no password pasted into a URL: each goes in a variable of its own
+    for (const url of [phog.DATABASE_URL, phog.CLICKHOUSE_URL]) expect(new URL(url).password).toBe('')
+    expect(phog.DATABASE_PASSWORD).toStartWith('${POSTGRES_PASSWORD:?')
+    expect(compose.services.postgres.environment.POSTGRES_PASSWORD).toStartWith('${POSTGRES_PASSWORD:?')
+    expect(phog.CLICKHOUSE_PASSWORD).toStartWith('${CLICKHOUSE_PASSWORD:?')
+    expect(compose.services.clickhouse.environment.CLICKHOUSE_PASSWORD).toStartWith('${CLICKHOUSE_PASSWORD:?')
+
+    // compose's interpolation, as `docker compose up` does it: unset → refused with the message; set → the service
+    // reads passwords with @, /, :, % and # as they are
+    const interpolate = (value: string, env: Record<string, string>) =>
+      value.replace(/\$\{([A-Z_]+)(?::([?-])([^}]*))?\}/g, (_, name: string, op: string | undefined, arg: string) => {
+        if (env[name]) return env[name]
+        if (op === '?') throw new Error(`required variable ${name} is missing a value: ${arg}`)
+        return op === '-' ? arg : ''
+      })
+    const environment = (env: Record<string, string>) =>
+      Object.fromEntries(Object.entries(phog as Record<string, string>).map(([k, v]) => [k, interpolate(String(v), env)]))
+    expect(() => environment({})).toThrow('POSTGRES_PASSWORD in .env')
+    expect(() => environment({ POSTGRES_PASSWORD: 'x' })).toThrow('CLICKHOUSE_PASSWORD in .env')
+    const passwords = { POSTGRES_PASSWORD: 'p@ss/w:rd%20#1', CLICKHOUSE_PASSWORD: 'c@h/:%41?#' }
+    const config = loadConfig(environment(passwords))
+    const pg = new URL(config.DATABASE_URL!)
+    expect([decodeURIComponent(pg.username), decodeURIComponent(pg.password), pg.host, pg.pathname]).toEqual(['phog', passwords.POSTGRES_PASSWORD, 'postgres:5432', '/phog'])
+    const ch = new URL(config.CLICKHOUSE_URL!)
+    expect([decodeURIComponent(ch.password), ch.host, ch.pathname]).toEqual([passwords.CLICKHOUSE_PASSWORD, 'clickhouse:8123', '/phog'])
+  })
+
   test('Dockerfile: the official Bun image at the pinned version; every ENV is a setting the service reads', () => {
     const text = readFileSync(join(ROOT, 'Dockerfile'), 'utf8')
     const bun = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).dependencies.bun
@@ -114,5 +146,8 @@ describe('Docker files', () => {
     expect(names.length).toBeGreaterThan(2)
     for (const name of names) expect(CONFIG_NAMES.has(name) ? name : `unknown ${name}`).toBe(name)
     expect(text).toContain('CMD ["bun", "run", "src/main.ts"]')
+    // the admin CLI on PATH (run in the image's layout by image-layout.test.ts)
+    expect(text).toContain('COPY bin ./bin')
+    expect(text).toContain('ln -s /app/bin/phog /usr/local/bin/phog')
   })
 })

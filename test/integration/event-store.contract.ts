@@ -153,5 +153,24 @@ export function eventStoreContract(name: string, factory: StoreFactory): void {
       const counts = await store.countByUuid(506, rows.map((r) => r.uuid))
       expect(counts.size).toBe(12_000)
     })
+
+    test("a person's erasure: every event of its distinct ids in the project is gone when deleteEvents returns, nothing else", async () => {
+      const team = 507
+      const erased = ["user-a", "anon-a", "it's \\ odd"]
+      const rows = [
+        ...erased.flatMap((distinctId) => [event({ teamId: team, distinctId }), event({ teamId: team, distinctId })]),
+        event({ teamId: team, distinctId: 'user-b' }),
+        event({ teamId: 508, distinctId: 'user-a' }), // another project's user-a stays
+      ]
+      expect(await store.insertBatch(rows, { inDoubt: false })).toBe(rows.length)
+      await store.deleteEvents(team, erased)
+      const left = await store.query({ teamId: team, limit: 100 })
+      expect(left.map((r) => r.distinctId)).toEqual(['user-b'])
+      expect((await store.query({ teamId: team, distinctId: 'user-a', limit: 10 })).length).toBe(0)
+      expect((await store.query({ teamId: 508, limit: 10 })).map((r) => r.distinctId)).toEqual(['user-a'])
+      await store.deleteEvents(team, []) // nothing to do
+      await store.deleteEvents(team, ['nobody'])
+      expect((await store.query({ teamId: team, limit: 100 })).length).toBe(1)
+    })
   })
 }

@@ -42,7 +42,11 @@ describe('health and readiness', () => {
   test('ready when both stores answer', async () => {
     expect(await ready(service)).toEqual({
       status: 200,
-      body: { status: 'ready', checks: { postgres: 'ok', clickhouse: 'ok', write_ahead_log: 'ok', server: 'ok', consumer_store: 'ok', consumer_learn: 'ok', consumer_store_history: 'ok' } },
+      body: {
+        status: 'ready',
+        checks: { postgres: 'ok', clickhouse: 'ok', write_ahead_log: 'ok', server: 'ok', consumer_store: 'ok', consumer_learn: 'ok', consumer_store_history: 'ok' },
+        backlog: { records: 0, events: 0, bytes: 0, draining: false },
+      },
     })
   })
 

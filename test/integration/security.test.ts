@@ -61,7 +61,9 @@ describe('rate limits', () => {
   beforeAll(async () => {
     const env = { ...(await freshEnv({ postgres: 'embedded', clickhouse: 'embedded' })), RATE_LIMIT_API_PER_MINUTE: '5', RATE_LIMIT_DECIDE_PER_SECOND: '3' }
     service = await spawnService(env)
-    const key = await runCli(['personal-key', 'create', '--label', 'second'], env)
+    // another user's key: the limit counts per user, so a second key of the same user would share its budget
+    expect((await runCli(['user', 'create', '--email', 'second@example.com'], env)).code).toBe(0)
+    const key = await runCli(['personal-key', 'create', '--label', 'second', '--email', 'second@example.com'], env)
     expect(key.code).toBe(0)
     secondKey = JSON.parse(key.stdout).key
     const project = await runCli(['project', 'create', '--name', 'Second project'], env)
@@ -100,7 +102,7 @@ describe('rate limits', () => {
     expect(capture.status).toBe(200)
   })
 
-  test('the private API: a throttled key does not throttle another personal key, on any private route', async () => {
+  test('the private API: a throttled user does not throttle another user’s key, on any private route', async () => {
     await expectThrottled(await projects(PERSONAL_KEY)) // still throttled from the test above
     const second = await projects(secondKey)
     expect(second.status).toBe(200)
@@ -110,7 +112,7 @@ describe('rate limits', () => {
       expect({ path, status: r.status }).toEqual({ path, status: 200 })
       await expectThrottled(await fetch(`${service.url}${path}`, { headers: { authorization: `Bearer ${PERSONAL_KEY}` } }))
     }
-    // the second key has its own budget of 5: its 5th call is answered, its 6th throttled
+    // the second user has its own budget of 5: its 5th call is answered, its 6th throttled
     expect((await projects(secondKey)).status).toBe(200)
     await expectThrottled(await projects(secondKey))
     // the query-string key counts against the same key's budget

@@ -1,6 +1,6 @@
 // POST /decide/?v=1..4 and POST /flags/?v=2[&config=true] (also GET and OPTIONS, with CORS).
 import { Elysia, type Context } from 'elysia'
-import { preflightHeaders, queryOf } from '../../http/cors'
+import { clientIp, preflightHeaders, queryOf } from '../../http/cors'
 import { readCappedBody, type BodyLimits } from '../../http/body'
 import type { Metrics } from '../../ops/metrics'
 import type { DecideService } from './service'
@@ -10,7 +10,7 @@ import { minimalDecide } from './response'
 
 const OK = JSON.stringify({ status: 1 })
 
-export function decideRoutes(deps: { decide: DecideService; metrics: Metrics; body: BodyLimits }) {
+export function decideRoutes(deps: { decide: DecideService; metrics: Metrics; body: BodyLimits; trustProxy?: boolean | number }) {
   // The answer goes back as a string with its headers in `set` (CORS among them, set by the app for every public
   // endpoint; errors take the app's one error path): Elysia then makes one Response.
   const reply = (set: Context['set'], body: string) => {
@@ -19,7 +19,7 @@ export function decideRoutes(deps: { decide: DecideService; metrics: Metrics; bo
   }
   const answered = { true: deps.metrics.decideRequests.labels({ errors: 'true' }), false: deps.metrics.decideRequests.labels({ errors: 'false' }) }
 
-  const evaluate = async (endpoint: 'decide' | 'flags', request: Request, set: Context['set']) => {
+  const evaluate = async (endpoint: 'decide' | 'flags', request: Request, set: Context['set'], peer?: string) => {
     const body = await readCappedBody(request, deps.body)
     const answer = await deps.decide.decide(endpoint, {
       method: request.method,
@@ -27,7 +27,7 @@ export function decideRoutes(deps: { decide: DecideService; metrics: Metrics; bo
       contentType: request.headers.get('content-type'),
       contentEncoding: request.headers.get('content-encoding'),
       query: queryOf(request),
-    })
+    }, clientIp(request, peer, deps.trustProxy ?? false))
     answered[answer.errors ? 'true' : 'false'].inc()
     return reply(set, answer.body)
   }
@@ -37,7 +37,7 @@ export function decideRoutes(deps: { decide: DecideService; metrics: Metrics; bo
   }
 
   return new Elysia({ name: 'decide' })
-    .post('/decide', ({ request, set }) => evaluate('decide', request, set), {
+    .post('/decide', ({ request, set, server }) => evaluate('decide', request, set, server?.requestIP(request)?.address), {
       parse: 'none',
       detail: {
         tags: ['flags'],
@@ -50,7 +50,7 @@ export function decideRoutes(deps: { decide: DecideService; metrics: Metrics; bo
     })
     .get('/decide', ({ set }) => reply(set, JSON.stringify(minimalDecide())), { detail: { tags: ['flags'], summary: 'Minimal /decide answer (no evaluation)', responses: documentedAnswer(DecideAnswer) } })
     .options('/decide', ({ request, set }) => preflight(request, set))
-    .post('/flags', ({ request, set }) => evaluate('flags', request, set), {
+    .post('/flags', ({ request, set, server }) => evaluate('flags', request, set, server?.requestIP(request)?.address), {
       parse: 'none',
       detail: {
         tags: ['flags'],
@@ -59,6 +59,6 @@ export function decideRoutes(deps: { decide: DecideService; metrics: Metrics; bo
         responses: documentedAnswer(DecideAnswer),
       },
     })
-    .get('/flags', ({ request, set }) => evaluate('flags', request, set), { detail: { tags: ['flags'], summary: '/flags with the body in ?data=', responses: documentedAnswer(DecideAnswer) } })
+    .get('/flags', ({ request, set, server }) => evaluate('flags', request, set, server?.requestIP(request)?.address), { detail: { tags: ['flags'], summary: '/flags with the body in ?data=', responses: documentedAnswer(DecideAnswer) } })
     .options('/flags', ({ request, set }) => preflight(request, set))
 }

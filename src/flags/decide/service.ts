@@ -77,7 +77,7 @@ export class DecideService {
   constructor(private readonly deps: DecideDeps) {}
 
   /** The project of the request's key: a project key, or a personal key with project_id. */
-  private async projectFor(token: string | null, data: Record<string, unknown>): Promise<number> {
+  private async projectFor(token: string | null, data: Record<string, unknown>, clientAddress: string | null): Promise<number> {
     if (token === null) {
       throw new ApiError(
         401,
@@ -86,13 +86,13 @@ export class DecideService {
         'No project API key provided. You can find your project API key in PostHog project settings.',
       )
     }
-    return projectOfPublicKey(this.deps, token, data.project_id)
+    return projectOfPublicKey(this.deps, token, data.project_id, clientAddress, 'feature_flag:read')
   }
 
-  async decide(endpoint: 'decide' | 'flags', raw: RawPayload): Promise<DecideAnswer> {
+  async decide(endpoint: 'decide' | 'flags', raw: RawPayload, clientAddress: string | null = null): Promise<DecideAnswer> {
     const format: ResponseFormat = responseFormat(endpoint, raw.query)
     const { data, form } = readBody(raw, this.deps.maxBodyBytes)
-    const teamId = await this.projectFor(findToken(data, form, raw.query), data)
+    const teamId = await this.projectFor(findToken(data, form, raw.query), data, clientAddress)
     const wait = this.deps.limiter.take(String(teamId))
     if (wait > 0) throw errors.throttled(wait)
     const distinctId = findDistinctId(data)

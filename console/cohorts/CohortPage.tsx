@@ -1,0 +1,176 @@
+// A new cohort (dynamic by person-property filters, or static from a CSV of distinct ids) or an existing one with
+// its members.
+import { useEffect, useState } from 'preact/hooks'
+import { api, projectPath } from '../lib/api'
+import { navigate } from '../lib/router'
+import { ErrorNote, Field, Link, Loading, Page, useAsync, valueOf } from '../lib/ui'
+import { useSession } from '../lib/session'
+import type { Cohort } from './CohortList'
+import { editableFilters, type Filter } from './filters'
+
+
+interface Person {
+  id: string
+  uuid: string
+  distinct_ids: string[]
+  properties: Record<string, unknown>
+}
+
+export function CohortPage(props: { id: string | null }) {
+  const { projectId } = useSession()
+  const cohort = useAsync((signal) => (props.id ? api<Cohort>(projectPath(projectId, `cohorts/${encodeURIComponent(props.id)}/`), { signal }) : Promise.resolve(null)), [projectId, props.id])
+  const [name, setName] = useState('')
+  const [isStatic, setIsStatic] = useState(false)
+  const [filters, setFilters] = useState<Filter[]>([{ key: '', operator: 'exact', value: '' }])
+  // false when the stored filters are richer than this form: then only the name is saved
+  const [filtersEditable, setFiltersEditable] = useState(true)
+  const [file, setFile] = useState<File | null>(null)
+  const [error, setError] = useState<unknown>(null)
+  const [saving, setSaving] = useState(false)
+  const [saved, setSaved] = useState(false)
+  const [membersTick, setMembersTick] = useState(0)
+  useEffect(() => {
+    if (!cohort.data) return
+    setName(cohort.data.name)
+    setIsStatic(cohort.data.is_static)
+    if (!cohort.data.is_static) {
+      const editable = editableFilters(cohort.data)
+      setFiltersEditable(editable !== null)
+      if (editable) setFilters(editable)
+    }
+  }, [cohort.data])
+
+  const save = async (event: Event) => {
+    event.preventDefault()
+    setSaving(true)
+    setError(null)
+    setSaved(false)
+    try {
+      const path = props.id ? projectPath(projectId, `cohorts/${encodeURIComponent(props.id)}/`) : projectPath(projectId, 'cohorts/')
+      const method = props.id ? 'PATCH' : 'POST'
+      let answer: Cohort
+      if (isStatic) {
+        const form = new FormData()
+        form.set('name', name)
+        form.set('is_static', 'true')
+        if (file) form.set('csv', file, file.name)
+        else if (!props.id) throw new Error('Choose a CSV file of distinct ids to upload.')
+        answer = await api<Cohort>(path, { method, body: form })
+      } else {
+        const values = filters.filter((f) => f.key.trim()).map((f) => ({ key: f.key.trim(), operator: f.operator, value: f.value, type: 'person' }))
+        const body = filtersEditable ? { name, filters: { properties: { type: 'OR', values: [{ type: 'AND', values }] } } } : { name }
+        answer = await api<Cohort>(path, { method, json: body })
+      }
+      if (!props.id) navigate(`/cohorts/${answer.id}`)
+      else {
+        cohort.reload()
+        setMembersTick((t) => t + 1)
+        setSaved(true)
+        setFile(null)
+      }
+    } catch (failure) {
+      setError(failure)
+    } finally {
+      setSaving(false)
+    }
+  }
+  if (props.id && cohort.loading && !cohort.data) return <Loading what="the cohort" />
+  if (props.id && cohort.error && !cohort.data) return <ErrorNote error={cohort.error} />
+  return (
+    <Page title={cohort.data ? `Cohort ${cohort.data.name}` : 'New cohort'} actions={<Link to="/cohorts">All cohorts</Link>}>
+      <form onSubmit={save} class="stack" aria-label="Cohort">
+        <Field label="Name">
+          <input required value={name} onInput={(e) => setName(valueOf(e))} />
+        </Field>
+        <fieldset disabled={Boolean(props.id)}>
+          <legend>Type</legend>
+          <label class="check">
+            <input type="radio" name="kind" checked={!isStatic} onChange={() => setIsStatic(false)} /> Dynamic (person properties)
+          </label>
+          <label class="check">
+            <input type="radio" name="kind" checked={isStatic} onChange={() => setIsStatic(true)} /> Static (a list of distinct ids)
+          </label>
+        </fieldset>
+        {isStatic ? (
+          <Field label="Upload CSV" hint="one distinct id per line; a header row named distinct_id is skipped">
+            <input type="file" accept=".csv,text/csv,text/plain" onChange={(e) => setFile(e.currentTarget.files?.[0] ?? null)} />
+          </Field>
+        ) : !filtersEditable ? (
+          <div>
+            <p class="muted small">These filters are richer than this form (groups, nested cohorts or behaviour): they are kept as they are. Change them through the API.</p>
+            <pre class="snippet">{JSON.stringify(cohort.data?.filters ?? {}, null, 2)}</pre>
+          </div>
+        ) : (
+          <fieldset>
+            <legend>Persons whose properties match all of</legend>
+            {filters.map((f, i) => (
+              <div class="row" role="group" aria-label={`Filter ${i + 1}`} key={i}>
+                <Field label="Person property">
+                  <input value={f.key} onInput={(e) => setFilters(filters.map((x, j) => (j === i ? { ...x, key: valueOf(e) } : x)))} />
+                </Field>
+                <Field label="Operator">
+                  <select value={f.operator} onChange={(e) => setFilters(filters.map((x, j) => (j === i ? { ...x, operator: valueOf(e) } : x)))}>
+                    <option value="exact">equals</option>
+                    <option value="is_not">does not equal</option>
+                    <option value="icontains">contains</option>
+                    <option value="regex">matches regex</option>
+                    <option value="gt">greater than</option>
+                    <option value="lt">less than</option>
+                    <option value="is_set">is set</option>
+                  </select>
+                </Field>
+                <Field label="Value">
+                  <input value={f.value} onInput={(e) => setFilters(filters.map((x, j) => (j === i ? { ...x, value: valueOf(e) } : x)))} />
+                </Field>
+                <button type="button" onClick={() => setFilters(filters.filter((_, j) => j !== i))}>
+                  Remove filter {i + 1}
+                </button>
+              </div>
+            ))}
+            <button type="button" onClick={() => setFilters([...filters, { key: '', operator: 'exact', value: '' }])}>
+              Add filter
+            </button>
+          </fieldset>
+        )}
+        <ErrorNote error={error} />
+        {saved ? (
+          <p role="status" class="ok">
+            Saved.
+          </p>
+        ) : null}
+        <div class="row">
+          <button type="submit" class="primary" disabled={saving}>
+            Save
+          </button>
+        </div>
+      </form>
+      {props.id ? <Members projectId={projectId} cohortId={props.id} tick={membersTick} count={cohort.data?.count ?? null} /> : null}
+    </Page>
+  )
+}
+
+function Members(props: { projectId: number; cohortId: string; tick: number; count: number | null }) {
+  const members = useAsync(
+    (signal) => api<{ results: Person[] }>(projectPath(props.projectId, `cohorts/${encodeURIComponent(props.cohortId)}/persons/?limit=100`), { signal }),
+    [props.projectId, props.cohortId, props.tick],
+  )
+  const rows = members.data?.results ?? []
+  return (
+    <section aria-labelledby="members-title">
+      <h2 id="members-title">Members{props.count !== null ? ` (${props.count})` : ''}</h2>
+      <ErrorNote error={members.error} />
+      {members.loading && !members.data ? <Loading what="members" /> : null}
+      {members.data && rows.length === 0 ? <p class="muted">No members.</p> : null}
+      {rows.length > 0 ? (
+        <ul class="members">
+          {rows.map((p) => (
+            <li key={p.uuid}>
+              <Link to={`/persons/${encodeURIComponent(p.distinct_ids[0] ?? '')}`}>{p.distinct_ids[0] ?? p.uuid}</Link>
+              {p.distinct_ids.length > 1 ? <span class="muted"> and {p.distinct_ids.length - 1} more ids</span> : null}
+            </li>
+          ))}
+        </ul>
+      ) : null}
+    </section>
+  )
+}

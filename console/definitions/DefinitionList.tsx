@@ -1,0 +1,80 @@
+import { useState } from 'preact/hooks'
+import { api, projectPath, query } from '../lib/api'
+import { ErrorNote, Field, Link, Loading, Page, time, useAsync, valueOf } from '../lib/ui'
+import { useSession } from '../lib/session'
+import { KINDS, type Definition, type DefinitionKind } from './types'
+
+const PAGE = 100
+
+export function DefinitionList(props: { kind: DefinitionKind }) {
+  const { projectId } = useSession()
+  const kind = KINDS[props.kind]
+  const [search, setSearch] = useState('')
+  const [offset, setOffset] = useState(0)
+  const list = useAsync(
+    (signal) => api<{ count: number; results: Definition[] }>(projectPath(projectId, `${kind.api}/${query({ search: search.trim(), limit: PAGE, offset })}`), { signal }),
+    [projectId, props.kind, search, offset],
+  )
+  const rows = list.data?.results ?? []
+  return (
+    <Page title={kind.title}>
+      <Field label="Search">
+        <input
+          type="search"
+          value={search}
+          onInput={(e) => {
+            setSearch(valueOf(e))
+            setOffset(0)
+          }}
+        />
+      </Field>
+      <ErrorNote error={list.error} />
+      {list.loading && !list.data ? <Loading what="definitions" /> : null}
+      {list.data && rows.length === 0 ? <p class="muted">No {kind.one.toLowerCase()} definitions{search ? ' match' : ' yet'}.</p> : null}
+      {rows.length > 0 ? (
+        <div class="scroll">
+          <table>
+            <caption class="sr-only">{kind.title}</caption>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                {props.kind === 'property' ? <th scope="col">Type</th> : null}
+                <th scope="col">Description</th>
+                <th scope="col">Tags</th>
+                <th scope="col">Status</th>
+                {props.kind === 'event' ? <th scope="col">Last seen</th> : null}
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map((d) => (
+                <tr key={d.id}>
+                  <td class="mono">
+                    <Link to={`${kind.path}/${d.id}`}>{d.name}</Link>
+                  </td>
+                  {props.kind === 'property' ? <td>{d.property_type ?? '—'}</td> : null}
+                  <td>{d.description}</td>
+                  <td>{d.tags.join(', ')}</td>
+                  <td>{[d.verified ? 'verified' : '', d.hidden ? 'hidden' : ''].filter(Boolean).join(', ')}</td>
+                  {props.kind === 'event' ? <td>{time(d.last_seen_at)}</td> : null}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      ) : null}
+      {list.data && list.data.count > PAGE ? (
+        <div class="row">
+          <button type="button" disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - PAGE))}>
+            Previous page
+          </button>
+          <span class="muted">
+            {offset + 1}–{Math.min(offset + PAGE, list.data.count)} of {list.data.count}
+          </span>
+          <button type="button" disabled={offset + PAGE >= list.data.count} onClick={() => setOffset(offset + PAGE)}>
+            Next page
+          </button>
+        </div>
+      ) : null}
+    </Page>
+  )
+}

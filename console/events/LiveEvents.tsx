@@ -1,0 +1,100 @@
+// The newest events, refreshed every two seconds; filters by event name and distinct id; a row opens its properties.
+import { useState } from 'preact/hooks'
+import { api, projectPath, query } from '../lib/api'
+import { ErrorNote, Field, Link, Loading, Page, PropertiesTable, time, useAsync, useInterval, valueOf } from '../lib/ui'
+import { useSession } from '../lib/session'
+import { EventsChart } from './EventsChart'
+
+export interface EventRow {
+  id: string
+  uuid: string
+  event: string
+  distinct_id: string
+  properties: Record<string, unknown>
+  timestamp: string
+}
+
+const REFRESH_MS = 2000
+
+export function LiveEvents() {
+  const { projectId } = useSession()
+  const [eventName, setEventName] = useState('')
+  const [distinctId, setDistinctId] = useState('')
+  const [open, setOpen] = useState<string | null>(null)
+  const [paused, setPaused] = useState(false)
+  const events = useAsync(
+    (signal) => api<{ results: EventRow[] }>(projectPath(projectId, `events/${query({ event: eventName.trim(), distinct_id: distinctId.trim(), limit: 50 })}`), { signal }),
+    [projectId, eventName, distinctId],
+  )
+  useInterval(() => {
+    if (!paused && !events.loading) events.reload()
+  }, REFRESH_MS)
+  const rows = events.data?.results ?? []
+  return (
+    <Page title="Live events">
+      <EventsChart projectId={projectId} />
+      <form class="filters" onSubmit={(e) => e.preventDefault()} aria-label="Filters">
+        <Field label="Event name">
+          <input type="search" value={eventName} onInput={(e) => setEventName(valueOf(e))} />
+        </Field>
+        <Field label="Distinct ID">
+          <input type="search" value={distinctId} onInput={(e) => setDistinctId(valueOf(e))} />
+        </Field>
+        <label class="check">
+          <input type="checkbox" checked={paused} onChange={(e) => setPaused(e.currentTarget.checked)} /> Pause
+        </label>
+      </form>
+      <p class="muted small" aria-live="polite">
+        {paused ? 'Paused.' : `Refreshing every ${REFRESH_MS / 1000} s.`} {rows.length} newest events shown.
+      </p>
+      <ErrorNote error={events.error} />
+      {events.data === undefined && !events.error ? <Loading what="events" /> : null}
+      {events.data && rows.length === 0 ? <p class="muted">No events yet{eventName || distinctId ? ' matching these filters' : ''}.</p> : null}
+      {rows.length > 0 ? (
+        <div class="scroll">
+          <table class="events">
+            <caption class="sr-only">Newest events</caption>
+            <thead>
+              <tr>
+                <th scope="col">Event</th>
+                <th scope="col">Distinct ID</th>
+                <th scope="col">Time</th>
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map((row) => (
+                <EventLine key={row.uuid} row={row} open={open === row.uuid} onToggle={() => setOpen(open === row.uuid ? null : row.uuid)} />
+              ))}
+            </tbody>
+          </table>
+        </div>
+      ) : null}
+    </Page>
+  )
+}
+
+function EventLine(props: { row: EventRow; open: boolean; onToggle: () => void }) {
+  const { row } = props
+  return (
+    <>
+      <tr class={props.open ? 'open' : ''}>
+        <td>
+          <button type="button" class="link" aria-expanded={props.open} onClick={props.onToggle}>
+            {row.event}
+          </button>
+        </td>
+        <td class="mono">
+          <Link to={`/persons/${encodeURIComponent(row.distinct_id)}`}>{row.distinct_id}</Link>
+        </td>
+        <td>{time(row.timestamp)}</td>
+      </tr>
+      {props.open ? (
+        <tr class="details">
+          <td colSpan={3}>
+            <PropertiesTable properties={row.properties} caption={`Properties of ${row.event}`} />
+          </td>
+        </tr>
+      ) : null}
+    </>
+  )
+}

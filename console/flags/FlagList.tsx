@@ -1,0 +1,89 @@
+import { useState } from 'preact/hooks'
+import { api, projectPath } from '../lib/api'
+import { ErrorNote, Field, Link, Loading, Page, useAsync, valueOf } from '../lib/ui'
+import { useSession } from '../lib/session'
+import { rolloutSummary, type Flag } from './types'
+
+export function FlagList() {
+  const { projectId } = useSession()
+  const [search, setSearch] = useState('')
+  const flags = useAsync((signal) => api<{ results: Flag[] }>(projectPath(projectId, 'feature_flags/?limit=500'), { signal }), [projectId])
+  const [saving, setSaving] = useState<Record<number, boolean>>({})
+  const [error, setError] = useState<unknown>(null)
+  const [overrides, setOverrides] = useState<Record<number, boolean>>({})
+
+  const toggle = async (flag: Flag, active: boolean) => {
+    setSaving((s) => ({ ...s, [flag.id]: true }))
+    setError(null)
+    setOverrides((o) => ({ ...o, [flag.id]: active }))
+    try {
+      const saved = await api<Flag>(projectPath(projectId, `feature_flags/${flag.id}/`), { method: 'PATCH', json: { active } })
+      setOverrides((o) => ({ ...o, [flag.id]: saved.active }))
+    } catch (failure) {
+      setOverrides((o) => ({ ...o, [flag.id]: flag.active }))
+      setError(failure)
+    } finally {
+      setSaving((s) => ({ ...s, [flag.id]: false }))
+    }
+  }
+  const needle = search.trim().toLowerCase()
+  const rows = (flags.data?.results ?? []).filter((f) => !needle || f.key.toLowerCase().includes(needle) || f.name.toLowerCase().includes(needle))
+  return (
+    <Page
+      title="Feature flags"
+      actions={
+        <Link to="/flags/new" class="button primary">
+          New feature flag
+        </Link>
+      }
+    >
+      <Field label="Search">
+        <input type="search" value={search} onInput={(e) => setSearch(valueOf(e))} />
+      </Field>
+      <ErrorNote error={flags.error ?? error} />
+      {flags.loading && !flags.data ? <Loading what="flags" /> : null}
+      {flags.data && rows.length === 0 ? <p class="muted">No feature flags{needle ? ' match' : ' yet'}.</p> : null}
+      {rows.length > 0 ? (
+        <div class="scroll">
+          <table>
+            <caption class="sr-only">Feature flags</caption>
+            <thead>
+              <tr>
+                <th scope="col">Key</th>
+                <th scope="col">Name</th>
+                <th scope="col">Release</th>
+                <th scope="col">Enabled</th>
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map((flag) => {
+                const active = overrides[flag.id] ?? flag.active
+                return (
+                  <tr key={flag.id}>
+                    <td class="mono">
+                      <Link to={`/flags/${flag.id}`}>{flag.key}</Link>
+                    </td>
+                    <td>{flag.name}</td>
+                    <td>{rolloutSummary(flag)}</td>
+                    <td>
+                      <input
+                        type="checkbox"
+                        role="switch"
+                        class="switch"
+                        aria-label={`Enabled ${flag.key}`}
+                        checked={active}
+                        aria-checked={active}
+                        disabled={saving[flag.id]}
+                        onChange={(e) => toggle(flag, e.currentTarget.checked)}
+                      />
+                    </td>
+                  </tr>
+                )
+              })}
+            </tbody>
+          </table>
+        </div>
+      ) : null}
+    </Page>
+  )
+}

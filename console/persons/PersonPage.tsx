@@ -1,0 +1,97 @@
+// One person: properties, distinct ids, recent events, and the flags /flags gives them now.
+import { api, projectPath, query } from '../lib/api'
+import { ErrorNote, Link, Loading, Page, PropertiesTable, time, useAsync } from '../lib/ui'
+import { useSession } from '../lib/session'
+import type { EventRow } from '../events/LiveEvents'
+import type { Person } from './Persons'
+
+interface FlagDetail {
+  enabled: boolean
+  variant: string | null
+  reason?: { description: string | null; code: string }
+}
+
+export function PersonPage(props: { distinctId: string }) {
+  const { projectId } = useSession()
+  const person = useAsync(
+    (signal) => api<{ results: Person[] }>(projectPath(projectId, `persons/${query({ distinct_id: props.distinctId })}`), { signal }).then((r) => r.results[0] ?? null),
+    [projectId, props.distinctId],
+  )
+  const ids = person.data?.distinct_ids ?? [props.distinctId]
+  const events = useAsync(
+    async (signal) => {
+      const pages = await Promise.all(
+        ids.slice(0, 5).map((id) => api<{ results: EventRow[] }>(projectPath(projectId, `events/${query({ distinct_id: id, limit: 20 })}`), { signal })),
+      )
+      return pages.flatMap((p) => p.results).sort((a, b) => (a.timestamp < b.timestamp ? 1 : -1)).slice(0, 20)
+    },
+    [projectId, ids.join('\n')],
+  )
+  const flags = useAsync(
+    async (signal) => {
+      const project = await api<{ api_token: string | null }>(projectPath(projectId, ''), { signal })
+      if (!project.api_token) throw new Error('The project token is not known yet: reset it in Settings.')
+      const answer = await api<{ flags: Record<string, FlagDetail> }>('/flags/?v=2', { json: { token: project.api_token, distinct_id: props.distinctId }, signal })
+      return Object.entries(answer.flags ?? {})
+    },
+    [projectId, props.distinctId],
+  )
+  return (
+    <Page title={`Person ${props.distinctId}`} actions={<Link to="/persons">All persons</Link>}>
+      {person.loading && !person.data ? <Loading what="the person" /> : null}
+      <ErrorNote error={person.error} />
+      {person.data === null ? <p class="muted">No person has this distinct id yet (its events may still be on their way).</p> : null}
+      {person.data ? (
+        <>
+          <h2>Distinct IDs</h2>
+          <ul>
+            {person.data.distinct_ids.map((id) => (
+              <li key={id} class="mono">
+                {id}
+              </li>
+            ))}
+          </ul>
+          <h2>Properties</h2>
+          <PropertiesTable properties={person.data.properties} caption="Person properties" />
+        </>
+      ) : null}
+      <h2>Feature flags now</h2>
+      <ErrorNote error={flags.error} />
+      {flags.loading && !flags.data ? <Loading what="flags" /> : null}
+      {flags.data && flags.data.length === 0 ? <p class="muted">The project has no active flags.</p> : null}
+      {flags.data && flags.data.length > 0 ? (
+        <table>
+          <caption class="sr-only">Feature flags this person gets</caption>
+          <thead>
+            <tr>
+              <th scope="col">Flag</th>
+              <th scope="col">Value</th>
+              <th scope="col">Why</th>
+            </tr>
+          </thead>
+          <tbody>
+            {flags.data.map(([key, f]) => (
+              <tr key={key}>
+                <td class="mono">{key}</td>
+                <td class="mono">{f.enabled ? (f.variant ?? 'true') : 'false'}</td>
+                <td>{f.reason?.description ?? f.reason?.code ?? ''}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : null}
+      <h2>Recent events</h2>
+      <ErrorNote error={events.error} />
+      {events.data && events.data.length === 0 ? <p class="muted">No events.</p> : null}
+      {events.data && events.data.length > 0 ? (
+        <ul class="events-list">
+          {events.data.map((e) => (
+            <li key={e.uuid}>
+              <span class="mono">{e.event}</span> <span class="muted">{time(e.timestamp)}</span>
+            </li>
+          ))}
+        </ul>
+      ) : null}
+    </Page>
+  )
+}

@@ -1,0 +1,116 @@
+import { useState } from 'preact/hooks'
+import { api } from '../lib/api'
+import { ErrorNote, Field, Loading, time, useAsync, valueOf } from '../lib/ui'
+import { CopyButton } from './CopyButton'
+
+interface PersonalKey {
+  id: string
+  label: string
+  value: string | null
+  mask_value: string
+  created_at: string | null
+  last_used_at: string | null
+}
+
+export function PersonalKeys() {
+  const keys = useAsync((signal) => api<PersonalKey[]>('/api/personal_api_keys/', { signal }), [])
+  const [label, setLabel] = useState('')
+  const [shown, setShown] = useState<{ label: string; value: string } | null>(null)
+  const [error, setError] = useState<unknown>(null)
+  const [busy, setBusy] = useState(false)
+  const run = async (work: () => Promise<void>) => {
+    setBusy(true)
+    setError(null)
+    try {
+      await work()
+      keys.reload()
+    } catch (failure) {
+      setError(failure)
+    } finally {
+      setBusy(false)
+    }
+  }
+  const create = (event: Event) => {
+    event.preventDefault()
+    void run(async () => {
+      const created = await api<PersonalKey>('/api/personal_api_keys/', { json: { label: label.trim(), scopes: ['*'] } })
+      setShown({ label: created.label, value: created.value ?? '' })
+      setLabel('')
+    })
+  }
+  const roll = (key: PersonalKey) =>
+    run(async () => {
+      const rolled = await api<PersonalKey>(`/api/personal_api_keys/${key.id}/roll/`, { method: 'POST' })
+      setShown({ label: rolled.label, value: rolled.value ?? '' })
+    })
+  const revoke = (key: PersonalKey) =>
+    run(async () => {
+      await api(`/api/personal_api_keys/${key.id}/`, { method: 'DELETE' })
+      if (shown?.label === key.label) setShown(null)
+    })
+  return (
+    <section aria-labelledby="keys-title">
+      <h2 id="keys-title">Personal API keys</h2>
+      <p class="muted small">For scripts and server SDKs calling the private API as you. A key is shown once, when it is made or rolled.</p>
+      <form class="row" onSubmit={create} aria-label="Create a personal API key">
+        <Field label="Label">
+          <input required maxLength={40} value={label} onInput={(e) => setLabel(valueOf(e))} />
+        </Field>
+        <button type="submit" class="primary" disabled={busy}>
+          Create key
+        </button>
+      </form>
+      <ErrorNote error={error ?? keys.error} />
+      {shown ? (
+        <div class="shown" role="status">
+          <p>
+            The key <strong>{shown.label}</strong> (copy it now, it is not shown again):
+          </p>
+          <div class="row">
+            <code class="token" aria-label="New personal API key">
+              {shown.value}
+            </code>
+            <CopyButton text={shown.value} label="Copy key" />
+            <button type="button" onClick={() => setShown(null)}>
+              Done
+            </button>
+          </div>
+        </div>
+      ) : null}
+      {keys.loading && !keys.data ? <Loading what="keys" /> : null}
+      {keys.data && keys.data.length === 0 ? <p class="muted">No personal API keys.</p> : null}
+      {keys.data && keys.data.length > 0 ? (
+        <div class="scroll">
+          <table>
+            <caption class="sr-only">Personal API keys</caption>
+            <thead>
+              <tr>
+                <th scope="col">Label</th>
+                <th scope="col">Key</th>
+                <th scope="col">Last used</th>
+                <th scope="col">Actions</th>
+              </tr>
+            </thead>
+            <tbody>
+              {keys.data.map((k) => (
+                <tr key={k.id}>
+                  <td>{k.label}</td>
+                  <td class="mono">{k.mask_value}</td>
+                  <td>{time(k.last_used_at)}</td>
+                  <td class="row">
+                    <button type="button" disabled={busy} onClick={() => roll(k)} aria-label={`Roll ${k.label}`}>
+                      Roll
+                    </button>
+                    <button type="button" class="danger" disabled={busy} onClick={() => revoke(k)} aria-label={`Revoke ${k.label}`}>
+                      Revoke
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      ) : null}
+    </section>
+  )
+}

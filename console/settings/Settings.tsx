@@ -1,0 +1,87 @@
+// The project token (copy, reset behind a confirmation), personal API keys (create shown once, roll, revoke) and
+// SDK snippets pointing at this host.
+import { useState } from 'preact/hooks'
+import { api, projectPath } from '../lib/api'
+import { Confirm, ErrorNote, Loading, Page, useAsync } from '../lib/ui'
+import { useSession } from '../lib/session'
+import { PersonalKeys } from './PersonalKeys'
+import { CopyButton } from './CopyButton'
+
+interface Project {
+  id: number
+  name: string
+  api_token: string | null
+  api_token_hint: string
+}
+
+export function Settings() {
+  const { projectId } = useSession()
+  const project = useAsync((signal) => api<Project>(projectPath(projectId, ''), { signal }), [projectId])
+  const [confirming, setConfirming] = useState(false)
+  const [error, setError] = useState<unknown>(null)
+  const [notice, setNotice] = useState<string | null>(null)
+  const reset = async () => {
+    setConfirming(false)
+    setError(null)
+    setNotice(null)
+    try {
+      await api(projectPath(projectId, 'reset_token/'), { method: 'PATCH' })
+      setNotice('The project token was reset: update every site and app that sends events with the old one.')
+      project.reload()
+    } catch (failure) {
+      setError(failure)
+    }
+  }
+  const token = project.data?.api_token ?? null
+  const host = location.origin
+  return (
+    <Page title="Settings">
+      <section aria-labelledby="token-title">
+        <h2 id="token-title">Project token</h2>
+        <p class="muted small">Public by design: it goes into every web page and app that sends events to this project.</p>
+        {project.loading && !project.data ? <Loading what="the project" /> : null}
+        <ErrorNote error={project.error ?? error} />
+        {project.data ? (
+          <div class="row">
+            <code class="token" aria-label="Current project token">
+              {token ?? project.data.api_token_hint}
+            </code>
+            {token ? <CopyButton text={token} label="Copy token" /> : null}
+            <button type="button" class="danger" onClick={() => setConfirming(true)}>
+              Reset token
+            </button>
+          </div>
+        ) : null}
+        {notice ? (
+          <p role="status" class="ok">
+            {notice}
+          </p>
+        ) : null}
+        <Confirm open={confirming} title="Reset the project token?" confirmLabel="Reset" onConfirm={reset} onCancel={() => setConfirming(false)}>
+          <p>The current token stops working at once: events and flag requests sent with it are refused.</p>
+        </Confirm>
+      </section>
+      <PersonalKeys />
+      <section aria-labelledby="sdk-title">
+        <h2 id="sdk-title">SDK snippets</h2>
+        <h3>Web (posthog-js)</h3>
+        <pre class="snippet">{`import posthog from 'posthog-js'
+
+posthog.init('${token ?? '<project token>'}', { api_host: '${host}' })`}</pre>
+        <h3>Node.js (posthog-node)</h3>
+        <pre class="snippet">{`import { PostHog } from 'posthog-node'
+
+const client = new PostHog('${token ?? '<project token>'}', { host: '${host}' })
+client.capture({ distinctId: 'user-1', event: 'signed_up' })
+await client.shutdown()`}</pre>
+        <h3>Python (posthog)</h3>
+        <pre class="snippet">{`from posthog import Posthog
+
+posthog = Posthog('${token ?? '<project token>'}', host='${host}')`}</pre>
+        <h3>curl</h3>
+        <pre class="snippet">{`curl -X POST ${host}/capture/ -H 'Content-Type: application/json' \\
+  -d '{"api_key": "${token ?? '<project token>'}", "event": "hello", "distinct_id": "user-1"}'`}</pre>
+      </section>
+    </Page>
+  )
+}

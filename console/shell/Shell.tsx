@@ -1,0 +1,66 @@
+// The frame of every page: the navigation landmark with the eight links, the project combobox, "Sign out".
+import type { ComponentChildren } from 'preact'
+import { Link, valueOf } from '../lib/ui'
+import { useSession } from '../lib/session'
+
+export const SECTIONS: { path: string; label: string }[] = [
+  { path: '/events', label: 'Live events' },
+  { path: '/flags', label: 'Feature flags' },
+  { path: '/cohorts', label: 'Cohorts' },
+  { path: '/event-definitions', label: 'Event definitions' },
+  { path: '/property-definitions', label: 'Property definitions' },
+  { path: '/persons', label: 'Persons' },
+  { path: '/health', label: 'Health' },
+  { path: '/settings', label: 'Settings' },
+]
+
+export function Shell(props: { path: string; children: ComponentChildren }) {
+  const session = useSession()
+  const { me } = session
+  return (
+    <div class="shell">
+      <header class="top">
+        <a class="skip" href="#main">
+          Skip to content
+        </a>
+        <span class="brand">phog</span>
+        {me.projects.length > 1 ? (
+          <label class="project">
+            <span>Project</span>
+            <select value={String(session.projectId)} onChange={(e) => session.setProject(Number(valueOf(e)))}>
+              {me.projects.map((p) => (
+                <option key={p.id} value={String(p.id)}>
+                  {p.name}
+                </option>
+              ))}
+            </select>
+          </label>
+        ) : (
+          <span class="muted">{me.projects[0]?.name ?? ''}</span>
+        )}
+        <span class="spacer" />
+        <span class="muted user">{me.email}</span>
+        <button type="button" onClick={() => session.signOut()}>
+          Sign out
+        </button>
+      </header>
+      <nav aria-label="Console">
+        <ul>
+          {SECTIONS.map((s) => {
+            const current = props.path === s.path || props.path.startsWith(`${s.path}/`)
+            return (
+              <li key={s.path}>
+                <Link to={s.path} aria-current={current ? 'page' : undefined}>
+                  {s.label}
+                </Link>
+              </li>
+            )
+          })}
+        </ul>
+      </nav>
+      <main id="main" tabIndex={-1}>
+        {props.children}
+      </main>
+    </div>
+  )
+}

@@ -1,0 +1,77 @@
+// The console as the server hands it out: / redirects, deep links get the page, assets are hashed and cached long,
+// the page may talk to this host only, and the whole app stays under 300 KB of JavaScript before compression.
+import { beforeAll, describe, expect, test } from 'bun:test'
+import { fileURLToPath } from 'node:url'
+import { buildConsole, type ConsoleBundle } from './bundle'
+import { consoleRoutes } from './routes'
+
+let bundle: ConsoleBundle
+let app: ReturnType<typeof consoleRoutes>
+beforeAll(async () => {
+  bundle = await buildConsole()
+  app = consoleRoutes({ build: async () => bundle })
+})
+const get = (path: string) => app.handle(new Request(`http://localhost${path}`))
+
+describe('console serving', () => {
+  test('/ redirects to /console/', async () => {
+    const r = await get('/')
+    expect(r.status).toBe(302)
+    expect(r.headers.get('location')).toBe('/console/')
+  })
+
+  test('every deep link answers the page, not cached, with a CSP that allows this host only', async () => {
+    for (const path of ['/console', '/console/', '/console/flags/12', '/console/persons/a%20b', '/console/settings']) {
+      const r = await get(path)
+      expect(r.status).toBe(200)
+      expect(r.headers.get('content-type')).toContain('text/html')
+      expect(r.headers.get('cache-control')).toBe('no-cache')
+      const csp = r.headers.get('content-security-policy') ?? ''
+      expect(csp).toContain("default-src 'self'")
+      expect(csp).toContain("connect-src 'self'")
+      expect(csp).not.toContain('unsafe-inline')
+      const html = await r.text()
+      expect(html).toContain('<div id="app">')
+      // nothing from another host
+      expect(html).not.toMatch(/(src|href)="(https?:)?\/\//)
+    }
+  })
+
+  test('assets have content-hashed names and are cached for a year; an unknown one is 404', async () => {
+    const html = await (await get('/console/')).text()
+    const script = /src="\/console\/assets\/(main-[a-z0-9]+\.js)"/.exec(html)?.[1]
+    const style = /href="\/console\/assets\/(main-[a-z0-9]+\.css)"/.exec(html)?.[1]
+    expect(script).toBeTruthy()
+    expect(style).toBeTruthy()
+    const r = await get(`/console/assets/${script}`)
+    expect(r.status).toBe(200)
+    expect(r.headers.get('content-type')).toContain('javascript')
+    expect(r.headers.get('cache-control')).toContain('immutable')
+    expect((await get(`/console/assets/${style}`)).headers.get('content-type')).toContain('text/css')
+    expect((await get('/console/assets/nothing-here.js')).status).toBe(404)
+  })
+
+  test('the bundle names no other host; the app code never writes HTML', async () => {
+    const js = [...bundle.assets.entries()].filter(([name]) => name.endsWith('.js')).map(([, a]) => new TextDecoder().decode(a.body)).join('\n')
+    // the only absolute URLs are the SVG, XHTML and MathML namespaces
+    expect(js.match(/https?:\/\/[a-z0-9.-]+/gi)?.filter((u) => !u.endsWith('www.w3.org')) ?? []).toEqual([])
+    const root = fileURLToPath(new URL('../../console/', import.meta.url))
+    let scanned = 0
+    for (const file of new Bun.Glob('**/*.{ts,tsx}').scanSync(root)) {
+      scanned++
+      const source = await Bun.file(`${root}${file}`).text()
+      expect({ file, sinks: source.match(/innerHTML|outerHTML|dangerouslySetInnerHTML|insertAdjacentHTML|document\.write|eval\(|new Function/g) }).toEqual({ file, sinks: null })
+    }
+    expect(scanned).toBeGreaterThan(10)
+  })
+
+  test('the whole app is under 300 KB of JavaScript before compression', () => {
+    expect(bundle.scriptBytes).toBeGreaterThan(0)
+    expect(bundle.scriptBytes).toBeLessThan(300 * 1024)
+  })
+
+  test('the Docker image carries the console sources it bundles', async () => {
+    const dockerfile = await Bun.file(fileURLToPath(new URL('../../Dockerfile', import.meta.url))).text()
+    expect(dockerfile).toContain('COPY console ./console')
+  })
+})

@@ -1,0 +1,108 @@
+// Users' passwords, sessions and organizations in Postgres.
+import type { Sql } from 'postgres'
+import { inTransaction } from '../db/postgres'
+
+/** One transaction: its own, or a savepoint inside the caller's (INIT_ADMIN_* runs these inside its own). */
+function atomically<T>(sql: Sql, work: (tx: Sql) => Promise<T>): Promise<T> {
+  const maybe = sql as Sql & { savepoint?: (fn: (tx: Sql) => Promise<T>) => Promise<T> }
+  if (typeof maybe.begin === 'function') return maybe.begin((tx) => work(inTransaction(tx))) as Promise<T>
+  return maybe.savepoint!((tx) => work(tx))
+}
+
+export interface LoginUser {
+  id: number
+  uuid: string
+  email: string
+  passwordHash: string | null
+}
+
+export interface SessionRow {
+  id: string
+  userId: number
+  userUuid: string
+  csrfHash: string
+  lastSeenAt: Date
+}
+
+export async function findLoginUser(sql: Sql, email: string): Promise<LoginUser | null> {
+  const [row] = await sql<LoginUser[]>`
+    select id, uuid, email, password_hash as "passwordHash"
+    from users where lower(email) = ${email} and is_active
+    order by id limit 1`
+  return row ?? null
+}
+
+/** Sets the hash and ends every session of the user, in one transaction. False when no user has this email. */
+export async function setPasswordHash(sql: Sql, email: string, hash: string): Promise<{ id: number; email: string } | null> {
+  return atomically(sql, async (tx) => {
+    const [user] = await tx<{ id: number; email: string }[]>`
+      update users set password_hash = ${hash}, password_changed_at = now()
+      where id = (select id from users where lower(email) = ${email} order by id limit 1)
+      returning id, email`
+    if (!user) return null
+    await tx`delete from user_sessions where user_id = ${user.id}`
+    return user
+  })
+}
+
+
+export async function insertSession(sql: Sql, input: { userId: number; tokenHash: string; csrfHash: string }): Promise<void> {
+  await sql`insert into user_sessions (user_id, token_hash, csrf_hash) values (${input.userId}, ${input.tokenHash}, ${input.csrfHash})`
+}
+
+export async function findSession(sql: Sql, tokenHash: string): Promise<SessionRow | null> {
+  const [row] = await sql<SessionRow[]>`
+    select s.id, s.user_id as "userId", u.uuid as "userUuid", s.csrf_hash as "csrfHash", s.last_seen_at as "lastSeenAt"
+    from user_sessions s join users u on u.id = s.user_id
+    where s.token_hash = ${tokenHash} and u.is_active`
+  return row ?? null
+}
+
+export async function touchSession(sql: Sql, id: string): Promise<void> {
+  await sql`update user_sessions set last_seen_at = now() where id = ${id}`
+}
+
+export async function deleteSession(sql: Sql, id: string): Promise<void> {
+  await sql`delete from user_sessions where id = ${id}`
+}
+
+/** Sessions idle past their expiry: removed now and then so the table does not grow with abandoned ones. */
+export async function deleteIdleSessions(sql: Sql, idleMs: number): Promise<number> {
+  const rows = await sql`delete from user_sessions where last_seen_at < now() - ${idleMs} * interval '1 millisecond' returning id`
+  return rows.length
+}
+
+export interface MeRow {
+  id: number
+  uuid: string
+  distinctId: string
+  email: string
+  firstName: string
+  currentProjectId: number | null
+}
+
+export async function userSummary(sql: Sql, userId: number): Promise<MeRow | null> {
+  const [row] = await sql<MeRow[]>`
+    select id, uuid, distinct_id as "distinctId", email, first_name as "firstName", current_project_id as "currentProjectId"
+    from users where id = ${userId}`
+  return row ?? null
+}
+
+export async function organizationsOfUser(sql: Sql, userId: number): Promise<{ id: string; name: string; level: number }[]> {
+  return sql<{ id: string; name: string; level: number }[]>`
+    select o.id, o.name, m.level from organizations o join organization_members m on m.organization_id = o.id
+    where m.user_id = ${userId} order by o.created_at, o.id`
+}
+
+export async function projectSummariesOfUser(sql: Sql, userId: number): Promise<{ id: number; name: string; organization: string }[]> {
+  return sql<{ id: number; name: string; organization: string }[]>`
+    select p.id, p.name, p.organization_id as organization from projects p
+    join organization_members m on m.organization_id = p.organization_id and m.user_id = ${userId}
+    order by p.id limit 1000`
+}
+
+/** Record a setting as applied; false when it already was (by this or another process). */
+export async function markApplied(sql: Sql, name: string): Promise<boolean> {
+  const rows = await sql`insert into applied_settings (name) values (${name}) on conflict do nothing returning name`
+  return rows.length > 0
+}
