@@ -16,7 +16,7 @@ const ASSETS = new Map<string, string>([
   ['favicon-32x32.png', 'image/png'],
 ])
 
-export function apiDocsRoutes(info: Parameters<typeof documentation>[0]) {
+export function apiDocsRoutes(...args: Parameters<typeof documentation>) {
   const dir = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'))
   const files = new Map<string, Uint8Array>()
   const completed = new WeakSet<object>()
@@ -34,7 +34,7 @@ export function apiDocsRoutes(info: Parameters<typeof documentation>[0]) {
         path: '/swagger',
         specPath: '/swagger/json',
         provider: 'swagger-ui',
-        documentation: documentation(info),
+        documentation: documentation(...args),
         // /array/:token/config.js is an operation, not a static file
         exclude: { staticFile: false, paths: [/\*/] },
         swagger: {

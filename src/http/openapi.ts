@@ -5,8 +5,9 @@
 //   object, and namedComponents() lists it once under components.schemas, referred to by $ref everywhere (so that
 //   a client generator gives it a name);
 // - standardAnswers() adds what every operation of a group shares, by path: every /api/ operation requires the
-//   personalApiKey scheme and lists 400/401/403/404/429/503 with the ErrorBody schema; the public ingestion and flag
-//   endpoints list 400/401/413/503; every operation lists 404 and 405;
+//   personalApiKey or the sessionCookie scheme (signing in and out, neither) and lists 400/401/403/404/429/503
+//   with the ErrorBody schema; the public ingestion and flag endpoints list 400/401/413/503; every operation lists
+//   404 and 405;
 // - documentedBody()/documentedAnswer() describe, in `detail`, the routes that read their body raw (capture, /decide:
 //   gzip, lz64, base64 or a form) and so cannot give Elysia a `body` schema.
 import { t, type TSchema } from 'elysia'
@@ -50,13 +51,13 @@ const ERROR_TEXT: Record<number, string> = {
 export function routeGroup(path: string): { errors: number[]; security?: Json[] } {
   // signing in and out need no key (and answer no 403/404 of a project)
   if (/^\/api\/log(in|out)\/?$/.test(path)) return { errors: [400, 401, 403, 405, 429, 503] }
-  if (path.startsWith('/api/')) return { errors: [400, 401, 403, 404, 405, 429, 503], security: [{ personalApiKey: [] }] }
+  if (path.startsWith('/api/')) return { errors: [400, 401, 403, 404, 405, 429, 503], security: [{ personalApiKey: [] }, { sessionCookie: [] }] }
   if (/^\/(_health|_ready|metrics|swagger)/.test(path)) return { errors: [404, 405] }
   return { errors: [400, 401, 404, 405, 413, 503] }
 }
 
 /** The fixed parts of the document, given to the plugin as `documentation`. */
-export function documentation(info: { title: string; version: string; description: string }) {
+export function documentation(info: { title: string; version: string; description: string }, session: { cookie: string; csrfCookie: string; csrfHeader: string }) {
   return {
     info,
     servers: [{ url: '/' }],
@@ -69,6 +70,12 @@ export function documentation(info: { title: string; version: string; descriptio
           type: 'http' as const,
           scheme: 'bearer',
           description: 'A personal API key (phx_…) in Authorization: Bearer; ?personal_api_key= is accepted too',
+        },
+        sessionCookie: {
+          type: 'apiKey' as const,
+          in: 'cookie' as const,
+          name: session.cookie,
+          description: `The console's session (POST /api/login/); a request that changes anything also sends the ${session.csrfHeader} header equal to the ${session.csrfCookie} cookie`,
         },
       },
     },

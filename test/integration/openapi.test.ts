@@ -109,12 +109,13 @@ describe('OpenAPI document', () => {
       const fourxx = Object.entries(op.responses as Json).filter(([s]) => s.startsWith('4'))
       if (fourxx.length === 0) problems.push(`${where}: no 4xx`)
       for (const [status, r] of fourxx) if ((r as Json).$ref !== '#/components/responses/Error') problems.push(`${where}: ${status} is not the Error answer`)
-      if (where.includes(' /api/') && !/ \/api\/log(in|out)\/$/.test(where) && JSON.stringify(op.security) !== JSON.stringify([{ personalApiKey: [] }])) problems.push(`${where}: no personalApiKey security`)
+      if (where.includes(' /api/') && !/ \/api\/log(in|out)\/$/.test(where) && JSON.stringify(op.security) !== JSON.stringify([{ personalApiKey: [] }, { sessionCookie: [] }])) problems.push(`${where}: not the personal key or session security`)
     }
     expect(problems).toEqual([])
     expect(doc.components.responses.Error.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/ErrorBody' })
     expect(doc.components.schemas.ErrorBody.required).toEqual(['type', 'code', 'detail', 'attr'])
     expect(doc.components.securitySchemes.personalApiKey).toMatchObject({ type: 'http', scheme: 'bearer' })
+    expect(doc.components.securitySchemes.sessionCookie).toMatchObject({ type: 'apiKey', in: 'cookie', name: 'phog_session' })
     // no marker of ours is left in the document
     expect(JSON.stringify(doc)).not.toContain('x-model')
     expect(JSON.stringify(doc)).not.toContain('x-documented-as')
