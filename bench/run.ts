@@ -1,9 +1,10 @@
-// npm run bench [-- ingest|decide|flush|spread|saturated|query|all] (saturated: ingest and flush, and their ratio to L) — figures against bare baselines measured in the same run.
+// npm run bench [-- ingest|decide|flush|spread|saturated|embedded|query|all] (saturated: ingest and flush, and their ratio to L) — figures against bare baselines measured in the same run.
 import { cpus, totalmem } from 'node:os'
 import { ingestBench, ingestFigures } from './ingest'
 import { decideBench } from './decide'
 import { flushBench, flushFigures } from './flush'
 import { spreadBench } from './spread'
+import { embeddedBench } from './embedded'
 import { queryBench } from './query'
 
 const which = process.argv[2] ?? 'all'
@@ -16,6 +17,7 @@ if (which === 'ingest' || which === 'saturated' || which === 'all') process.stdo
 if (which === 'decide' || which === 'all') process.stdout.write(`${await decideBench(seconds)}\n`)
 if (which === 'flush' || which === 'saturated' || which === 'all') process.stdout.write(`${await flushBench()}\n`)
 if (which === 'spread' || which === 'all') process.stdout.write(`${await spreadBench(seconds)}\n`)
+if (which === 'embedded' || which === 'all') process.stdout.write(`${await embeddedBench()}\n`)
 if (which === 'query' || which === 'all') process.stdout.write(`${await queryBench()}\n`)
 
 // Events flushed per second while /batch/ is saturated, against L = 1 / (1/bare parse rate + 1/raw insert rate):

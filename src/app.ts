@@ -22,6 +22,7 @@ import { decideRoutes } from './flags/decide/routes'
 import { remoteConfigRoutes } from './remote-config/routes'
 import type { Services } from './services'
 import { userRoutes } from './users/routes'
+import { CSRF_COOKIE, CSRF_HEADER, SESSION_COOKIE } from './users/rules'
 import { isSignInPath } from './users/session-cookie'
 import { consoleRoutes } from './console/routes'
 import { flagHistoryRoutes } from './flag-history/routes'
@@ -165,8 +166,8 @@ export function createApp(services: Services) {
     .use(flagHistoryRoutes(privateApi))
     .use(consoleRoutes())
     .use(queryRoutes({ query: services.query, auth: services.auth, limiter: services.apiLimiter }))
-  // Last, so that the document lists every route registered above (read when first asked for).
-  return app.use(apiDocsRoutes({ routes: () => app.routes as never, info: DOCUMENT_INFO }))
+  // The document is built when first asked for, from every route registered by then.
+  return app.use(apiDocsRoutes(DOCUMENT_INFO, { cookie: SESSION_COOKIE, csrfCookie: CSRF_COOKIE, csrfHeader: CSRF_HEADER }))
 }
 
 export type App = ReturnType<typeof createApp>

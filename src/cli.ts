@@ -5,7 +5,7 @@ import { parseArgs } from 'node:util'
 import { ConfigError, loadConfig, type Config } from './config'
 import { migratePostgres } from './db/migrate'
 import { inTransaction, openDatabase, type Database } from './db/postgres'
-import { createLogger } from './log'
+import { createLogger, exitAfterFlush } from './log'
 import { securePrivateDir } from './db/private-files'
 import { ApiError } from './http/errors'
 import { announceKeyChange } from './projects/key-changes'
@@ -248,6 +248,6 @@ if (import.meta.main) {
     }
     log.error({ err: error }, 'command failed')
     process.stderr.write(`error: ${(error as Error).message}\n`)
-    setTimeout(() => process.exit(1), 50)
+    exitAfterFlush(log, 1)
   }
 }

@@ -64,6 +64,10 @@ export const ConfigSchema = Type.Object({
   RING_MAX_EVENTS: Int({ default: 200_000, minimum: 1, description: 'events held decoded in memory; beyond it the flusher reads them back from the log' }),
   TRUST_PROXY: Bool(false, 'behind proxies you control: the client IP is the X-Forwarded-For entry your outermost proxy appended'),
   TRUST_PROXY_HOPS: Int({ default: 1, minimum: 1, maximum: 10, description: 'with TRUST_PROXY: how many proxies you control append to X-Forwarded-For (the client IP is that many entries from the end)' }),
+  EMBEDDED_PG_FSYNC: Bool(
+    true,
+    'the embedded Postgres (no DATABASE_URL): a commit waits until it is on the disk; false is faster but an OS crash or power cut can lose the last writes',
+  ),
   PG_POOL_MAX: Int({ default: 10, minimum: 1, maximum: 200, description: 'Postgres connections per process' }),
   QUERY_TIMEOUT_MS: Int({ default: 30_000, minimum: 100, description: 'longest query API statement; a longer one is cancelled in the store (504 query_timeout)' }),
   PG_STATEMENT_TIMEOUT_MS: Int({ default: 10_000, minimum: 0, description: 'requests: Postgres cancels a statement running longer (0 = no limit)' }),

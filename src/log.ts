@@ -107,3 +107,18 @@ export function throttled(intervalMs: number): (key: string, write: (suppressed:
 
 /** A logger that writes nothing, for unit tests. */
 export const silentLogger: Logger = pino({ level: 'silent' })
+
+/**
+ * Exit once what was logged has reached stderr: the destination writes asynchronously, and a fixed pause before
+ * process.exit lost the last line ("stopped", or why a boot failed) on a busy machine. Bounded: at most 2 s.
+ */
+export function exitAfterFlush(log: Logger, code: number): void {
+  const exit = () => process.exit(code)
+  setTimeout(exit, 2000).unref?.()
+  try {
+    ;(log as unknown as { flush(cb?: (error?: Error) => void): void }).flush(() => exit())
+  } catch {
+    exit()
+  }
+}
+

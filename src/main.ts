@@ -2,7 +2,7 @@
 import { createApp } from './app'
 import { ConfigError, loadConfig, type Config } from './config'
 import { serverBodyLimit } from './http/body'
-import { createLogger } from './log'
+import { createLogger, exitAfterFlush } from './log'
 import { assertDataDirWritable, assertPortFree, describeBootFailure } from './ops/boot'
 import { startServices } from './services'
 
@@ -26,8 +26,7 @@ const services = await (async () => {
 })().catch((error) => {
   // the last line says, in words, what failed and what to change; the error (stack, cause) is on it too
   log.fatal({ err: error }, `could not start: ${describeBootFailure(error, config)}`)
-  // let pino flush before exiting
-  setTimeout(() => process.exit(1), 50)
+  exitAfterFlush(log, 1)
   return undefined
 })
 if (!services) await new Promise(() => undefined)
@@ -61,7 +60,7 @@ async function shutdown(signal: string): Promise<void> {
     log.error({ err: error }, 'error during shutdown')
   } finally {
     clearTimeout(deadline)
-    setTimeout(() => process.exit(0), 20)
+    exitAfterFlush(log, 0)
   }
 }
 process.on('SIGTERM', () => void shutdown('SIGTERM'))

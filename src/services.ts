@@ -78,6 +78,7 @@ export async function startServices(config: Config, log: Logger, options: { metr
     dataDir: config.DATA_DIR,
     poolMax: config.PG_POOL_MAX,
     statementTimeoutMs: config.PG_STATEMENT_TIMEOUT_MS,
+    embeddedFsync: config.EMBEDDED_PG_FSYNC,
   }).catch(async (error) => {
     await unlock()
     throw error

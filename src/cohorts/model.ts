@@ -56,6 +56,13 @@ export const CohortPersonsPage = model(
 
 export const Success = model('Success', t.Object({ success: t.Boolean() }))
 
+export const StaticCohortAdd = model(
+  'StaticCohortAdd',
+  t.Object({ person_ids: t.Array(t.String({ description: 'a person uuid' }), { maxItems: 1000 }) }, { description: 'JSON, or a form with the same field' }),
+)
+
+export const StaticCohortRemove = model('StaticCohortRemove', t.Object({ person_id: t.String({ description: 'a person uuid' }) }))
+
 export const CohortWrite = model(
   'CohortWrite',
   t.Any({

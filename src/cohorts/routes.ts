@@ -8,7 +8,8 @@ import type { RateLimiter } from '../http/rate-limit'
 import type { PersonalKeyAuth } from '../projects/auth'
 import { projectGuard } from '../projects/guards'
 import type { PersonListing } from '../people/repository'
-import { Cohort, CohortPage, CohortPersonsPage, CohortWrite, Success } from './model'
+import { Cohort, CohortPage, CohortPersonsPage, CohortWrite, StaticCohortAdd, StaticCohortRemove, Success } from './model'
+import { documentedAs } from '../http/openapi'
 import type { CohortService } from './service'
 
 export interface CohortRouteDeps {
@@ -103,7 +104,7 @@ export function cohortRoutes(deps: CohortRouteDeps) {
       async ({ project, params }) => {
         throw errors.methodNotAllowed('DELETE')
       },
-      { params: idParams, detail: { tags, summary: 'Not allowed (405): PATCH {"deleted": true} instead' } },
+      { params: idParams, detail: { tags, summary: 'Not allowed (405): PATCH {"deleted": true} instead', hide: true } },
     )
     .get(
       `${base}/:id/persons/`,
@@ -127,7 +128,7 @@ export function cohortRoutes(deps: CohortRouteDeps) {
       async ({ project, params, body }) => deps.cohorts.addPersons(project.id, params.id, (await readBody(body)).fields),
       {
         params: idParams,
-        body: t.Any({ description: '{"person_ids": [person uuid, …]} (at most 1000)' }),
+        body: documentedAs(StaticCohortAdd),
         response: { 200: Success },
         detail: { tags, summary: 'Add persons to a static cohort' },
       },
@@ -137,7 +138,7 @@ export function cohortRoutes(deps: CohortRouteDeps) {
       async ({ project, params, body }) => deps.cohorts.removePerson(project.id, params.id, (await readBody(body)).fields),
       {
         params: idParams,
-        body: t.Any({ description: '{"person_id": person uuid}' }),
+        body: documentedAs(StaticCohortRemove),
         response: { 200: Success },
         detail: { tags, summary: 'Remove a person from a static cohort' },
       },

@@ -3,7 +3,7 @@
 // (DATA_DIR/pg.lock) tells the CLI and the flush worker where its socket is, so they join it instead of opening
 // the directory twice. The database has no password: the socket lives in a directory only this user can enter,
 // never on TCP (docs/compatibility.md#embedded-database).
-import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, closeSync, existsSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createHash } from 'node:crypto'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -61,7 +61,8 @@ function socketPath(root: string): string {
 /** Directories whose database this process serves: a second PGlite on the same files would corrupt them. */
 const serving = new Set<string>()
 
-export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPostgres> {
+export async function startEmbeddedPostgres(dataDir: string, options: { fsync?: boolean } = {}): Promise<EmbeddedPostgres> {
+  const fsync = options.fsync ?? true
   const root = resolve(dataDir)
   mkdirSync(root, { recursive: true, mode: 0o700 })
   if (serving.has(root)) throw new DataDirBusy(dataDir, process.pid)
@@ -78,8 +79,12 @@ export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPo
     const pgDir = join(root, 'pg')
     // initdb leaves ≈ 190 MB of WebAssembly memory that a timer of its own keeps alive for seconds after it ends:
     // it runs in a thread of its own, which is ended (and its memory with it) before the serving thread starts.
-    if (!existsSync(join(pgDir, 'PG_VERSION'))) await new PgliteThread().initdb(pgDir)
-    await thread.start(pgDir, sockPath)
+    if (!existsSync(join(pgDir, 'PG_VERSION'))) {
+      await new PgliteThread().initdb(pgDir, fsync)
+      // initdb writes without syncing: the new cluster reaches the disk once, before anything is stored in it
+      if (fsync) syncTree(pgDir)
+    }
+    await thread.start(pgDir, sockPath, fsync)
     const connection = { path: sockPath }
     writeFileSync(lockFile(dataDir), JSON.stringify({ pid: process.pid, ...connection } satisfies ConnectionInfo), { mode: 0o600 })
     return {
@@ -101,6 +106,25 @@ export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPo
 
 const PGLITE_THREAD = new URL('./pglite-thread.ts', import.meta.url)
 
+/** fsync every file and directory below `dir` (a new database cluster, once). */
+function syncTree(dir: string): void {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name)
+    if (entry.isDirectory()) syncTree(path)
+    else if (entry.isFile()) syncPath(path)
+  }
+  syncPath(dir)
+}
+
+function syncPath(path: string): void {
+  const fd = openSync(path, 'r')
+  try {
+    fsyncSync(fd)
+  } finally {
+    closeSync(fd)
+  }
+}
+
 function throwIfFailed(answer: FromPgliteThread): void {
   if (answer.type !== 'failed') return
   const { message, stack, ...fields } = answer.error
@@ -114,18 +138,18 @@ class PgliteThread {
   private exited = false
 
   /** Create the database directory in this thread, then end it. */
-  async initdb(dataDir: string): Promise<void> {
+  async initdb(dataDir: string, fsync: boolean): Promise<void> {
     this.spawn()
-    const answer = await this.ask({ type: 'initdb', dataDir })
+    const answer = await this.ask({ type: 'initdb', dataDir, fsync })
     this.worker?.terminate()
     this.worker = undefined
     throwIfFailed(answer)
   }
 
   /** Resolves once the socket accepts connections; rejects with the thread's error. */
-  async start(dataDir: string, socketPath: string): Promise<void> {
+  async start(dataDir: string, socketPath: string, fsync: boolean): Promise<void> {
     this.spawn()
-    throwIfFailed(await this.ask({ type: 'start', dataDir, socketPath }))
+    throwIfFailed(await this.ask({ type: 'start', dataDir, socketPath, fsync }))
   }
 
   private spawn(): void {

@@ -9,11 +9,18 @@ import { chmodSync, rmSync } from 'node:fs'
 import { PGlite } from '@electric-sql/pglite'
 import { PGLiteSocketHandler } from '@electric-sql/pglite-socket'
 import { ExclusiveQueryQueue } from './pglite-queue'
+import { DurableNodeFS, durableStartParams } from './pglite-durable-fs'
 
 declare const self: Worker
 
-/** `initdb`: create the database directory and stop (the thread is then ended: see embedded.ts) */
-export type ToPgliteThread = { type: 'initdb'; dataDir: string } | { type: 'start'; dataDir: string; socketPath: string } | { type: 'stop' }
+/**
+ * `initdb`: create the database directory and stop (the thread is then ended: see embedded.ts). `fsync`: commits
+ * wait for the disk (pglite-durable-fs.ts); false only where losing the last writes to an OS crash is acceptable.
+ */
+export type ToPgliteThread =
+  | { type: 'initdb'; dataDir: string; fsync: boolean }
+  | { type: 'start'; dataDir: string; socketPath: string; fsync: boolean }
+  | { type: 'stop' }
 /** A failure crosses the thread as its message and the fields boot diagnostics read (code, path, syscall). */
 export interface ThreadError {
   message: string
@@ -38,15 +45,15 @@ let db: PGlite | undefined
 let server: Server | undefined
 const handlers = new Set<PGLiteSocketHandler>()
 
-function open(dataDir: string): Promise<PGlite> {
-  return PGlite.create(dataDir, {
-    // The metadata database is small: PGlite's default 128 MB of shared buffers would be most of our memory.
-    startParams: [...PGlite.defaultStartParams, '-c', 'shared_buffers=16MB'],
-  })
+function open(dataDir: string, fsync: boolean): Promise<PGlite> {
+  // The metadata database is small: PGlite's default 128 MB of shared buffers would be most of our memory.
+  const memory = ['-c', 'shared_buffers=16MB']
+  if (!fsync) return PGlite.create(dataDir, { startParams: [...PGlite.defaultStartParams, ...memory] })
+  return PGlite.create({ fs: new DurableNodeFS(dataDir), startParams: [...durableStartParams(PGlite.defaultStartParams), ...memory] })
 }
 
-async function start(dataDir: string, socketPath: string): Promise<void> {
-  db = await open(dataDir)
+async function start(dataDir: string, socketPath: string, fsync: boolean): Promise<void> {
+  db = await open(dataDir, fsync)
   let messages = 0
   const queue = new ExclusiveQueryQueue(db, () => {
     if (++messages % MESSAGES_PER_COLLECTION === 0) Bun.gc(false)
@@ -84,7 +91,7 @@ self.onmessage = async (event: MessageEvent<ToPgliteThread>) => {
   const m = event.data
   if (m.type === 'initdb') {
     try {
-      db = await open(m.dataDir)
+      db = await open(m.dataDir, m.fsync)
       await stop()
       send({ type: 'stopped' })
     } catch (error) {
@@ -93,7 +100,7 @@ self.onmessage = async (event: MessageEvent<ToPgliteThread>) => {
     }
   } else if (m.type === 'start') {
     try {
-      await start(m.dataDir, m.socketPath)
+      await start(m.dataDir, m.socketPath, m.fsync)
       send({ type: 'ready' })
     } catch (error) {
       await stop()

@@ -33,6 +33,8 @@ export interface DatabaseOptions {
   joinRunningServer?: boolean
   /** Postgres cancels any statement running longer (0 = no limit): one request cannot hold a connection for minutes */
   statementTimeoutMs?: number
+  /** the embedded database: commits wait for the disk (default true; EMBEDDED_PG_FSYNC) */
+  embeddedFsync?: boolean
 }
 
 const CLIENT_OPTIONS: postgres.Options<{}> = {
@@ -75,7 +77,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   if (owner) {
     connection = { path: owner.path }
   } else {
-    embedded = await startEmbeddedPostgres(options.dataDir)
+    embedded = await startEmbeddedPostgres(options.dataDir, { fsync: options.embeddedFsync })
     connection = embedded.connection
   }
   const sql = postgres({

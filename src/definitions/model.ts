@@ -3,6 +3,7 @@
 // its member in `attr`.
 import { t } from 'elysia'
 import { model } from '../http/openapi'
+import { pageModel } from '../http/pagination'
 
 const DateTime = t.Union([t.String({ format: 'date-time' }), t.Null()])
 
@@ -41,18 +42,7 @@ export const EventDefinition = model(
   }),
 )
 
-const pageOf = <T extends ReturnType<typeof t.Object>>(name: string, item: T) =>
-  model(
-    name,
-    t.Object({
-      count: t.Integer(),
-      next: t.Union([t.String(), t.Null()], { description: 'absolute URL of the next page' }),
-      previous: t.Union([t.String(), t.Null()], { description: 'absolute URL of the previous page' }),
-      results: t.Array(item),
-    }),
-  )
-
-export const EventDefinitionPage = pageOf('EventDefinitionPage', EventDefinition)
+export const EventDefinitionPage = pageModel('EventDefinitionPage', EventDefinition)
 
 const curation = {
   verified: t.Optional(t.Boolean({ description: 'true stamps verified_at/verified_by (unless already verified) and unhides; false clears them' })),
@@ -128,7 +118,7 @@ export const PropertyDefinition = model(
   }),
 )
 
-export const PropertyDefinitionPage = pageOf('PropertyDefinitionPage', PropertyDefinition)
+export const PropertyDefinitionPage = pageModel('PropertyDefinitionPage', PropertyDefinition)
 
 export const PropertyDefinitionChanges = model(
   'PropertyDefinitionChanges',

@@ -9,6 +9,8 @@ import { parsePaging, publicUrl } from '../http/pagination'
 import type { RateLimiter } from '../http/rate-limit'
 import { parseTimestamp } from '../capture/timestamp'
 import { StoreError, type EventStore, type StoredEvent } from './store'
+import { documentedAnswer } from '../http/openapi'
+import { EventPage } from './model'
 
 function encodeCursor(e: StoredEvent): string {
   return Buffer.from(JSON.stringify([e.timestamp, e.uuid])).toString('base64url')
@@ -120,7 +122,7 @@ export function eventRoutes(deps: {
         limit: t.Optional(t.String({ description: 'page size, 1–1000 (default 100)' })),
         cursor: t.Optional(t.String({ description: 'continue a listing (from next)' })),
       }),
-      detail: { tags: ['events'], summary: 'Events, newest first' },
+      detail: { tags: ['events'], summary: 'Events, newest first', responses: documentedAnswer(EventPage) },
     },
   )
 }

@@ -5,10 +5,12 @@ import { Elysia, t } from 'elysia'
 import { ApiError, errors } from '../http/errors'
 import type { PersonalKeyAuth, Principal } from '../projects/auth'
 import { personalKeyGuard, projectGuard } from '../projects/guards'
-import { page, parsePaging, publicUrl } from '../http/pagination'
+import { page, PageQuery, parsePaging, publicUrl } from '../http/pagination'
 import type { RateLimiter } from '../http/rate-limit'
 import type { ProjectTokenCache } from '../projects/token-cache'
 import { etagMatches, type FlagService } from './service'
+import { documentedAnswer, documentedAs } from '../http/openapi'
+import { Flag, FlagPage, FlagWrite, LocalEvaluationAnswer } from './model'
 
 export interface FlagRouteDeps {
   flags: FlagService
@@ -79,7 +81,15 @@ export function flagRoutes(deps: FlagRouteDeps) {
         const { count, results } = await deps.flags.list(teamId, { limit, offset, search, active: activeFilter(query.active) })
         return page(publicUrl(request, deps.trustProxy), count, limit, offset, results)
       },
-      { params, detail: { tags, summary: 'List feature flags (not deleted), newest first; ?search=, ?active=true|false' } },
+      {
+        params,
+        query: t.Object({
+          ...PageQuery,
+          search: t.Optional(t.String({ description: 'part of the key or name' })),
+          active: t.Optional(t.String({ description: 'true or false' })),
+        }),
+        detail: { tags, summary: 'List feature flags (not deleted), newest first; ?search=, ?active=true|false', responses: documentedAnswer(FlagPage) },
+      },
     )
     .post(
       `${base}/`,
@@ -89,26 +99,26 @@ export function flagRoutes(deps: FlagRouteDeps) {
         set.status = 201
         return flag
       },
-      { params, body: t.Unknown(), detail: { tags, summary: 'Create a feature flag' } },
+      { params, body: documentedAs(FlagWrite), detail: { tags, summary: 'Create a feature flag', responses: documentedAnswer(Flag, 'Created', 201) } },
     )
     .get(`${base}/local_evaluation`, async ({ project, request }) => localEvaluation(project.id, request), {
       params,
-      detail: { tags, summary: 'Flag definitions for server SDKs that evaluate locally (ETag / 304)' },
+      detail: { tags, summary: 'Flag definitions for server SDKs that evaluate locally (ETag / 304)', responses: documentedAnswer(LocalEvaluationAnswer) },
     })
     .get(
       `${base}/:id/`,
       async ({ project, params }) => deps.flags.retrieve(project.id, params.id),
-      { params: idParams, detail: { tags, summary: 'Retrieve a feature flag (deleted ones too)' } },
+      { params: idParams, detail: { tags, summary: 'Retrieve a feature flag (deleted ones too)', responses: documentedAnswer(Flag) } },
     )
     .patch(
       `${base}/:id/`,
       async ({ principal, project, params, body }) => deps.flags.update(project.id, params.id, principal.userId, jsonBody(body), 'PATCH'),
-      { params: idParams, body: t.Unknown(), detail: { tags, summary: 'Update a feature flag (bumps version); {"deleted": true} deletes it' } },
+      { params: idParams, body: documentedAs(FlagWrite), detail: { tags, summary: 'Update a feature flag (bumps version); {"deleted": true} deletes it', responses: documentedAnswer(Flag) } },
     )
     .put(
       `${base}/:id/`,
       async ({ principal, project, params, body }) => deps.flags.update(project.id, params.id, principal.userId, jsonBody(body), 'PUT'),
-      { params: idParams, body: t.Unknown(), detail: { tags, summary: 'Replace a feature flag (key required)' } },
+      { params: idParams, body: documentedAs(FlagWrite), detail: { tags, summary: 'Replace a feature flag (key required)', responses: documentedAnswer(Flag) } },
     )
     .delete(
       `${base}/:id/`,
@@ -116,7 +126,7 @@ export function flagRoutes(deps: FlagRouteDeps) {
         // As PostHog's ForbidDestroyModel: flags are deleted with PATCH {"deleted": true}.
         throw errors.methodNotAllowed('DELETE')
       },
-      { params: idParams, detail: { tags, summary: 'Not allowed (405): PATCH {"deleted": true} instead' } },
+      { params: idParams, detail: { tags, summary: 'Not allowed (405): PATCH {"deleted": true} instead', hide: true } },
     )
 
   // Named by the project's token, not by a project id in the path.
@@ -125,13 +135,13 @@ export function flagRoutes(deps: FlagRouteDeps) {
     .get(
       '/api/feature_flag/local_evaluation',
       async ({ principal, query, request }) => localEvaluation(await projectOfToken(principal, query.token), request),
-      { detail: { tags, summary: 'Flag definitions of the project whose API token is ?token= (posthog-node local evaluation)' } },
+      { detail: { tags, summary: 'Flag definitions of the project whose API token is ?token= (posthog-node local evaluation)', responses: documentedAnswer(LocalEvaluationAnswer) } },
     )
     // where posthog-node 5 asks for the same definitions
     .get(
       '/flags/definitions',
       async ({ principal, query, request }) => localEvaluation(await projectOfToken(principal, query.token), request),
-      { detail: { tags, summary: 'Flag definitions for local evaluation, as posthog-node 5 asks for them (same as local_evaluation)' } },
+      { detail: { tags, summary: 'Flag definitions for local evaluation, as posthog-node 5 asks for them (same as local_evaluation)', responses: documentedAnswer(LocalEvaluationAnswer) } },
     )
   return new Elysia({ name: 'feature-flag-routes' }).use(projectRoutes).use(tokenRoutes)
 }

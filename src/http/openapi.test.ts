@@ -1,37 +1,46 @@
+// What src/http/openapi.ts adds to the plugin's document, on a small document of the plugin's shape.
 import { describe, expect, test } from 'bun:test'
-import { Elysia, t } from 'elysia'
-import { buildOpenApi, isDocumentable, model } from './openapi'
+import { t } from 'elysia'
+import { documentedAs, model, namedComponents, standardAnswers } from './openapi'
 
-describe('buildOpenApi', () => {
-  test('a newly registered /api/ route is documented with its models, error answers and security, with no extra work', () => {
-    const Cohort = model('CohortForTest', t.Object({ id: t.Integer(), name: t.String() }))
-    const CohortWrite = model('CohortWriteForTest', t.Object({ name: t.String({ maxLength: 400 }) }))
-    const app = new Elysia()
-      .post('/api/projects/:project_id/cohorts/', () => ({ id: 1, name: 'x' }), {
-        params: t.Object({ project_id: t.String() }),
-        query: t.Object({ limit: t.Optional(t.Integer({ description: 'page size' })) }),
-        body: CohortWrite,
-        response: { 201: Cohort },
-        detail: { tags: ['cohorts'], summary: 'Create a cohort' },
-      })
-      .get('/_health', () => ({ status: 'ok' }))
-      .all('/*', () => 'catch-all')
-    const doc = buildOpenApi(app.routes as never, { title: 't', version: '1' }) as any
-    const op = doc.paths['/api/projects/{project_id}/cohorts/'].post
-    expect(op.security).toEqual([{ personalApiKey: [] }])
-    expect(op.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/CohortWriteForTest' })
-    expect(op.responses['201'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/CohortForTest' })
-    for (const status of ['400', '401', '403', '404', '429', '503']) expect(op.responses[status]).toEqual({ $ref: '#/components/responses/Error' })
-    expect(op.parameters).toMatchObject([
-      { name: 'project_id', in: 'path', required: true, schema: { type: 'string' } },
-      { name: 'limit', in: 'query', required: false, description: 'page size' },
-    ])
-    expect(doc.components.schemas.CohortForTest.properties.name).toEqual({ type: 'string' })
-    expect(doc.components.schemas.CohortForTest['x-model']).toBeUndefined()
-    // a route without an answer schema still has a 2xx with content; plumbing catch-alls are left out
-    expect(doc.paths['/_health'].get.responses['200'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/JsonValue' })
-    expect(doc.paths['/_health'].get.security).toBeUndefined()
-    expect(doc.paths['/*']).toBeUndefined()
-    expect(isDocumentable({ method: 'ALL', path: '/x' })).toBe(false)
+describe('the document, completed', () => {
+  test('models become components once, referred to by $ref; "a model or null" leaves the model as it is', () => {
+    const User = model('UserForTest', t.Object({ id: t.Integer(), name: t.String() }))
+    const Page = model('PageForTest', t.Object({ count: t.Integer(), results: t.Array(User) }))
+    const Write = t.Object({ name: t.String() }, { $id: 'WriteForTest' })
+    // as the plugin writes them: schemas inline; a nullable model merged into one object with type [type, 'null'];
+    // Elysia's integer as a string-or-integer union
+    const json = (value: unknown) => JSON.parse(JSON.stringify(value))
+    const doc: Record<string, any> = {
+      paths: {
+        '/api/things/': {
+          get: { responses: { 200: { content: { 'application/json': { schema: json(Page) } } } } },
+          post: {
+            requestBody: { content: { 'application/json': { schema: json(documentedAs(Write)) } } },
+            responses: { 201: { content: { 'application/json': { schema: { ...json(User), type: ['object', 'null'] } } } } },
+          },
+        },
+        '/capture': { post: { responses: { 200: { description: 'OK' } } } },
+      },
+    }
+    namedComponents(doc)
+    standardAnswers(doc)
+    const things = doc.paths['/api/things/']
+    expect(things.get.responses['200'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/PageForTest' })
+    expect(things.post.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/WriteForTest' })
+    expect(things.post.responses['201'].content['application/json'].schema).toEqual({ anyOf: [{ $ref: '#/components/schemas/UserForTest' }, { type: 'null' }] })
+    const schemas = doc.components.schemas
+    expect(schemas.UserForTest.type).toBe('object')
+    expect(schemas.UserForTest.properties.id).toEqual({ type: 'integer' })
+    expect(schemas.PageForTest.properties.results.items).toEqual({ $ref: '#/components/schemas/UserForTest' })
+    expect(schemas.WriteForTest.$id).toBeUndefined()
+    expect(schemas.ErrorBody.required).toEqual(['type', 'code', 'detail', 'attr'])
+    expect(JSON.stringify(doc)).not.toContain('x-model')
+    // the group's errors and security, by path
+    expect(things.get.security).toEqual([{ personalApiKey: [] }, { sessionCookie: [] }])
+    for (const status of ['400', '401', '403', '404', '405', '429', '503']) expect(things.get.responses[status]).toEqual({ $ref: '#/components/responses/Error' })
+    expect(doc.paths['/capture'].post.security).toBeUndefined()
+    expect(Object.keys(doc.paths['/capture'].post.responses).sort()).toEqual(['200', '400', '401', '404', '405', '413', '503'])
+    expect(doc.tags.map((tag: { name: string }) => tag.name)).toEqual(['api', 'capture'])
   })
 })

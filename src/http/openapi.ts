@@ -1,17 +1,19 @@
-// The OpenAPI 3.1 document, built from the app's registered routes and the TypeBox schemas they validate with.
+// What the OpenAPI document needs beyond what @elysiajs/openapi generates from the routes' TypeBox schemas.
 //
-// How a route gets documented (nothing to do beyond giving it TypeBox schemas and a `detail`):
-// - path, method, `params` and `query` schemas → parameters; a `body` schema (or `detail.requestBody` for routes
-//   that read raw bodies, such as capture) → requestBody; `response` schemas → 2xx answers with content.
-// - A schema wrapped in model('Name', …) is listed once under components.schemas and referred to by $ref.
-// - Standard answers and security come from the route's group, by path: every /api/ operation requires the
-//   personalApiKey scheme and lists 400/401/403/404/429/503 with the ErrorBody schema; public ingestion and flag
-//   endpoints list 400/401/413/503; every operation lists 404 and 405.
-// - A route with no declared 2xx schema is documented with the generic JsonValue schema (listed in the report of
-//   the docs test), so that no operation is left out.
+// The plugin writes every schema inline where a route uses it. Here:
+// - model('Name', schema) (or a TypeBox `$id: 'Name'`) names a schema: the route keeps validating with this very
+//   object, and namedComponents() lists it once under components.schemas, referred to by $ref everywhere (so that
+//   a client generator gives it a name);
+// - standardAnswers() adds what every operation of a group shares, by path: every /api/ operation requires the
+//   personalApiKey or the sessionCookie scheme (signing in and out, neither) and lists 400/401/403/404/429/503
+//   with the ErrorBody schema; the public ingestion and flag endpoints list 400/401/413/503; every operation lists
+//   404 and 405;
+// - documentedBody()/documentedAnswer() describe, in `detail`, the routes that read their body raw (capture, /decide:
+//   gzip, lz64, base64 or a form) and so cannot give Elysia a `body` schema.
 import { t, type TSchema } from 'elysia'
 
 const MODEL = 'x-model'
+const DOCUMENTED_AS = 'x-documented-as'
 
 /** Name a TypeBox schema as a component of the document; the routes keep validating with this very object. */
 export function model<T extends TSchema>(name: string, schema: T): T {
@@ -32,20 +34,6 @@ export const ErrorBody = model(
   ),
 )
 
-export const JsonValue = model('JsonValue', t.Any({ description: 'a JSON answer without a published schema' }))
-
-interface RouteLike {
-  method: string
-  path: string
-  hooks?: {
-    body?: unknown
-    query?: unknown
-    params?: unknown
-    response?: unknown
-    detail?: Record<string, unknown>
-  }
-}
-
 type Json = Record<string, unknown>
 
 const ERROR_TEXT: Record<number, string> = {
@@ -61,130 +49,110 @@ const ERROR_TEXT: Record<number, string> = {
 
 /** Standard error answers and security of a route, by its group. Other slices' routes get them by their path. */
 export function routeGroup(path: string): { errors: number[]; security?: Json[] } {
-  if (path.startsWith('/api/')) return { errors: [400, 401, 403, 404, 405, 429, 503], security: [{ personalApiKey: [] }] }
+  // signing in and out need no key (and answer no 403/404 of a project)
+  if (/^\/api\/log(in|out)\/?$/.test(path)) return { errors: [400, 401, 403, 405, 429, 503] }
+  if (path.startsWith('/api/')) return { errors: [400, 401, 403, 404, 405, 429, 503], security: [{ personalApiKey: [] }, { sessionCookie: [] }] }
   if (/^\/(_health|_ready|metrics|swagger)/.test(path)) return { errors: [404, 405] }
   return { errors: [400, 401, 404, 405, 413, 503] }
+}
+
+/** The fixed parts of the document, given to the plugin as `documentation`. */
+export function documentation(info: { title: string; version: string; description: string }, session: { cookie: string; csrfCookie: string; csrfHeader: string }) {
+  return {
+    info,
+    servers: [{ url: '/' }],
+    components: {
+      responses: {
+        Error: { description: 'An error: {type, code, detail, attr}', content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorBody' } } } },
+      },
+      securitySchemes: {
+        personalApiKey: {
+          type: 'http' as const,
+          scheme: 'bearer',
+          description: 'A personal API key (phx_…) in Authorization: Bearer; ?personal_api_key= is accepted too',
+        },
+        sessionCookie: {
+          type: 'apiKey' as const,
+          in: 'cookie' as const,
+          name: session.cookie,
+          description: `The console's session (POST /api/login/); a request that changes anything also sends the ${session.csrfHeader} header equal to the ${session.csrfCookie} cookie`,
+        },
+      },
+    },
+  }
 }
 
 function isObject(v: unknown): v is Json {
   return typeof v === 'object' && v !== null && !Array.isArray(v)
 }
 
-const METHODS = ['get', 'post', 'put', 'patch', 'delete', 'options', 'head']
-
-/** Catch-alls (method ALL, or a path with *, e.g. for 404/405 answers) are plumbing, not operations. */
-export function isDocumentable(route: { method: string; path: string }): boolean {
-  return METHODS.includes(route.method.toLowerCase()) && !route.path.includes('*')
+/**
+ * Elysia's t.Integer and t.Numeric also accept a numeric string (for query strings and forms); the plugin writes them
+ * as anyOf [string, integer|number]. In the document they are what the service answers with: a number.
+ */
+function elysiaNumber(schema: Json): Json | undefined {
+  const union = schema.anyOf
+  if (!Array.isArray(union) || union.length !== 2) return undefined
+  const [text, number] = union as Json[]
+  if (text?.type !== 'string' || (text.format !== 'integer' && text.format !== 'numeric')) return undefined
+  if (number?.type !== 'integer' && number?.type !== 'number') return undefined
+  const { anyOf: _, ...rest } = schema
+  return { ...rest, ...number }
 }
 
-export function buildOpenApi(routes: RouteLike[], info: Json): Json {
-  const schemas: Json = {}
-  const convert = (schema: unknown, top = false): unknown => {
-    if (Array.isArray(schema)) return schema.map((s) => convert(s))
-    if (!isObject(schema)) return schema
-    const name = schema[MODEL]
+/** A schema's component name: given by model(), or a TypeBox `$id` that is a plain name (`{ $id: 'GroupType' }`). */
+function modelName(schema: Json): string | undefined {
+  if (typeof schema[MODEL] === 'string') return schema[MODEL]
+  return typeof schema.$id === 'string' && /^[A-Za-z][A-Za-z0-9_.-]*$/.test(schema.$id) ? schema.$id : undefined
+}
+
+/** Every schema marked by model() (or named by its `$id`) goes once into components.schemas; where it stood, a $ref to it. */
+export function namedComponents(doc: Json): void {
+  const components = (doc.components ??= {}) as Json
+  const schemas = (components.schemas ??= {}) as Json
+  const hoist = (value: unknown, top = false): unknown => {
+    if (Array.isArray(value)) return value.map((v) => hoist(v))
+    if (!isObject(value)) return value
+    if (isObject(value[DOCUMENTED_AS])) return hoist(value[DOCUMENTED_AS])
+    const integer = elysiaNumber(value)
+    if (integer) return integer
+    const name = modelName(value)
+    // the plugin writes "a model or null" as the model's own members with type [type, 'null']: keep the model as it is
+    if (typeof name === 'string' && !top && Array.isArray(value.type) && value.type.includes('null')) {
+      const types = value.type.filter((type) => type !== 'null')
+      return { anyOf: [hoist({ ...value, type: types.length === 1 ? types[0] : types }), { type: 'null' }] }
+    }
     if (typeof name === 'string' && !top) {
       if (!(name in schemas)) {
-        schemas[name] = {} // placeholder first: a model met again while converting refers to itself
-        schemas[name] = convert(schema, true)
+        schemas[name] = {} // placeholder first: a model met again while hoisting refers to itself
+        schemas[name] = hoist(value, true)
       }
       return { $ref: `#/components/schemas/${name}` }
     }
     const out: Json = {}
-    for (const [k, v] of Object.entries(schema)) {
-      if (k === MODEL) continue
-      out[k] = convert(v)
-    }
+    for (const [k, v] of Object.entries(value)) if (k !== MODEL && !(k === '$id' && name)) out[k] = hoist(v)
     return out
   }
-  const errorRef = () => ({ $ref: '#/components/responses/Error' })
+  doc.paths = hoist(doc.paths)
+  hoist(ErrorBody)
+}
 
-  const paths: Record<string, Json> = {}
-  for (const route of routes) {
-    const method = route.method.toLowerCase()
-    if (!isDocumentable(route)) continue
-    const path = route.path.replace(/:(\w+)/g, '{$1}')
-    const hooks = route.hooks ?? {}
-    const detail = { ...(hooks.detail ?? {}) }
-    const op: Json = {
-      operationId: `${method}${route.path.replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
-      tags: (detail.tags as string[] | undefined) ?? [route.path.split('/').filter(Boolean)[0] ?? 'root'],
-    }
-    if (detail.summary) op.summary = detail.summary
-    if (detail.description) op.description = detail.description
-
-    const parameters: Json[] = []
-    const pathNames = [...route.path.matchAll(/:(\w+)/g)].map((m) => m[1])
-    const params = isObject(hooks.params) ? (hooks.params.properties as Json | undefined) ?? {} : {}
-    for (const name of pathNames) {
-      parameters.push({ name, in: 'path', required: true, schema: convert(params[name] ?? { type: 'string' }) })
-    }
-    if (isObject(hooks.query) && isObject(hooks.query.properties)) {
-      const required = new Set((hooks.query.required as string[] | undefined) ?? [])
-      for (const [name, schema] of Object.entries(hooks.query.properties)) {
-        const p: Json = { name, in: 'query', required: required.has(name), schema: convert(schema) }
-        if (isObject(schema) && typeof schema.description === 'string') p.description = schema.description
-        parameters.push(p)
+/** Tags, the group's error answers and security on every operation (the plugin knows none of them). */
+export function standardAnswers(doc: Json): void {
+  for (const [path, item] of Object.entries((doc.paths ?? {}) as Record<string, Json>)) {
+    for (const op of Object.values(item) as Json[]) {
+      op.tags ??= [path.split('/').filter(Boolean)[0] ?? 'root']
+      const responses = (op.responses ??= {}) as Json
+      const group = routeGroup(path)
+      for (const status of group.errors) responses[String(status)] ??= { $ref: '#/components/responses/Error' }
+      for (const [status, answer] of Object.entries(responses)) {
+        if (isObject(answer) && !answer.$ref && !answer.description) answer.description = ERROR_TEXT[Number(status)] ?? 'OK'
       }
+      if (group.security) op.security = group.security
     }
-    if (parameters.length) op.parameters = parameters
-
-    if (hooks.body !== undefined && hooks.body !== null && method !== 'get') {
-      op.requestBody = { required: true, content: { 'application/json': { schema: convert(hooks.body) } } }
-    } else if (isObject(detail.requestBody)) {
-      op.requestBody = convert(detail.requestBody)
-    }
-
-    const responses: Json = {}
-    const declared = hooks.response
-    const byStatus: Record<string, unknown> = isObject(declared) && !('type' in declared) && !('anyOf' in declared) && !(MODEL in declared)
-      ? declared
-      : declared !== undefined
-        ? { 200: declared }
-        : {}
-    for (const [status, schema] of Object.entries(byStatus)) {
-      responses[status] = { description: ERROR_TEXT[Number(status)] ?? 'OK', content: { 'application/json': { schema: convert(schema) } } }
-    }
-    if (isObject(detail.responses)) {
-      for (const [status, r] of Object.entries(detail.responses)) responses[status] ??= convert(r)
-    }
-    const has2xx = Object.keys(responses).some((s) => s.startsWith('2'))
-    if (!has2xx) {
-      responses[method === 'options' ? '204' : '200'] =
-        method === 'options'
-          ? { description: 'CORS preflight answer (headers only)' }
-          : { description: 'OK', content: { 'application/json': { schema: convert(JsonValue) } } }
-    }
-    const group = routeGroup(route.path)
-    for (const status of group.errors) responses[String(status)] ??= errorRef()
-    op.responses = responses
-    if (group.security) op.security = group.security
-
-    paths[path] ??= {}
-    paths[path][method] = op
   }
-
-  convert(ErrorBody)
-  return {
-    openapi: '3.1.0',
-    info,
-    servers: [{ url: '/' }],
-    tags: [...new Set(Object.values(paths).flatMap((p) => Object.values(p).flatMap((o) => (o as Json).tags as string[])))].sort().map((name) => ({ name })),
-    paths,
-    components: {
-      schemas,
-      responses: {
-        Error: { description: 'An error: {type, code, detail, attr}', content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorBody' } } } },
-      },
-      securitySchemes: {
-        personalApiKey: {
-          type: 'http',
-          scheme: 'bearer',
-          description: 'A personal API key (phx_…) in Authorization: Bearer; ?personal_api_key= is accepted too',
-        },
-      },
-    },
-  }
+  const tags = new Set(Object.values((doc.paths ?? {}) as Record<string, Json>).flatMap((item) => Object.values(item).flatMap((op) => (op as Json).tags as string[])))
+  doc.tags = [...tags].sort().map((name) => ({ name }))
 }
 
 /** detail.requestBody for a route that reads its body raw (capture, /decide): the schema of the decoded JSON. */
@@ -200,7 +168,20 @@ export function documentedBody(schema: TSchema, description: string): never {
   } as never
 }
 
+/**
+ * A body Elysia takes as it comes (any JSON, or a form) because the service checks it itself, member by member, so
+ * that each error names its member in `attr` as PostHog's do; the document shows `schema` for it.
+ */
+export function documentedAs(schema: TSchema) {
+  return t.Unknown({ [DOCUMENTED_AS]: schema })
+}
+
+/** detail.requestBody for a JSON body the service checks itself, member by member (so each error names it in `attr`). */
+export function checkedBody(schema: TSchema): never {
+  return { required: true, content: { 'application/json': { schema } } } as never
+}
+
 /** detail.responses for a route that answers without a response schema Elysia checks. */
-export function documentedAnswer(schema: TSchema, description = 'OK'): never {
-  return { 200: { description, content: { 'application/json': { schema } } } } as never
+export function documentedAnswer(schema: TSchema, description = 'OK', status = 200): never {
+  return { [status]: { description, content: { 'application/json': { schema } } } } as never
 }

@@ -1,6 +1,7 @@
 // Limit/offset pages with DRF's envelope: {count, next, previous, results}, links absolute.
-import { t } from 'elysia'
+import { t, type TSchema } from 'elysia'
 import { errors } from './errors'
+import { model } from './openapi'
 
 // Kept as strings so that a bad value gets DRF's message naming the parameter (see parsePaging).
 export const PageQuery = {
@@ -25,6 +26,19 @@ export function parsePaging(query: { limit?: string; offset?: string }, defaultL
     limit: Math.min(MAX_PAGE_SIZE, integerParam(query.limit, 'limit', 1, defaultLimit)),
     offset: integerParam(query.offset, 'offset', 0, 0),
   }
+}
+
+/** The schema of a page of `item`s, named `name` in the OpenAPI document. */
+export function pageModel<T extends TSchema>(name: string, item: T) {
+  return model(
+    name,
+    t.Object({
+      count: t.Integer(),
+      next: t.Union([t.String(), t.Null()], { description: 'absolute URL of the next page' }),
+      previous: t.Union([t.String(), t.Null()], { description: 'absolute URL of the previous page' }),
+      results: t.Array(item),
+    }),
+  )
 }
 
 export interface Page<T> {

@@ -1,6 +1,8 @@
 // Liveness, readiness and Prometheus metrics.
 import { Elysia } from 'elysia'
 import type { Metrics } from './metrics'
+import { documentedAnswer } from '../http/openapi'
+import { Health, MetricsText, Readiness as ReadinessAnswer } from './model'
 
 export interface Readiness {
   ready: boolean
@@ -14,7 +16,7 @@ export interface Readiness {
 
 export function opsRoutes(deps: { metrics: Metrics; readiness: () => Promise<Readiness> }) {
   return new Elysia({ name: 'ops' })
-    .get('/_health', () => ({ status: 'ok' }), { detail: { summary: 'Liveness: the process serves HTTP', tags: ['ops'] } })
+    .get('/_health', () => ({ status: 'ok' }), { detail: { summary: 'Liveness: the process serves HTTP', tags: ['ops'], responses: documentedAnswer(Health) } })
     .get(
       '/_ready',
       async ({ set }) => {
@@ -29,6 +31,7 @@ export function opsRoutes(deps: { metrics: Metrics; readiness: () => Promise<Rea
             'Ready means this process takes requests (capture, /decide, the API). After an outage it is ready again once the stores answer, ' +
             'while the write-ahead log still drains into them: `backlog` says how much is waiting (`draining: true` until it is all stored).',
           tags: ['ops'],
+          responses: { 200: { description: 'ready', content: { 'application/json': { schema: ReadinessAnswer } } }, 503: { description: 'not ready (same body)', content: { 'application/json': { schema: ReadinessAnswer } } } } as never,
         },
       },
     )
@@ -39,6 +42,6 @@ export function opsRoutes(deps: { metrics: Metrics; readiness: () => Promise<Rea
         await Promise.all(deps.metrics.beforeScrape.map((update) => update()))
         return deps.metrics.registry.metrics()
       },
-      { detail: { summary: 'Prometheus metrics', tags: ['ops'] } },
+      { detail: { summary: 'Prometheus metrics', tags: ['ops'], responses: { 200: { description: 'OK', content: { 'text/plain': { schema: MetricsText } } } } as never } },
     )
 }

@@ -10,6 +10,8 @@ import type { RateLimiter } from '../http/rate-limit'
 import { errors } from '../http/errors'
 import type { PersonErasure } from './erasure'
 import { listPersons, type PersonListing } from './repository'
+import { documentedAnswer } from '../http/openapi'
+import { PersonPage } from './model'
 
 export function personJson(p: PersonListing) {
   return {
@@ -62,7 +64,7 @@ export function personRoutes(deps: { sql: Sql; auth: PersonalKeyAuth; limiter?: 
     {
       params: t.Object({ project_id: t.String() }),
       query: t.Object({ ...PageQuery, distinct_id: t.Optional(t.String({ description: 'the person with this distinct id' })) }),
-      detail: { tags: ['persons'], summary: 'Persons, newest first, or the one with a distinct id' },
+      detail: { tags: ['persons'], summary: 'Persons, newest first, or the one with a distinct id', responses: documentedAnswer(PersonPage) },
     },
   )
 }

@@ -32,6 +32,8 @@ export const PersonalApiKey = model('PersonalApiKey', t.Object(
   },
 ))
 
+export const PersonalApiKeyList = model('PersonalApiKeyList', t.Array(PersonalApiKey, { description: 'the keys of the key’s user' }))
+
 /** label and scopes are checked by the service, to answer PostHog's codes (required, blank, max_length). */
 export const PersonalApiKeyCreate = model('PersonalApiKeyCreate', t.Object(
   {

@@ -4,7 +4,7 @@ import type { Sql } from 'postgres'
 import type { PersonalKeyAuth } from './auth'
 import { personalKeyGuard } from './guards'
 import type { RateLimiter } from '../http/rate-limit'
-import { PersonalApiKey, PersonalApiKeyCreate } from './model'
+import { PersonalApiKey, PersonalApiKeyCreate, PersonalApiKeyList } from './model'
 import { PersonalKeyService } from './personal-keys'
 
 const KeyParams = t.Object({ id: t.String({ maxLength: 64, description: 'key id, or @current for the calling key' }) })
@@ -15,7 +15,7 @@ export function personalKeyRoutes(deps: { sql: Sql; auth: PersonalKeyAuth; limit
   return new Elysia({ name: 'personal-api-keys' })
     .use(personalKeyGuard(deps.auth, deps.limiter))
     .get('/api/personal_api_keys/', ({ principal }) => keys.list(principal.userId), {
-      response: { 200: t.Array(PersonalApiKey) },
+      response: { 200: PersonalApiKeyList },
       detail: { summary: 'The calling user’s personal API keys, newest first (values masked)', tags },
     })
     .post(
