@@ -36,8 +36,9 @@ export function requiredScope(method: string, pathname: string): string | null {
   if (parts[3] === 'reset_token' && parts.length === 4) return 'project:write'
   const object = PROJECT_RESOURCES[parts[3]]
   if (!object) return '*'
-  // local evaluation reads the flags whatever the method
+  // local evaluation reads the flags whatever the method; a query is a read though it is POSTed (as in PostHog)
   if (object === 'feature_flag' && parts[4] === 'local_evaluation') return 'feature_flag:read'
+  if (parts[3] === 'query' && parts.length === 4) return 'query:read'
   return `${object}:${action}`
 }
 
