@@ -110,15 +110,25 @@ export const silentLogger: Logger = pino({ level: 'silent' })
 
 /**
  * Exit once what was logged has reached stderr: the destination writes asynchronously, and a fixed pause before
- * process.exit lost the last line ("stopped", or why a boot failed) on a busy machine. Bounded: at most 2 s.
+ * process.exit lost the last line ("stopped", or why a boot failed) on a busy machine. What is buffered is written
+ * synchronously; if a write is in flight, its completion is awaited (at most 2 s).
  */
 export function exitAfterFlush(log: Logger, code: number): void {
-  const exit = () => process.exit(code)
-  setTimeout(exit, 2000).unref?.()
+  const stream = (log as unknown as Record<symbol, { flushSync?(): void; flush?(cb: () => void): void } | undefined>)[pino.symbols.streamSym]
   try {
-    ;(log as unknown as { flush(cb?: (error?: Error) => void): void }).flush(() => exit())
+    stream?.flushSync?.()
+    process.exit(code)
   } catch {
-    exit()
+    // an asynchronous write is in flight: wait for it, then for the rest
   }
+  setTimeout(() => process.exit(code), 2000).unref?.()
+  const retry = () => {
+    try {
+      stream?.flushSync?.()
+      process.exit(code)
+    } catch {
+      setTimeout(retry, 5)
+    }
+  }
+  setTimeout(retry, 5)
 }
-
