@@ -128,6 +128,7 @@ describe("the image's layout", () => {
       expect(await healthy(`http://127.0.0.1:${port}`, 120_000)).toBe(true)
       // the documented one-liner: `docker compose exec phog phog project create --name "My app"`
       const created = await run(['phog', 'project', 'create', '--name', 'My app'])
+      if (created.code !== 0) console.log('CLI STDERR', created.stderr)
       expect(created.stderr).not.toContain('postinstall')
       expect(created.code).toBe(0)
       const project = JSON.parse(created.stdout)
