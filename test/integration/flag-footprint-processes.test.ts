@@ -4,8 +4,9 @@
 // within a bound proportional to the limit, whatever a key holder tries.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { PROJECT_LIMITS } from '../../src/flags/project-budget'
-import { spawnService, type ServiceProcess } from '../helpers/spawn-service'
-import { freshDataDir, freshEnv, PERSONAL_KEY, PROJECT_KEY } from '../helpers/stack'
+import type { ServiceProcess } from '../helpers/spawn-service'
+import { PERSONAL_KEY, PROJECT_KEY } from '../helpers/stack'
+import { twoProcessesOnOnePostgres } from '../helpers/two-processes'
 
 const rss = async (p: ServiceProcess) => {
   const text = await (await fetch(`${p.url}/metrics`)).text()
@@ -22,9 +23,7 @@ describe('flag memory of two processes', () => {
   let a: ServiceProcess
   let b: ServiceProcess
   beforeAll(async () => {
-    const env = await freshEnv({ postgres: 'real', clickhouse: 'embedded' })
-    a = await spawnService({ ...env, LOG_LEVEL: 'warn' })
-    b = await spawnService({ ...env, DATA_DIR: await freshDataDir('real'), LOG_LEVEL: 'warn' })
+    ;({ a, b } = await twoProcessesOnOnePostgres())
   })
   afterAll(async () => {
     await Promise.all([a?.stop(), b?.stop()])

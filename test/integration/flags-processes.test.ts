@@ -6,6 +6,7 @@ import postgres from 'postgres'
 import { insertFlag } from '../helpers/flags'
 import { spawnService, type ServiceProcess } from '../helpers/spawn-service'
 import { freshDataDir, freshEnv, PERSONAL_KEY, PROJECT_KEY } from '../helpers/stack'
+import { twoProcessesOnOnePostgres } from '../helpers/two-processes'
 
 const api = (p: ServiceProcess, path: string, init: { method?: string; json?: unknown } = {}) =>
   fetch(`${p.url}${path}`, {
@@ -48,9 +49,7 @@ describe('flag cache across two processes', () => {
   let a: ServiceProcess
   let b: ServiceProcess
   beforeAll(async () => {
-    const env = await freshEnv({ postgres: 'real', clickhouse: 'embedded' })
-    a = await spawnService({ ...env, LOG_LEVEL: 'warn' })
-    b = await spawnService({ ...env, DATA_DIR: await freshDataDir('real'), LOG_LEVEL: 'warn' })
+    ;({ a, b } = await twoProcessesOnOnePostgres())
   })
   afterAll(async () => {
     await Promise.all([a?.stop(), b?.stop()])

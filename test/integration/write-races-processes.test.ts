@@ -1,8 +1,9 @@
 // Two server processes on one Postgres, each PATCHing one of two flags so that together they would depend on each
 // other: the project's write lock is a Postgres advisory lock, so it holds across processes (never both succeed).
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { spawnService, type ServiceProcess } from '../helpers/spawn-service'
-import { freshDataDir, freshEnv, PERSONAL_KEY } from '../helpers/stack'
+import type { ServiceProcess } from '../helpers/spawn-service'
+import { PERSONAL_KEY } from '../helpers/stack'
+import { twoProcessesOnOnePostgres } from '../helpers/two-processes'
 
 const api = (p: ServiceProcess, path: string, method = 'GET', json?: unknown) =>
   fetch(`${p.url}${path}`, {
@@ -17,9 +18,7 @@ describe('flag writes racing across two processes', () => {
   let a: ServiceProcess
   let b: ServiceProcess
   beforeAll(async () => {
-    const env = await freshEnv({ postgres: 'real', clickhouse: 'embedded' })
-    a = await spawnService({ ...env, LOG_LEVEL: 'warn' })
-    b = await spawnService({ ...env, DATA_DIR: await freshDataDir('real'), LOG_LEVEL: 'warn' })
+    ;({ a, b } = await twoProcessesOnOnePostgres())
   })
   afterAll(async () => {
     await Promise.all([a?.stop(), b?.stop()])
