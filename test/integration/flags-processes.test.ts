@@ -46,16 +46,10 @@ const ON = { groups: [{ properties: [], rollout_percentage: 100 }] }
 const OFF = { groups: [{ properties: [], rollout_percentage: 0 }] }
 
 describe('flag cache across two processes', () => {
-  let a: ServiceProcess
-  let b: ServiceProcess
-  beforeAll(async () => {
-    ;({ a, b } = await twoProcessesOnOnePostgres())
-  })
-  afterAll(async () => {
-    await Promise.all([a?.stop(), b?.stop()])
-  })
+  const pair = twoProcessesOnOnePostgres()
 
   test('create, PATCH and delete on A are seen by B within a second', async () => {
+    const { a, b } = pair
     expect(await flagsOf(b)).toEqual({}) // B has the project cached, without flags
     const created = await api(a, '/api/projects/@current/feature_flags/', {
       method: 'POST',
