@@ -1,5 +1,6 @@
 import { api, projectPath } from '../lib/api'
-import { ErrorNote, Link, Loading, Page, useAsync } from '../lib/ui'
+import { ErrorNote, Link, Page, useAsync } from '../lib/ui'
+import { ListBody, Table } from '../lib/lists'
 import { useSession } from '../lib/session'
 
 export interface Cohort {
@@ -26,33 +27,19 @@ export function CohortList() {
       }
     >
       <ErrorNote error={cohorts.error} />
-      {cohorts.loading && !cohorts.data ? <Loading what="cohorts" /> : null}
-      {cohorts.data && rows.length === 0 ? <p class="muted">No cohorts yet.</p> : null}
-      {rows.length > 0 ? (
-        <div class="scroll">
-          <table>
-            <caption class="sr-only">Cohorts</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Type</th>
-                <th scope="col">Persons</th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((c) => (
-                <tr key={c.id}>
-                  <td>
-                    <Link to={`/cohorts/${c.id}`}>{c.name || `Cohort ${c.id}`}</Link>
-                  </td>
-                  <td>{c.is_static ? 'Static' : 'Dynamic'}</td>
-                  <td>{c.count ?? '—'}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      ) : null}
+      <ListBody state={cohorts} count={rows.length} what="cohorts" empty="No cohorts yet.">
+        <Table caption="Cohorts" columns={['Name', 'Type', 'Persons']}>
+          {rows.map((c) => (
+            <tr key={c.id}>
+              <td>
+                <Link to={`/cohorts/${c.id}`}>{c.name || `Cohort ${c.id}`}</Link>
+              </td>
+              <td>{c.is_static ? 'Static' : 'Dynamic'}</td>
+              <td>{c.count ?? '—'}</td>
+            </tr>
+          ))}
+        </Table>
+      </ListBody>
     </Page>
   )
 }

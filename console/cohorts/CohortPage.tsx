@@ -4,6 +4,8 @@ import { useEffect, useState } from 'preact/hooks'
 import { api, projectPath } from '../lib/api'
 import { navigate } from '../lib/router'
 import { ErrorNote, Field, Link, Loading, Page, useAsync, valueOf } from '../lib/ui'
+import { useAction, SaveFooter } from '../lib/forms'
+import { ListBody } from '../lib/lists'
 import { useSession } from '../lib/session'
 import type { Cohort } from './CohortList'
 import { editableFilters, type Filter } from './filters'
@@ -25,9 +27,7 @@ export function CohortPage(props: { id: string | null }) {
   // false when the stored filters are richer than this form: then only the name is saved
   const [filtersEditable, setFiltersEditable] = useState(true)
   const [file, setFile] = useState<File | null>(null)
-  const [error, setError] = useState<unknown>(null)
-  const [saving, setSaving] = useState(false)
-  const [saved, setSaved] = useState(false)
+  const action = useAction()
   const [membersTick, setMembersTick] = useState(0)
   useEffect(() => {
     if (!cohort.data) return
@@ -40,12 +40,9 @@ export function CohortPage(props: { id: string | null }) {
     }
   }, [cohort.data])
 
-  const save = async (event: Event) => {
+  const save = (event: Event) => {
     event.preventDefault()
-    setSaving(true)
-    setError(null)
-    setSaved(false)
-    try {
+    void action.run(async () => {
       const path = props.id ? projectPath(projectId, `cohorts/${encodeURIComponent(props.id)}/`) : projectPath(projectId, 'cohorts/')
       const method = props.id ? 'PATCH' : 'POST'
       let answer: Cohort
@@ -61,18 +58,12 @@ export function CohortPage(props: { id: string | null }) {
         const body = filtersEditable ? { name, filters: { properties: { type: 'OR', values: [{ type: 'AND', values }] } } } : { name }
         answer = await api<Cohort>(path, { method, json: body })
       }
-      if (!props.id) navigate(`/cohorts/${answer.id}`)
-      else {
-        cohort.reload()
-        setMembersTick((t) => t + 1)
-        setSaved(true)
-        setFile(null)
-      }
-    } catch (failure) {
-      setError(failure)
-    } finally {
-      setSaving(false)
-    }
+      if (!props.id) return navigate(`/cohorts/${answer.id}`) // a new cohort opens on its own page
+      cohort.reload()
+      setMembersTick((t) => t + 1)
+      setFile(null)
+      return true
+    })
   }
   if (props.id && cohort.loading && !cohort.data) return <Loading what="the cohort" />
   if (props.id && cohort.error && !cohort.data) return <ErrorNote error={cohort.error} />
@@ -132,17 +123,7 @@ export function CohortPage(props: { id: string | null }) {
             </button>
           </fieldset>
         )}
-        <ErrorNote error={error} />
-        {saved ? (
-          <p role="status" class="ok">
-            Saved.
-          </p>
-        ) : null}
-        <div class="row">
-          <button type="submit" class="primary" disabled={saving}>
-            Save
-          </button>
-        </div>
+        <SaveFooter action={action} />
       </form>
       {props.id ? <Members projectId={projectId} cohortId={props.id} tick={membersTick} count={cohort.data?.count ?? null} /> : null}
     </Page>
@@ -159,9 +140,7 @@ function Members(props: { projectId: number; cohortId: string; tick: number; cou
     <section aria-labelledby="members-title">
       <h2 id="members-title">Members{props.count !== null ? ` (${props.count})` : ''}</h2>
       <ErrorNote error={members.error} />
-      {members.loading && !members.data ? <Loading what="members" /> : null}
-      {members.data && rows.length === 0 ? <p class="muted">No members.</p> : null}
-      {rows.length > 0 ? (
+      <ListBody state={members} count={rows.length} what="members" empty="No members.">
         <ul class="members">
           {rows.map((p) => (
             <li key={p.uuid}>
@@ -170,7 +149,7 @@ function Members(props: { projectId: number; cohortId: string; tick: number; cou
             </li>
           ))}
         </ul>
-      ) : null}
+      </ListBody>
     </section>
   )
 }

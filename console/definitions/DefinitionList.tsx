@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks'
 import { api, projectPath, query } from '../lib/api'
-import { ErrorNote, Field, Link, Loading, Page, time, useAsync, valueOf } from '../lib/ui'
+import { ErrorNote, Field, Link, Page, time, useAsync, valueOf } from '../lib/ui'
+import { ListBody, Table } from '../lib/lists'
 import { useSession } from '../lib/session'
 import { KINDS, type Definition, type DefinitionKind } from './types'
 
@@ -29,39 +30,22 @@ export function DefinitionList(props: { kind: DefinitionKind }) {
         />
       </Field>
       <ErrorNote error={list.error} />
-      {list.loading && !list.data ? <Loading what="definitions" /> : null}
-      {list.data && rows.length === 0 ? <p class="muted">No {kind.one.toLowerCase()} definitions{search ? ' match' : ' yet'}.</p> : null}
-      {rows.length > 0 ? (
-        <div class="scroll">
-          <table>
-            <caption class="sr-only">{kind.title}</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                {props.kind === 'property' ? <th scope="col">Type</th> : null}
-                <th scope="col">Description</th>
-                <th scope="col">Tags</th>
-                <th scope="col">Status</th>
-                {props.kind === 'event' ? <th scope="col">Last seen</th> : null}
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((d) => (
-                <tr key={d.id}>
-                  <td class="mono">
-                    <Link to={`${kind.path}/${d.id}`}>{d.name}</Link>
-                  </td>
-                  {props.kind === 'property' ? <td>{d.property_type ?? '—'}</td> : null}
-                  <td>{d.description}</td>
-                  <td>{d.tags.join(', ')}</td>
-                  <td>{[d.verified ? 'verified' : '', d.hidden ? 'hidden' : ''].filter(Boolean).join(', ')}</td>
-                  {props.kind === 'event' ? <td>{time(d.last_seen_at)}</td> : null}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      ) : null}
+      <ListBody state={list} count={rows.length} what="definitions" empty={`No ${kind.one.toLowerCase()} definitions${search ? ' match' : ' yet'}.`}>
+        <Table caption={kind.title} columns={['Name', props.kind === 'property' && 'Type', 'Description', 'Tags', 'Status', props.kind === 'event' && 'Last seen']}>
+          {rows.map((d) => (
+            <tr key={d.id}>
+              <td class="mono">
+                <Link to={`${kind.path}/${d.id}`}>{d.name}</Link>
+              </td>
+              {props.kind === 'property' ? <td>{d.property_type ?? '—'}</td> : null}
+              <td>{d.description}</td>
+              <td>{d.tags.join(', ')}</td>
+              <td>{[d.verified ? 'verified' : '', d.hidden ? 'hidden' : ''].filter(Boolean).join(', ')}</td>
+              {props.kind === 'event' ? <td>{time(d.last_seen_at)}</td> : null}
+            </tr>
+          ))}
+        </Table>
+      </ListBody>
       {list.data && list.data.count > PAGE ? (
         <div class="row">
           <button type="button" disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - PAGE))}>

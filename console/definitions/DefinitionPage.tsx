@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks'
 import { api, projectPath } from '../lib/api'
 import { ErrorNote, Field, Link, Loading, Page, time, useAsync, valueOf } from '../lib/ui'
+import { useAction, SaveFooter } from '../lib/forms'
 import { useSession } from '../lib/session'
 import { KINDS, PROPERTY_TYPES, type Definition, type DefinitionKind } from './types'
 
@@ -14,9 +15,7 @@ export function DefinitionPage(props: { kind: DefinitionKind; id: string }) {
   const [verified, setVerified] = useState(false)
   const [hidden, setHidden] = useState(false)
   const [propertyType, setPropertyType] = useState('')
-  const [error, setError] = useState<unknown>(null)
-  const [saved, setSaved] = useState(false)
-  const [saving, setSaving] = useState(false)
+  const action = useAction()
   useEffect(() => {
     const d = definition.data
     if (!d) return
@@ -27,12 +26,9 @@ export function DefinitionPage(props: { kind: DefinitionKind; id: string }) {
     setPropertyType(d.property_type ?? '')
   }, [definition.data])
 
-  const save = async (event: Event) => {
+  const save = (event: Event) => {
     event.preventDefault()
-    setSaving(true)
-    setSaved(false)
-    setError(null)
-    try {
+    void action.run(async () => {
       const body: Record<string, unknown> = {
         description,
         tags: tags.split(',').map((t) => t.trim()).filter(Boolean),
@@ -41,13 +37,9 @@ export function DefinitionPage(props: { kind: DefinitionKind; id: string }) {
       }
       if (props.kind === 'property' && propertyType) body.property_type = propertyType
       await api(path, { method: 'PATCH', json: body })
-      setSaved(true)
       definition.reload()
-    } catch (failure) {
-      setError(failure)
-    } finally {
-      setSaving(false)
-    }
+      return true
+    })
   }
   if (definition.loading && !definition.data) return <Loading what="the definition" />
   if (!definition.data) return <ErrorNote error={definition.error} />
@@ -100,17 +92,7 @@ export function DefinitionPage(props: { kind: DefinitionKind; id: string }) {
           />{' '}
           Hidden
         </label>
-        <ErrorNote error={error} />
-        {saved ? (
-          <p role="status" class="ok">
-            Saved.
-          </p>
-        ) : null}
-        <div class="row">
-          <button type="submit" class="primary" disabled={saving}>
-            Save
-          </button>
-        </div>
+        <SaveFooter action={action} />
       </form>
     </Page>
   )

@@ -2,6 +2,7 @@
 import { useState } from 'preact/hooks'
 import { api, projectPath, query } from '../lib/api'
 import { ErrorNote, Field, Link, Loading, Page, PropertiesTable, time, useAsync, useInterval, valueOf } from '../lib/ui'
+import { Table } from '../lib/lists'
 import { useSession } from '../lib/session'
 import { EventsChart } from './EventsChart'
 
@@ -51,23 +52,11 @@ export function LiveEvents() {
       {events.data === undefined && !events.error ? <Loading what="events" /> : null}
       {events.data && rows.length === 0 ? <p class="muted">No events yet{eventName || distinctId ? ' matching these filters' : ''}.</p> : null}
       {rows.length > 0 ? (
-        <div class="scroll">
-          <table class="events">
-            <caption class="sr-only">Newest events</caption>
-            <thead>
-              <tr>
-                <th scope="col">Event</th>
-                <th scope="col">Distinct ID</th>
-                <th scope="col">Time</th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((row) => (
-                <EventLine key={row.uuid} row={row} open={open === row.uuid} onToggle={() => setOpen(open === row.uuid ? null : row.uuid)} />
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table caption="Newest events" columns={['Event', 'Distinct ID', 'Time']} class="events">
+          {rows.map((row) => (
+            <EventLine key={row.uuid} row={row} open={open === row.uuid} onToggle={() => setOpen(open === row.uuid ? null : row.uuid)} />
+          ))}
+        </Table>
       ) : null}
     </Page>
   )

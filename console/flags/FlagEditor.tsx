@@ -4,6 +4,7 @@ import { useEffect, useState } from 'preact/hooks'
 import { api, projectPath } from '../lib/api'
 import { navigate } from '../lib/router'
 import { ErrorNote, Field, Link, Loading, Page, useAsync, valueOf } from '../lib/ui'
+import { useAction, SaveFooter } from '../lib/forms'
 import { useSession } from '../lib/session'
 import { ConditionEditor } from './ConditionEditor'
 import { FlagTest } from './FlagTest'
@@ -62,32 +63,22 @@ export function FlagEditor(props: { id: string | null }) {
   const others = useAsync((signal) => api<{ results: Flag[] }>(projectPath(projectId, 'feature_flags/?limit=500'), { signal }), [projectId])
   const cohorts = useAsync((signal) => api<{ results: { id: number; name: string }[] }>(projectPath(projectId, 'cohorts/?limit=500'), { signal }), [projectId])
   const [draft, setDraft] = useState<Draft>(EMPTY)
-  const [saving, setSaving] = useState(false)
-  const [error, setError] = useState<unknown>(null)
-  const [saved, setSaved] = useState<string | null>(null)
+  const action = useAction()
   useEffect(() => {
     if (flag.data) setDraft(draftOf(flag.data))
   }, [flag.data])
 
-  const save = async (event: Event) => {
+  const save = (event: Event) => {
     event.preventDefault()
-    setSaving(true)
-    setError(null)
-    setSaved(null)
-    try {
-      if (props.id) {
-        await api(projectPath(projectId, `feature_flags/${encodeURIComponent(props.id)}/`), { method: 'PATCH', json: bodyOf(draft) })
-        flag.reload()
-        setSaved('Saved.')
-      } else {
+    void action.run(async () => {
+      if (!props.id) {
         const created = await api<Flag>(projectPath(projectId, 'feature_flags/'), { json: bodyOf(draft) })
-        navigate(`/flags/${created.id}`)
+        return navigate(`/flags/${created.id}`)
       }
-    } catch (failure) {
-      setError(failure)
-    } finally {
-      setSaving(false)
-    }
+      await api(projectPath(projectId, `feature_flags/${encodeURIComponent(props.id)}/`), { method: 'PATCH', json: bodyOf(draft) })
+      flag.reload()
+      return true
+    })
   }
   if (props.id && flag.loading && !flag.data) return <Loading what="the flag" />
   if (props.id && flag.error && !flag.data) return <ErrorNote error={flag.error} />
@@ -156,17 +147,7 @@ export function FlagEditor(props: { id: string | null }) {
             <textarea rows={2} value={draft.payloads[k] ?? ''} onInput={(e) => set({ payloads: { ...draft.payloads, [k]: valueOf(e) } })} />
           </Field>
         ))}
-        <ErrorNote error={error} />
-        {saved ? (
-          <p role="status" class="ok">
-            {saved}
-          </p>
-        ) : null}
-        <div class="row">
-          <button type="submit" class="primary" disabled={saving}>
-            Save
-          </button>
-        </div>
+        <SaveFooter action={action} />
       </form>
       {current ? (
         <>

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks'
 import { api, projectPath } from '../lib/api'
-import { ErrorNote, Field, Link, Loading, Page, useAsync, valueOf } from '../lib/ui'
+import { ErrorNote, Field, Link, Page, useAsync, valueOf } from '../lib/ui'
+import { ListBody, Table } from '../lib/lists'
 import { useSession } from '../lib/session'
 import { rolloutSummary, type Flag } from './types'
 
@@ -41,49 +42,34 @@ export function FlagList() {
         <input type="search" value={search} onInput={(e) => setSearch(valueOf(e))} />
       </Field>
       <ErrorNote error={flags.error ?? error} />
-      {flags.loading && !flags.data ? <Loading what="flags" /> : null}
-      {flags.data && rows.length === 0 ? <p class="muted">No feature flags{needle ? ' match' : ' yet'}.</p> : null}
-      {rows.length > 0 ? (
-        <div class="scroll">
-          <table>
-            <caption class="sr-only">Feature flags</caption>
-            <thead>
-              <tr>
-                <th scope="col">Key</th>
-                <th scope="col">Name</th>
-                <th scope="col">Release</th>
-                <th scope="col">Enabled</th>
+      <ListBody state={flags} count={rows.length} what="flags" empty={`No feature flags${needle ? ' match' : ' yet'}.`}>
+        <Table caption="Feature flags" columns={['Key', 'Name', 'Release', 'Enabled']}>
+          {rows.map((flag) => {
+            const active = overrides[flag.id] ?? flag.active
+            return (
+              <tr key={flag.id}>
+                <td class="mono">
+                  <Link to={`/flags/${flag.id}`}>{flag.key}</Link>
+                </td>
+                <td>{flag.name}</td>
+                <td>{rolloutSummary(flag)}</td>
+                <td>
+                  <input
+                    type="checkbox"
+                    role="switch"
+                    class="switch"
+                    aria-label={`Enabled ${flag.key}`}
+                    checked={active}
+                    aria-checked={active}
+                    disabled={saving[flag.id]}
+                    onChange={(e) => toggle(flag, e.currentTarget.checked)}
+                  />
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {rows.map((flag) => {
-                const active = overrides[flag.id] ?? flag.active
-                return (
-                  <tr key={flag.id}>
-                    <td class="mono">
-                      <Link to={`/flags/${flag.id}`}>{flag.key}</Link>
-                    </td>
-                    <td>{flag.name}</td>
-                    <td>{rolloutSummary(flag)}</td>
-                    <td>
-                      <input
-                        type="checkbox"
-                        role="switch"
-                        class="switch"
-                        aria-label={`Enabled ${flag.key}`}
-                        checked={active}
-                        aria-checked={active}
-                        disabled={saving[flag.id]}
-                        onChange={(e) => toggle(flag, e.currentTarget.checked)}
-                      />
-                    </td>
-                  </tr>
-                )
-              })}
-            </tbody>
-          </table>
-        </div>
-      ) : null}
+            )
+          })}
+        </Table>
+      </ListBody>
     </Page>
   )
 }

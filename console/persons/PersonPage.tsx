@@ -1,6 +1,7 @@
 // One person: properties, distinct ids, recent events, and the flags /flags gives them now.
 import { api, projectPath, query } from '../lib/api'
 import { ErrorNote, Link, Loading, Page, PropertiesTable, time, useAsync } from '../lib/ui'
+import { ListBody, Table } from '../lib/lists'
 import { useSession } from '../lib/session'
 import type { EventRow } from '../events/LiveEvents'
 import type { Person } from './Persons'
@@ -57,29 +58,17 @@ export function PersonPage(props: { distinctId: string }) {
       ) : null}
       <h2>Feature flags now</h2>
       <ErrorNote error={flags.error} />
-      {flags.loading && !flags.data ? <Loading what="flags" /> : null}
-      {flags.data && flags.data.length === 0 ? <p class="muted">The project has no active flags.</p> : null}
-      {flags.data && flags.data.length > 0 ? (
-        <table>
-          <caption class="sr-only">Feature flags this person gets</caption>
-          <thead>
-            <tr>
-              <th scope="col">Flag</th>
-              <th scope="col">Value</th>
-              <th scope="col">Why</th>
+      <ListBody state={flags} count={flags.data?.length ?? 0} what="flags" empty="The project has no active flags.">
+        <Table caption="Feature flags this person gets" columns={['Flag', 'Value', 'Why']} scroll={false}>
+          {(flags.data ?? []).map(([key, f]) => (
+            <tr key={key}>
+              <td class="mono">{key}</td>
+              <td class="mono">{f.enabled ? (f.variant ?? 'true') : 'false'}</td>
+              <td>{f.reason?.description ?? f.reason?.code ?? ''}</td>
             </tr>
-          </thead>
-          <tbody>
-            {flags.data.map(([key, f]) => (
-              <tr key={key}>
-                <td class="mono">{key}</td>
-                <td class="mono">{f.enabled ? (f.variant ?? 'true') : 'false'}</td>
-                <td>{f.reason?.description ?? f.reason?.code ?? ''}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      ) : null}
+          ))}
+        </Table>
+      </ListBody>
       <h2>Recent events</h2>
       <ErrorNote error={events.error} />
       {events.data && events.data.length === 0 ? <p class="muted">No events.</p> : null}

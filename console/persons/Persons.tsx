@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks'
 import { api, projectPath, query } from '../lib/api'
-import { ErrorNote, Field, Link, Loading, Page, time, useAsync, valueOf } from '../lib/ui'
+import { ErrorNote, Field, Link, Page, time, useAsync, valueOf } from '../lib/ui'
+import { ListBody, Table } from '../lib/lists'
 import { useSession } from '../lib/session'
 
 export interface Person {
@@ -36,33 +37,19 @@ export function Persons() {
         <button type="submit">Find</button>
       </form>
       <ErrorNote error={persons.error} />
-      {persons.loading && !persons.data ? <Loading what="persons" /> : null}
-      {persons.data && rows.length === 0 ? <p class="muted">{submitted ? 'No person has this distinct id.' : 'No persons yet.'}</p> : null}
-      {rows.length > 0 ? (
-        <div class="scroll">
-          <table>
-            <caption class="sr-only">Persons</caption>
-            <thead>
-              <tr>
-                <th scope="col">Distinct ID</th>
-                <th scope="col">Email</th>
-                <th scope="col">Created</th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((p) => (
-                <tr key={p.uuid}>
-                  <td class="mono">
-                    <Link to={`/persons/${encodeURIComponent(p.distinct_ids[0] ?? '')}`}>{p.distinct_ids[0] ?? p.uuid}</Link>
-                  </td>
-                  <td>{typeof p.properties.email === 'string' ? p.properties.email : ''}</td>
-                  <td>{time(p.created_at)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      ) : null}
+      <ListBody state={persons} count={rows.length} what="persons" empty={submitted ? 'No person has this distinct id.' : 'No persons yet.'}>
+        <Table caption="Persons" columns={['Distinct ID', 'Email', 'Created']}>
+          {rows.map((p) => (
+            <tr key={p.uuid}>
+              <td class="mono">
+                <Link to={`/persons/${encodeURIComponent(p.distinct_ids[0] ?? '')}`}>{p.distinct_ids[0] ?? p.uuid}</Link>
+              </td>
+              <td>{typeof p.properties.email === 'string' ? p.properties.email : ''}</td>
+              <td>{time(p.created_at)}</td>
+            </tr>
+          ))}
+        </Table>
+      </ListBody>
     </Page>
   )
 }

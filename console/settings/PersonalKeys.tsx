@@ -1,6 +1,8 @@
 import { useState } from 'preact/hooks'
 import { api } from '../lib/api'
-import { ErrorNote, Field, Loading, time, useAsync, valueOf } from '../lib/ui'
+import { ErrorNote, Field, time, useAsync, valueOf } from '../lib/ui'
+import { useAction } from '../lib/forms'
+import { ListBody, Table } from '../lib/lists'
 import { CopyButton } from './CopyButton'
 
 interface PersonalKey {
@@ -16,20 +18,13 @@ export function PersonalKeys() {
   const keys = useAsync((signal) => api<PersonalKey[]>('/api/personal_api_keys/', { signal }), [])
   const [label, setLabel] = useState('')
   const [shown, setShown] = useState<{ label: string; value: string } | null>(null)
-  const [error, setError] = useState<unknown>(null)
-  const [busy, setBusy] = useState(false)
-  const run = async (work: () => Promise<void>) => {
-    setBusy(true)
-    setError(null)
-    try {
+  const action = useAction()
+  // every change ends by reading the list again
+  const run = (work: () => Promise<void>) =>
+    action.run(async () => {
       await work()
       keys.reload()
-    } catch (failure) {
-      setError(failure)
-    } finally {
-      setBusy(false)
-    }
-  }
+    })
   const create = (event: Event) => {
     event.preventDefault()
     void run(async () => {
@@ -56,11 +51,11 @@ export function PersonalKeys() {
         <Field label="Label">
           <input required maxLength={40} value={label} onInput={(e) => setLabel(valueOf(e))} />
         </Field>
-        <button type="submit" class="primary" disabled={busy}>
+        <button type="submit" class="primary" disabled={action.busy}>
           Create key
         </button>
       </form>
-      <ErrorNote error={error ?? keys.error} />
+      <ErrorNote error={action.error ?? keys.error} />
       {shown ? (
         <div class="shown" role="status">
           <p>
@@ -77,40 +72,25 @@ export function PersonalKeys() {
           </div>
         </div>
       ) : null}
-      {keys.loading && !keys.data ? <Loading what="keys" /> : null}
-      {keys.data && keys.data.length === 0 ? <p class="muted">No personal API keys.</p> : null}
-      {keys.data && keys.data.length > 0 ? (
-        <div class="scroll">
-          <table>
-            <caption class="sr-only">Personal API keys</caption>
-            <thead>
-              <tr>
-                <th scope="col">Label</th>
-                <th scope="col">Key</th>
-                <th scope="col">Last used</th>
-                <th scope="col">Actions</th>
-              </tr>
-            </thead>
-            <tbody>
-              {keys.data.map((k) => (
-                <tr key={k.id}>
-                  <td>{k.label}</td>
-                  <td class="mono">{k.mask_value}</td>
-                  <td>{time(k.last_used_at)}</td>
-                  <td class="row">
-                    <button type="button" disabled={busy} onClick={() => roll(k)} aria-label={`Roll ${k.label}`}>
-                      Roll
-                    </button>
-                    <button type="button" class="danger" disabled={busy} onClick={() => revoke(k)} aria-label={`Revoke ${k.label}`}>
-                      Revoke
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      ) : null}
+      <ListBody state={keys} count={keys.data?.length ?? 0} what="keys" empty="No personal API keys.">
+        <Table caption="Personal API keys" columns={['Label', 'Key', 'Last used', 'Actions']}>
+          {(keys.data ?? []).map((k) => (
+            <tr key={k.id}>
+              <td>{k.label}</td>
+              <td class="mono">{k.mask_value}</td>
+              <td>{time(k.last_used_at)}</td>
+              <td class="row">
+                <button type="button" disabled={action.busy} onClick={() => roll(k)} aria-label={`Roll ${k.label}`}>
+                  Roll
+                </button>
+                <button type="button" class="danger" disabled={action.busy} onClick={() => revoke(k)} aria-label={`Revoke ${k.label}`}>
+                  Revoke
+                </button>
+              </td>
+            </tr>
+          ))}
+        </Table>
+      </ListBody>
     </section>
   )
 }

@@ -46,10 +46,12 @@ export async function cohortsWithNested(sql: Sql, teamId: number, ids: number[])
   return new Map(rows.map((r) => [r.id, r]))
 }
 
-/** Every flag of the project that is not deleted, with the keys its `type: "flag"` filters name. */
-export async function flagRefs(sql: Sql, teamId: number): Promise<FlagRef[]> {
-  return sql<FlagRef[]>`
-    select f.id, f.key, f.active,
+/**
+ * The column `dependencies` of a query on `feature_flags f`: the raw `key` of each `type: "flag"` filter in the
+ * flag's conditions, in order (groups or properties that are not arrays count as none).
+ */
+function dependenciesColumn(sql: Sql) {
+  return sql`
            coalesce((
              select jsonb_agg(p.value->'key' order by g.n, p.n)
                from jsonb_array_elements(case when jsonb_typeof(f.filters->'groups') = 'array' then f.filters->'groups' else '[]'::jsonb end)
@@ -57,7 +59,13 @@ export async function flagRefs(sql: Sql, teamId: number): Promise<FlagRef[]> {
                cross join jsonb_array_elements(case when jsonb_typeof(g.value->'properties') = 'array' then g.value->'properties' else '[]'::jsonb end)
                     with ordinality as p(value, n)
               where p.value->>'type' = 'flag' and p.value ? 'key'
-           ), '[]'::jsonb) as dependencies
+           ), '[]'::jsonb) as dependencies`
+}
+
+/** Every flag of the project that is not deleted, with the keys its `type: "flag"` filters name. */
+export async function flagRefs(sql: Sql, teamId: number): Promise<FlagRef[]> {
+  return sql<FlagRef[]>`
+    select f.id, f.key, f.active, ${dependenciesColumn(sql)}
       from feature_flags f
      where f.team_id = ${teamId} and not f.deleted
      order by f.id`
@@ -73,15 +81,7 @@ export async function disabledFlags(sql: Sql, teamId: number, ids: number[]): Pr
 /** Every flag of the project that is not deleted, with its size and every flag reference (the project's budget). */
 export async function flagFootprints(sql: Sql, teamId: number): Promise<{ id: number; key: string; bytes: number; dependencies: unknown[] }[]> {
   return sql<{ id: number; key: string; bytes: number; dependencies: unknown[] }[]>`
-    select f.id, f.key, octet_length(f.filters::text) as bytes,
-           coalesce((
-             select jsonb_agg(p.value->'key' order by g.n, p.n)
-               from jsonb_array_elements(case when jsonb_typeof(f.filters->'groups') = 'array' then f.filters->'groups' else '[]'::jsonb end)
-                    with ordinality as g(value, n)
-               cross join jsonb_array_elements(case when jsonb_typeof(g.value->'properties') = 'array' then g.value->'properties' else '[]'::jsonb end)
-                    with ordinality as p(value, n)
-              where p.value->>'type' = 'flag' and p.value ? 'key'
-           ), '[]'::jsonb) as dependencies
+    select f.id, f.key, octet_length(f.filters::text) as bytes, ${dependenciesColumn(sql)}
       from feature_flags f
      where f.team_id = ${teamId} and not f.deleted
      order by f.id`

@@ -7,38 +7,11 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parse } from 'yaml'
 import { ConfigSchema, loadConfig } from '../../src/config'
+import { groupMembers, healthy } from '../helpers/process-watch'
 import { freePort, ROOT } from '../helpers/spawn-service'
 import { freshEnv } from '../helpers/stack'
 
 const CONFIG_NAMES = new Set(Object.keys(ConfigSchema.properties))
-
-async function healthy(url: string, withinMs: number): Promise<boolean> {
-  const deadline = Date.now() + withinMs
-  while (Date.now() < deadline) {
-    try {
-      if ((await fetch(`${url}/_health`, { signal: AbortSignal.timeout(1000) })).ok) return true
-    } catch {
-      // not yet
-    }
-    await Bun.sleep(100)
-  }
-  return false
-}
-
-/** Pids in a process group (from /proc), so a test can prove nothing was left behind. */
-function groupMembers(pgid: number): number[] {
-  const out: number[] = []
-  for (const entry of new Bun.Glob('[0-9]*').scanSync({ cwd: '/proc', onlyFiles: false })) {
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-      if (Number(fields[2]) === pgid && fields[0] !== 'Z') out.push(Number(entry))
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return out
-}
 
 /** `npm start` in `cwd` as its own process group; SIGTERM to npm's pid alone; how it ended. */
 async function startAndTerminate(cwd: string, env: Record<string, string>): Promise<{ healthy: boolean; code: number | null; leftBehind: number[]; logs: string }> {

@@ -2,10 +2,11 @@
 // footprint limit refuses more (before: 40 such flags took the writer to 978 MB and the other to 835 MB). Both
 // processes then hold the project compiled (a /flags answer each); their resident memory is measured and must stay
 // within a bound proportional to the limit, whatever a key holder tries.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { PROJECT_LIMITS } from '../../src/flags/project-budget'
-import { spawnService, type ServiceProcess } from '../helpers/spawn-service'
-import { freshDataDir, freshEnv, PERSONAL_KEY, PROJECT_KEY } from '../helpers/stack'
+import type { ServiceProcess } from '../helpers/spawn-service'
+import { PERSONAL_KEY, PROJECT_KEY } from '../helpers/stack'
+import { twoProcessesOnOnePostgres } from '../helpers/two-processes'
 
 const rss = async (p: ServiceProcess) => {
   const text = await (await fetch(`${p.url}/metrics`)).text()
@@ -19,18 +20,10 @@ const big = (i: number) => ({
 })
 
 describe('flag memory of two processes', () => {
-  let a: ServiceProcess
-  let b: ServiceProcess
-  beforeAll(async () => {
-    const env = await freshEnv({ postgres: 'real', clickhouse: 'embedded' })
-    a = await spawnService({ ...env, LOG_LEVEL: 'warn' })
-    b = await spawnService({ ...env, DATA_DIR: await freshDataDir('real'), LOG_LEVEL: 'warn' })
-  })
-  afterAll(async () => {
-    await Promise.all([a?.stop(), b?.stop()])
-  })
+  const pair = twoProcessesOnOnePostgres()
 
   test('40 flags of ~1 MB: refused past the limit; both processes stay bounded', async () => {
+    const { a, b } = pair
     const flags = (p: ServiceProcess) => fetch(`${p.url}/flags/?v=2`, { method: 'POST', body: JSON.stringify({ token: PROJECT_KEY, distinct_id: 'someone' }) })
     await Promise.all([flags(a), flags(b)])
     const before = { a: await rss(a), b: await rss(b) }

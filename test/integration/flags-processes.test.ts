@@ -6,6 +6,7 @@ import postgres from 'postgres'
 import { insertFlag } from '../helpers/flags'
 import { spawnService, type ServiceProcess } from '../helpers/spawn-service'
 import { freshDataDir, freshEnv, PERSONAL_KEY, PROJECT_KEY } from '../helpers/stack'
+import { twoProcessesOnOnePostgres } from '../helpers/two-processes'
 
 const api = (p: ServiceProcess, path: string, init: { method?: string; json?: unknown } = {}) =>
   fetch(`${p.url}${path}`, {
@@ -45,18 +46,10 @@ const ON = { groups: [{ properties: [], rollout_percentage: 100 }] }
 const OFF = { groups: [{ properties: [], rollout_percentage: 0 }] }
 
 describe('flag cache across two processes', () => {
-  let a: ServiceProcess
-  let b: ServiceProcess
-  beforeAll(async () => {
-    const env = await freshEnv({ postgres: 'real', clickhouse: 'embedded' })
-    a = await spawnService({ ...env, LOG_LEVEL: 'warn' })
-    b = await spawnService({ ...env, DATA_DIR: await freshDataDir('real'), LOG_LEVEL: 'warn' })
-  })
-  afterAll(async () => {
-    await Promise.all([a?.stop(), b?.stop()])
-  })
+  const pair = twoProcessesOnOnePostgres()
 
   test('create, PATCH and delete on A are seen by B within a second', async () => {
+    const { a, b } = pair
     expect(await flagsOf(b)).toEqual({}) // B has the project cached, without flags
     const created = await api(a, '/api/projects/@current/feature_flags/', {
       method: 'POST',

@@ -6,6 +6,7 @@
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { chmodSync, chownSync, cpSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs'
 import { join } from 'node:path'
+import { healthy } from '../helpers/process-watch'
 import { freePort, ROOT } from '../helpers/spawn-service'
 import { tempDir } from '../helpers/temp'
 
@@ -94,19 +95,6 @@ beforeAll(async () => {
     LOG_LEVEL: 'info',
   }
 })
-
-async function healthy(url: string, withinMs: number): Promise<boolean> {
-  const deadline = Date.now() + withinMs
-  while (Date.now() < deadline) {
-    try {
-      if ((await fetch(`${url}/_health`, { signal: AbortSignal.timeout(1000) })).ok) return true
-    } catch {
-      // not yet
-    }
-    await Bun.sleep(100)
-  }
-  return false
-}
 
 async function run(argv: string[], extraEnv: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   const proc = Bun.spawn(asNobody(argv), { cwd: app, env: { ...env, ...extraEnv }, stdout: 'pipe', stderr: 'pipe' })

@@ -4,35 +4,9 @@
 import { expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { groupMembers, healthy } from '../helpers/process-watch'
 import { freePort, ROOT } from '../helpers/spawn-service'
 import { freshEnv } from '../helpers/stack'
-
-function groupMembers(pgid: number): number[] {
-  const out: number[] = []
-  for (const entry of new Bun.Glob('[0-9]*').scanSync({ cwd: '/proc', onlyFiles: false })) {
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-      if (Number(fields[2]) === pgid && fields[0] !== 'Z') out.push(Number(entry))
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return out
-}
-
-async function healthy(url: string, withinMs: number): Promise<boolean> {
-  const deadline = Date.now() + withinMs
-  while (Date.now() < deadline) {
-    try {
-      if ((await fetch(`${url}/_health`, { signal: AbortSignal.timeout(1000) })).ok) return true
-    } catch {
-      // not yet
-    }
-    await Bun.sleep(100)
-  }
-  return false
-}
 
 test('bin/phog-server: SIGKILL leaves nothing behind and the next start gets the port; SIGTERM exits 0', async () => {
   const env = { ...(await freshEnv({ postgres: 'embedded', clickhouse: 'embedded' })), PORT: String(await freePort()), HOST: '127.0.0.1', LOG_LEVEL: 'info' }

@@ -1,8 +1,9 @@
 // Two server processes on one Postgres, each PATCHing one of two flags so that together they would depend on each
 // other: the project's write lock is a Postgres advisory lock, so it holds across processes (never both succeed).
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { spawnService, type ServiceProcess } from '../helpers/spawn-service'
-import { freshDataDir, freshEnv, PERSONAL_KEY } from '../helpers/stack'
+import { describe, expect, test } from 'bun:test'
+import type { ServiceProcess } from '../helpers/spawn-service'
+import { PERSONAL_KEY } from '../helpers/stack'
+import { twoProcessesOnOnePostgres } from '../helpers/two-processes'
 
 const api = (p: ServiceProcess, path: string, method = 'GET', json?: unknown) =>
   fetch(`${p.url}${path}`, {
@@ -14,18 +15,10 @@ const ON = { groups: [{ properties: [], rollout_percentage: 100 }] }
 const dependsOn = (id: number) => ({ groups: [{ properties: [{ key: String(id), type: 'flag', value: true, operator: 'flag_evaluates_to' }], rollout_percentage: 100 }] })
 
 describe('flag writes racing across two processes', () => {
-  let a: ServiceProcess
-  let b: ServiceProcess
-  beforeAll(async () => {
-    const env = await freshEnv({ postgres: 'real', clickhouse: 'embedded' })
-    a = await spawnService({ ...env, LOG_LEVEL: 'warn' })
-    b = await spawnService({ ...env, DATA_DIR: await freshDataDir('real'), LOG_LEVEL: 'warn' })
-  })
-  afterAll(async () => {
-    await Promise.all([a?.stop(), b?.stop()])
-  })
+  const pair = twoProcessesOnOnePostgres()
 
   test('a dependency cycle and a dependency on a deleted flag are never both written', async () => {
+    const { a, b } = pair
     for (let trial = 0; trial < 10; trial++) {
       const x = (await (await api(a, '/api/projects/1/feature_flags/', 'POST', { key: `px-${trial}`, filters: ON })).json()) as any
       const y = (await (await api(a, '/api/projects/1/feature_flags/', 'POST', { key: `py-${trial}`, filters: ON })).json()) as any
@@ -45,6 +38,7 @@ describe('flag writes racing across two processes', () => {
   })
 
   test('two cohort PATCHes on two processes that would close a loop: never both succeed', async () => {
+    const { a, b } = pair
     const tree = (...values: unknown[]) => ({ properties: { type: 'OR', values: [{ type: 'AND', values }] } })
     const person = { key: 'plan', type: 'person', value: 'pro', operator: 'exact' }
     const nested = (id: number) => ({ key: 'id', type: 'cohort', value: id })
