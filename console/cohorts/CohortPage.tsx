@@ -1,6 +1,6 @@
 // A new cohort (dynamic by person-property filters, or static from a CSV of distinct ids) or an existing one with
 // its members.
-import { useEffect, useState } from 'preact/hooks'
+import { useLayoutEffect, useState } from 'preact/hooks'
 import { api, projectPath } from '../lib/api'
 import { navigate } from '../lib/router'
 import { ErrorNote, Field, Link, Loading, Page, useAsync, valueOf } from '../lib/ui'
@@ -29,7 +29,9 @@ export function CohortPage(props: { id: string | null }) {
   const [file, setFile] = useState<File | null>(null)
   const action = useAction()
   const [membersTick, setMembersTick] = useState(0)
-  useEffect(() => {
+  // a layout effect: the form takes what was loaded in the same commit that shows it, so nothing typed into it
+  // first (by a quick hand, or a test) is then overwritten
+  useLayoutEffect(() => {
     if (!cohort.data) return
     setName(cohort.data.name)
     setIsStatic(cohort.data.is_static)

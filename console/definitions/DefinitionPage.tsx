@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks'
+import { useLayoutEffect, useState } from 'preact/hooks'
 import { api, projectPath } from '../lib/api'
 import { ErrorNote, Field, Link, Loading, Page, time, useAsync, valueOf } from '../lib/ui'
 import { useAction, SaveFooter } from '../lib/forms'
@@ -16,7 +16,9 @@ export function DefinitionPage(props: { kind: DefinitionKind; id: string }) {
   const [hidden, setHidden] = useState(false)
   const [propertyType, setPropertyType] = useState('')
   const action = useAction()
-  useEffect(() => {
+  // a layout effect: the form takes what was loaded in the same commit that shows it, so nothing typed into it
+  // first (by a quick hand, or a test) is then overwritten
+  useLayoutEffect(() => {
     const d = definition.data
     if (!d) return
     setDescription(d.description)

@@ -1,6 +1,6 @@
 // A flag's page (or a new flag): key, name, release conditions, variants, payloads, Save; its history and the
 // test box that asks /flags what a user gets and why.
-import { useEffect, useState } from 'preact/hooks'
+import { useLayoutEffect, useState } from 'preact/hooks'
 import { api, projectPath } from '../lib/api'
 import { navigate } from '../lib/router'
 import { ErrorNote, Field, Link, Loading, Page, useAsync, valueOf } from '../lib/ui'
@@ -64,7 +64,9 @@ export function FlagEditor(props: { id: string | null }) {
   const cohorts = useAsync((signal) => api<{ results: { id: number; name: string }[] }>(projectPath(projectId, 'cohorts/?limit=500'), { signal }), [projectId])
   const [draft, setDraft] = useState<Draft>(EMPTY)
   const action = useAction()
-  useEffect(() => {
+  // a layout effect: the form takes what was loaded in the same commit that shows it, so nothing typed into it
+  // first (by a quick hand, or a test) is then overwritten
+  useLayoutEffect(() => {
     if (flag.data) setDraft(draftOf(flag.data))
   }, [flag.data])
 
