@@ -111,7 +111,19 @@ export class PersonalKeyAuth {
    * Who calls the private API: the request's personal key (header or ?personal_api_key=), else its console session
    * (which enforces the CSRF rule on writes); 401 when it has neither.
    */
-  async authenticateRequest(request: Request, clientAddress: string | null): Promise<Principal> {
+  authenticateRequest(request: Request, clientAddress: string | null): Promise<Principal> {
+    // once a request: the early check of a request with a body (app.ts) and its route's guard share the answer
+    let answer = this.byRequest.get(request)
+    if (!answer) {
+      answer = this.resolveRequest(request, clientAddress)
+      this.byRequest.set(request, answer)
+    }
+    return answer
+  }
+
+  private readonly byRequest = new WeakMap<Request, Promise<Principal>>()
+
+  private async resolveRequest(request: Request, clientAddress: string | null): Promise<Principal> {
     const query = request.url.includes('personal_api_key=') ? new URL(request.url).searchParams : null
     const candidate = findPersonalKey(request.headers.get('authorization'), query)
     if (!candidate && this.sessions) {
