@@ -109,26 +109,25 @@ export function throttled(intervalMs: number): (key: string, write: (suppressed:
 export const silentLogger: Logger = pino({ level: 'silent' })
 
 /**
- * Exit once what was logged has reached stderr: the destination writes asynchronously, and a fixed pause before
- * process.exit lost the last line ("stopped", or why a boot failed) on a busy machine. What is buffered is written
- * synchronously; if a write is in flight, its completion is awaited (at most 2 s).
+ * Exit once what was logged has reached stderr. The destination (sonic-boom) writes asynchronously, one write in
+ * flight at a time: a fixed pause before process.exit lost the last line ("stopped", or why a boot failed) on a busy
+ * machine, and its flush(cb) answers at once when no minimum length is set. So: wait (at most 2 s) until no write
+ * is in flight, then write what is queued synchronously, then exit.
  */
 export function exitAfterFlush(log: Logger, code: number): void {
-  const stream = (log as unknown as Record<symbol, { flushSync?(): void; flush?(cb: () => void): void } | undefined>)[pino.symbols.streamSym]
-  try {
-    stream?.flushSync?.()
-    process.exit(code)
-  } catch {
-    // an asynchronous write is in flight: wait for it, then for the rest
-  }
-  setTimeout(() => process.exit(code), 2000).unref?.()
-  const retry = () => {
+  const stream = (log as unknown as Record<symbol, { _writing?: boolean; flushSync?(): void } | undefined>)[pino.symbols.streamSym]
+  const deadline = Date.now() + 2000
+  const attempt = (): void => {
+    if (stream?._writing === true && Date.now() < deadline) {
+      setTimeout(attempt, 2)
+      return
+    }
     try {
       stream?.flushSync?.()
-      process.exit(code)
     } catch {
-      setTimeout(retry, 5)
+      // destroyed or not ready: nothing more can be written
     }
+    process.exit(code)
   }
-  setTimeout(retry, 5)
+  attempt()
 }
