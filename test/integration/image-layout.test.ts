@@ -73,7 +73,9 @@ beforeAll(async () => {
   }
   // Bun on PATH as the official image has it, and `phog` linked onto PATH as the Dockerfile links it
   const bin = join(root, 'usr-local-bin')
-  mkdirSync(bin)
+  // readable by the non-root user whatever this test process's umask (the service's code sets 077 when it boots in it)
+  mkdirSync(bin, { mode: 0o755 })
+  chmodSync(bin, 0o755)
   symlinkSync(process.execPath, join(bin, 'bun'))
   const link = /ln -s (\S+) \/usr\/local\/bin\/(\S+)/.exec(finalStage)
   expect(link).not.toBeNull()
