@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import postgres from 'postgres'
 import { ConfigError, loadConfig } from './config'
-import { parseClickHouseUrl } from './events/clickhouse'
+import { parseClickHouseUrl } from './events/clickhouse-target'
 
 describe('config', () => {
   test('an empty environment gives the documented defaults', () => {

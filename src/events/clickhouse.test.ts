@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'bun:test'
-import { batchInsertedAt, classify, deduplicationToken } from './clickhouse'
+import { batchInsertedAt, deduplicationToken } from './clickhouse'
+import { classify } from './clickhouse-errors'
 import type { StoredEvent } from './store'
 
 const row = (uuid: string): StoredEvent => ({

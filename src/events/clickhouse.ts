@@ -7,55 +7,11 @@ import { eraseDistinctIds } from './clickhouse-erase'
 import { ROW_COLUMNS, rowsAsTabSeparated } from './clickhouse-rows'
 import { dialectFor, renderMigration, stringLiteral, type Dialect } from './dialect'
 import { valueWithin } from '../lib/timeout'
+import { classify, errorCode, UNKNOWN_DATABASE, UNKNOWN_TABLE } from './clickhouse-errors'
+import { parseClickHouseUrl, type ClickHouseTarget } from './clickhouse-target'
 import { StoreError, type EventQuery, type EventStore, type InsertOptions, type StoredEvent } from './store'
 
 export const CLICKHOUSE_MIGRATIONS_DIR = fileURLToPath(new URL('../../sql/clickhouse/', import.meta.url))
-
-// Server error codes that are about the rows themselves: retrying cannot help, dead-letter them.
-// Everything else (network, timeouts, too many parts, memory, missing table…) is retried.
-const ROW_ERROR_CODES = new Set([
-  '6', // CANNOT_PARSE_TEXT
-  '26', // CANNOT_PARSE_QUOTED_STRING
-  '27', // CANNOT_PARSE_INPUT_ASSERTION_FAILED
-  '38', // CANNOT_PARSE_DATE
-  '41', // CANNOT_PARSE_DATETIME
-  '53', // TYPE_MISMATCH
-  '69', // ARGUMENT_OUT_OF_BOUND
-  '70', // CANNOT_CONVERT_TYPE
-  '72', // CANNOT_PARSE_NUMBER
-  '117', // INCORRECT_DATA
-  '131', // TOO_LARGE_STRING_SIZE
-  '349', // CANNOT_INSERT_NULL_IN_ORDINARY_COLUMN
-  '376', // CANNOT_PARSE_UUID
-  '395', // FUNCTION_THROW_IF_VALUE_IS_NON_ZERO
-  '469', // VIOLATED_CONSTRAINT
-])
-
-/**
- * A batch spanning more than max_partitions_per_insert_block months (100 on current servers: a historical
- * import) is refused whole. It is the batch's fault, not the store's: the consumer splits it (pipeline/isolate.ts)
- * until each insert spans fewer months, and everything lands. Code 252 also means "too many parts", which passes.
- */
-const TOO_MANY_PARTITIONS = /too many partitions for (a )?single insert block/i
-
-/** The server's error code ('' when there is none). */
-function errorCode(error: unknown): string {
-  const message = (error as Error)?.message ?? String(error)
-  // 18.16 words its errors "Code: 395, e.displayText() = …", which the client does not parse into a code.
-  return String((error as { code?: string | number })?.code ?? /^Code: (\d+)/.exec(message)?.[1] ?? '')
-}
-
-const UNKNOWN_TABLE = '60'
-const UNKNOWN_DATABASE = '81'
-
-/** Whether an error is the rows' fault (kept as it is) or the store's (retried); exported for its tests. */
-export function classify(error: unknown, what: string): StoreError {
-  if (error instanceof StoreError) return error
-  const message = (error as Error)?.message ?? String(error)
-  const code = errorCode(error)
-  const rowsAtFault = ROW_ERROR_CODES.has(code) || (code === '252' && TOO_MANY_PARTITIONS.test(message))
-  return new StoreError(`clickhouse ${what}: ${message}`, !rowsAtFault, error)
-}
 
 /**
  * The insert's deduplication token, derived from the rows' uuids: a retry of the same rows carries the same
@@ -91,26 +47,6 @@ function surelyOneBlock(rows: readonly StoredEvent[]): boolean {
   let chars = 0
   for (const row of rows) chars += row.properties.length + row.distinctId.length + row.event.length + 200
   return chars < 64 * 1024 * 1024
-}
-
-export interface ClickHouseTarget {
-  url: string
-  username: string
-  password: string
-  database: string
-}
-
-/** http://user:pass@host:8123/database → its parts (database "default" when the path is empty). */
-export function parseClickHouseUrl(raw: string): ClickHouseTarget {
-  const u = new URL(raw)
-  const database = decodeURIComponent(u.pathname.replace(/^\/+|\/+$/g, '')) || 'default'
-  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(database)) throw new Error(`invalid ClickHouse database name "${database}"`)
-  return {
-    url: `${u.protocol}//${u.host}`,
-    username: decodeURIComponent(u.username) || 'default',
-    password: decodeURIComponent(u.password),
-    database,
-  }
 }
 
 interface Row {

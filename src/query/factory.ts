@@ -2,7 +2,7 @@
 import { join } from 'node:path'
 import type { Config } from '../config'
 import { ClickHouseLogLevel, createClient } from '@clickhouse/client'
-import { parseClickHouseUrl } from '../events/clickhouse'
+import { parseClickHouseUrl } from '../events/clickhouse-target'
 import { ClickHouseMappingSink, SqliteMappingSink, type MappingSink } from './person-mapping'
 import { ClickHouseQueryRunner, SqliteQueryRunner, type QueryRunner } from './repository'
 

@@ -2,7 +2,7 @@
 import type { ClickHouseClient } from '@clickhouse/client'
 import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { parseClickHouseUrl } from '../events/clickhouse'
+import { parseClickHouseUrl } from '../events/clickhouse-target'
 import { parseVersion } from '../events/dialect'
 import type { CompiledQuery } from './compile'
 import { Params, type DialectName } from './dialect'

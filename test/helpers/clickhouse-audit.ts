@@ -9,7 +9,8 @@
 // deduplicated per partition) and deduplicates the same way. On 18.16 alone nothing is deduplicated, and the audit
 // keeps only what it counts (copying whole rows made the ClickHouse outage test take 82 s instead of 59).
 import { createClient, type ClickHouseClient } from '@clickhouse/client'
-import { ClickHouseEventStore, parseClickHouseUrl } from '../../src/events/clickhouse'
+import { ClickHouseEventStore } from '../../src/events/clickhouse'
+import { parseClickHouseUrl } from '../../src/events/clickhouse-target'
 import { stringLiteral } from '../../src/events/dialect'
 
 function clientFor(clickhouseUrl: string, injected?: ClickHouseClient) {
