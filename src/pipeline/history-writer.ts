@@ -27,8 +27,13 @@ export function monthOf(ms: number): number {
  * log holds (the event's timestamp, the record's time of receipt), so a replay decides the same.
  */
 export function isHistorical(record: LoggedRecord, e: CapturedEvent): boolean {
+  // the store writer asks this of every event: within 28 days no month can lie between the two (no month is
+  // shorter), so nearly every event is answered without a Date
+  if (Math.abs(e.timestamp - record.receivedAt) < MONTH_FREE_SPAN_MS) return false
   return Math.abs(monthOf(e.timestamp) - monthOf(record.receivedAt)) > 1
 }
+
+const MONTH_FREE_SPAN_MS = 28 * 86_400_000
 
 export interface HistoryOptions {
   /** longest a row is held before it is written */
@@ -64,10 +69,10 @@ export class HistoryWriter implements BatchHandler {
   /** the last record whose rows were taken into `held` (a retried batch is not taken twice) */
   private takenThrough = 0
 
-  constructor(private readonly deps: EventWriterDeps & { options?: Partial<HistoryOptions> }) {}
+  private readonly options: HistoryOptions
 
-  private get options(): HistoryOptions {
-    return { ...HISTORY_DEFAULTS, ...this.deps.options }
+  constructor(private readonly deps: EventWriterDeps & { options?: Partial<HistoryOptions> }) {
+    this.options = { ...HISTORY_DEFAULTS, ...deps.options }
   }
 
   /** The oldest record whose rows are held but not written (the consumer's checkpoint stays before it). */

@@ -9,7 +9,7 @@ import { MAX_EXPANSION } from '../../src/http/decode'
 import { MAX_EVENT_BYTES } from '../../src/capture/normalize'
 import { EVENTS_PAGE_MAX_BYTES } from '../../src/events/routes'
 import { spawnService, type ServiceProcess } from '../helpers/spawn-service'
-import { BASE, freshEnv, json, learned, PERSONAL_KEY, PROJECT_KEY, startStack, type Stack } from '../helpers/stack'
+import { BASE, freshEnv, json, learned, PROJECT_KEY, startStack, type Stack } from '../helpers/stack'
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 
@@ -151,8 +151,6 @@ describe('amplification in process', () => {
   })
 })
 
-// PERSONAL_KEY is used through stack.api; keep the import honest for readers grepping for who uses it
-void PERSONAL_KEY
 
 describe('slow bodies', () => {
   let svc: ServiceProcess
