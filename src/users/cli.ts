@@ -4,9 +4,7 @@ import { passwordProblem } from './rules'
 import { PasswordError, setPassword } from './service'
 
 export interface UserCommandOptions {
-  name?: string
   email?: string
-  organization?: string
   'password-stdin'?: boolean
 }
 
