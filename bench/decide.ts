@@ -8,10 +8,10 @@ import { startPostgres } from '../test/helpers/postgres-server'
 import { decideCohortsRun } from './decide-cohorts'
 import { metric, rssMb, sampler, startBaseline, startService, table, tempDir, wrk, type Proc, type WrkResult } from './lib'
 
-const KEY = 'phc_bench_decide_project_01'
-const PERSONAL = 'phx_bench_decide_personal_01'
+export const KEY = 'phc_bench_decide_project_01'
+export const PERSONAL = 'phx_bench_decide_personal_01'
 const CONNECTIONS = 32
-const VARIANTS = 64
+export const VARIANTS = 64
 
 const person = (key: string, value: unknown, operator = 'exact') => ({ key, value, operator, type: 'person' })
 const condition = (properties: unknown[], rollout: number | null = null, variant?: string) => ({ properties, rollout_percentage: rollout, ...(variant ? { variant } : {}) })
@@ -173,7 +173,7 @@ export const returningBodies = () => {
 }
 
 /** 500 flags: the 50 bench flags ten times over, under other keys. */
-function manyFlags(): Record<string, unknown>[] {
+export function manyFlags(): Record<string, unknown>[] {
   return Array.from({ length: 10 }, (_, copy) => benchFlags().map((f) => ({ ...f, key: `${f.key}-c${copy}` }))).flat()
 }
 

@@ -6,7 +6,7 @@ import { startClickHouse } from '../test/helpers/clickhouse-server'
 import { startPostgres } from '../test/helpers/postgres-server'
 import { metric, rssMb, sampler, startBaseline, startService, table, tempDir, wrk, type WrkResult } from './lib'
 
-const KEY = 'phc_bench_project_key_0001'
+export const KEY = 'phc_bench_project_key_0001'
 
 export function batchBody(events = 100): string {
   const now = Date.now()

@@ -56,11 +56,12 @@ function serviceEnvOverrides(): Record<string, string> {
   return out
 }
 
-export async function startService(env: Record<string, string>, processes = 1): Promise<Proc & { pids: number[] }> {
+/** The service as `npm start` runs it; `root` is another checkout's directory (bench/against.ts). */
+export async function startService(env: Record<string, string>, processes = 1, root = ROOT): Promise<Proc & { pids: number[] }> {
   const port = await freePort()
   const procs = Array.from({ length: processes }, () =>
-    Bun.spawn([process.execPath, ...(process.env.BENCH_BUN_FLAGS ?? '').split(' ').filter(Boolean), 'run', join(ROOT, 'src/main.ts')], {
-      cwd: ROOT,
+    Bun.spawn([process.execPath, ...(process.env.BENCH_BUN_FLAGS ?? '').split(' ').filter(Boolean), 'run', join(root, 'src/main.ts')], {
+      cwd: root,
       // as `npm start` runs it (the JSC heap hint included)
       env: { ...process.env, LOG_LEVEL: 'warn', BUN_JSC_forceRAMSize: '268435456', BUN_JSC_largeHeapSize: '20971520', ...serviceEnvOverrides(), ...env, PORT: String(port), HOST: '127.0.0.1', REUSE_PORT: processes > 1 ? 'true' : 'false' },
       stdout: 'ignore',

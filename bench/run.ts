@@ -1,4 +1,5 @@
 // npm run bench [-- ingest|decide|flush|spread|saturated|embedded|query|all] (saturated: ingest and flush, and their ratio to L) — figures against bare baselines measured in the same run.
+// npm run bench -- decide|decide-stored|decide-500|ingest --against <git rev> — this tree against another revision, interleaved (bench/against.ts).
 import { cpus, totalmem } from 'node:os'
 import { ingestBench, ingestFigures } from './ingest'
 import { decideBench } from './decide'
@@ -6,13 +7,21 @@ import { flushBench, flushFigures } from './flush'
 import { spreadBench } from './spread'
 import { embeddedBench } from './embedded'
 import { queryBench } from './query'
+import { AGAINST_KINDS, againstBench, type AgainstKind } from './against'
 
 const which = process.argv[2] ?? 'all'
-const seconds = Number(process.env.BENCH_SECONDS ?? 10)
+const againstAt = process.argv.indexOf('--against')
+const against = againstAt > 0 ? process.argv[againstAt + 1] : undefined
+const seconds = Number(process.env.BENCH_SECONDS ?? (against ? 5 : 10))
 const processes = Number(process.env.BENCH_PROCESSES ?? 1)
 
 const header = `## phog benchmarks — ${new Date().toISOString().slice(0, 10)}, ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Bun ${Bun.version}\n`
 process.stdout.write(`${header}\n`)
+if (against !== undefined) {
+  if (!(AGAINST_KINDS as readonly string[]).includes(which)) throw new Error(`--against compares one of ${AGAINST_KINDS.join(', ')}, not ${which}`)
+  process.stdout.write(`${await againstBench(which as AgainstKind, against, seconds, Number(process.env.BENCH_ROUNDS ?? 3))}\n`)
+  process.exit(0)
+}
 if (which === 'ingest' || which === 'saturated' || which === 'all') process.stdout.write(`${await ingestBench(seconds, { processes })}\n`)
 if (which === 'decide' || which === 'all') process.stdout.write(`${await decideBench(seconds)}\n`)
 if (which === 'flush' || which === 'saturated' || which === 'all') process.stdout.write(`${await flushBench()}\n`)

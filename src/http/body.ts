@@ -46,14 +46,48 @@ export interface BodyLimits {
   timeoutMs: number
 }
 
+/**
+ * Bodies up to this declared size are read with one `arrayBuffer()`: the stream reader below costs several times
+ * more per request (a 200-byte /decide body read through it took the server from 8.5k to 2.3k req/s), and a
+ * declared length already bounds what Bun buffers. Larger or chunked bodies take the stream, which stops at the cap.
+ */
+const DECLARED_FAST_PATH_BYTES = 256 * 1024
+
 /** Read the body whole, within the limits: 413 past the size (after a bounded linger), 408 past the time. */
 export async function readCappedBody(request: Request, limits: BodyLimits): Promise<Uint8Array> {
   if (request.method !== 'POST' && request.method !== 'PUT' && request.method !== 'PATCH') return EMPTY
   const { maxBytes } = limits
   const declared = request.headers.get('content-length')
-  if (declared !== null && Number(declared) > maxBytes) return refuseTooLarge(request)
+  if (declared !== null) {
+    const length = Number(declared)
+    if (length > maxBytes) return refuseTooLarge(request)
+    if (length <= DECLARED_FAST_PATH_BYTES) return readDeclared(request, limits.timeoutMs)
+  }
   if (request.body === null) return EMPTY
-  const reader = request.body.getReader()
+  return readStream(request.body, limits)
+}
+
+/** A small body of declared length, whole, or 408 when it has not arrived in time (the 408 closes the connection). */
+async function readDeclared(request: Request, timeoutMs: number): Promise<Uint8Array> {
+  let timer: Timer | undefined
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(errors.bodyTimeout(timeoutMs)), timeoutMs)
+  })
+  const whole = request.arrayBuffer()
+  try {
+    return new Uint8Array(await Promise.race([whole, late]))
+  } catch (error) {
+    // the read is abandoned: when the connection closes it fails, and nobody waits for it any more
+    whole.catch(() => undefined)
+    throw error
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+async function readStream(stream: ReadableStream<Uint8Array>, limits: BodyLimits): Promise<Uint8Array> {
+  const { maxBytes } = limits
+  const reader = stream.getReader()
   let timedOut = false
   // cancelling the read ends the handler's wait; the 408 then closes the connection
   const timer = setTimeout(() => {
