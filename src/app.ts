@@ -2,7 +2,9 @@
 import { Elysia } from 'elysia'
 import { apiDocsRoutes } from './http/api-docs'
 import { apiPreflightHeaders, clientIp, corsHeaders, isPublicEndpoint, privateApiCorsHeaders } from './http/cors'
-import { refuseTooLarge } from './http/body'
+import { refuseTooLarge, type BodyLimits } from './http/body'
+import { InflightBodies } from './http/inflight'
+import { cappedBodyParser } from './http/parse'
 import { bindRequestSignal } from './db/cancel'
 import { allowedMethods } from './http/methods'
 import { ApiError, errors, toErrorResponse } from './http/errors'
@@ -30,6 +32,13 @@ import { throttled } from './log'
 
 const VERSION = '0.1.0'
 
+interface PrivateApiDeps {
+  sql: Services['db']['sql']
+  auth: Services['auth']
+  limiter: Services['apiLimiter']
+  trustProxy: boolean
+}
+
 const DOCUMENT_INFO = {
   title: 'phog: PostHog-compatible ingestion, flags and definitions',
   version: VERSION,
@@ -37,12 +46,24 @@ const DOCUMENT_INFO = {
     'Capture and batch ingestion, /decide and /flags, and the private REST API (personal API key: Authorization: Bearer phx_…).',
 }
 
+/** A client's X-Request-Id is kept only when it is short and plain; anything else is replaced (it goes into every log line). */
+const PLAIN_REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/
+
+export function requestIdOf(request: Request): string {
+  const given = request.headers.get('x-request-id')
+  return given !== null && PLAIN_REQUEST_ID.test(given) ? given : crypto.randomUUID()
+}
+
 export function createApp(services: Services) {
   const { metrics, log } = services
   const maxBodyBytes = services.config.MAX_BODY_BYTES
-  const bodyLimits = { maxBytes: maxBodyBytes, timeoutMs: services.config.BODY_TIMEOUT_MS }
+  const inflight = new InflightBodies(services.config.MAX_INFLIGHT_BODY_BYTES, {
+    onChange: (bytes) => metrics.inflightBodyBytes.set(bytes),
+    onRefused: (scope) => metrics.bodyBudgetRefusals.labels({ scope }).inc(),
+  })
+  const bodyLimits: BodyLimits = { maxBytes: maxBodyBytes, timeoutMs: services.config.BODY_TIMEOUT_MS, inflight }
   const logRequests = services.config.LOG_REQUESTS && log.isLevelEnabled('info')
-  const privateApi = {
+  const privateApi: PrivateApiDeps = {
     sql: services.db.sql,
     auth: services.auth,
     limiter: services.apiLimiter,
@@ -58,7 +79,7 @@ export function createApp(services: Services) {
   const app = base
     .onRequest(async ({ request, set, server }) => {
       started.set(request, performance.now())
-      set.headers['x-request-id'] = request.headers.get('x-request-id') || crypto.randomUUID()
+      set.headers['x-request-id'] = requestIdOf(request)
       const isPrivateApi = request.url.startsWith('/api/', request.url.indexOf('/', 8))
       // its reads are cancelled in Postgres if the client leaves (db/cancel.ts)
       if (isPrivateApi) bindRequestSignal(request.signal)
@@ -82,15 +103,23 @@ export function createApp(services: Services) {
       }
     })
     .onError({ as: 'global' }, ({ code, error, set, request, route, path }) => {
+      // a client that left before its body arrived: nobody reads the answer; counted as 499, logged at debug
+      if (request.signal.aborted && !(error instanceof ApiError && error.status !== 499)) {
+        log.debug({ requestId: set.headers['x-request-id'], method: request.method, route: route || 'unmatched', durationMs: durationMs(request) }, 'client closed the connection')
+        error = errors.clientClosed()
+      }
       // a known path with a method it does not serve: 405 with Allow; an unknown path stays 404
       const allow = code === 'NOT_FOUND' ? methodsOf(path) : []
       if (allow.length > 0) set.headers.allow = allow.join(', ')
       const { status, body, headers } = toErrorResponse(code, allow.length > 0 ? errors.methodNotAllowed(request.method) : error)
       if (status >= 500) {
-        // every 5xx with its reason; a deliberate one (503 backpressure, a store down) at most once a second per cause
+        // every 5xx with its reason, at most once a second per route and cause, with the count held back since
         const line = { requestId: set.headers['x-request-id'], method: request.method, route: route || 'unmatched', status, durationMs: durationMs(request), code: body.code }
         if (error instanceof ApiError) logServerError(`${line.route}:${body.code}`, (suppressed) => log.error({ ...line, suppressed }, `request answered ${status}: ${body.detail}`))
-        else log.error({ ...line, err: error }, `request failed: ${(error as Error)?.message ?? String(error)}`)
+        else {
+          const message = (error as Error)?.message ?? String(error)
+          logServerError(`${line.route}:${message.slice(0, 200)}`, (suppressed) => log.error({ ...line, suppressed, err: error }, `request failed: ${message}`))
+        }
       }
       set.status = status
       set.headers['content-type'] = 'application/json'
@@ -113,23 +142,30 @@ export function createApp(services: Services) {
       return ''
     }, { detail: { hide: true } })
     .use(opsRoutes({ metrics, readiness: services.readiness }))
-    .use(
-      captureRoutes({
-        capture: services.capture,
-        metrics,
-        body: bodyLimits,
-        trustProxy: services.auth.trustProxy,
-      }),
-    )
-    .use(
-      projectRoutes({
-        sql: services.db.sql,
-        auth: services.auth,
-        tokens: services.tokens,
-        limiter: services.apiLimiter,
-        trustProxy: services.config.TRUST_PROXY,
-      }),
-    )
+    .use(captureRoutes({ capture: services.capture, metrics, body: bodyLimits, trustProxy: services.auth.trustProxy }))
+    .use(decideRoutes({ decide: services.flags.decide, metrics, body: bodyLimits, trustProxy: services.auth.trustProxy }))
+    .use(remoteConfigRoutes({ tokens: services.tokens }))
+    .use(privateApiRoutes(services, privateApi, bodyLimits))
+    .use(consoleRoutes())
+  // The document is built when first asked for, from every route registered by then.
+  return app.use(apiDocsRoutes(DOCUMENT_INFO, { cookie: SESSION_COOKIE, csrfCookie: CSRF_COOKIE, csrfHeader: CSRF_HEADER }))
+}
+
+/**
+ * The private REST API (and sign-in): each body read through the capped reader (size, time, bytes in flight, chunked
+ * included) and JSON parsed within the value budget. Its parse hook is this group's own, so that the public routes,
+ * which read their bodies themselves, never pay for it.
+ */
+function privateApiRoutes(services: Services, privateApi: PrivateApiDeps, bodyLimits: BodyLimits) {
+  const trustProxy = services.auth.trustProxy
+  const parse = cappedBodyParser(bodyLimits, (request) => clientIp(request, peers.get(request), trustProxy))
+  const peers = new WeakMap<Request, string | undefined>()
+  return new Elysia({ name: 'private-api' })
+    .onParse(({ request, contentType, server }) => {
+      peers.set(request, server?.requestIP(request)?.address)
+      return parse(request, contentType)
+    })
+    .use(projectRoutes({ sql: services.db.sql, auth: services.auth, tokens: services.tokens, limiter: services.apiLimiter, trustProxy: services.config.TRUST_PROXY }))
     .use(
       eventRoutes({
         events: services.events,
@@ -139,7 +175,6 @@ export function createApp(services: Services) {
         personIds: (teamId, distinctIds) => services.query.personIds(teamId, distinctIds),
       }),
     )
-    .use(remoteConfigRoutes({ tokens: services.tokens }))
     .use(personalKeyRoutes(privateApi))
     .use(definitionRoutes(privateApi))
     .use(personRoutes({ ...privateApi, erasure: services.erasure }))
@@ -150,24 +185,12 @@ export function createApp(services: Services) {
         onChanged: (teamId) => services.flags.cache.refresh(teamId),
       }),
     )
-    .use(decideRoutes({ decide: services.flags.decide, metrics, body: bodyLimits, trustProxy: services.auth.trustProxy }))
-    .use(
-      flagRoutes({
-        flags: services.flags.service,
-        auth: services.auth,
-        tokens: services.tokens,
-        limiter: services.apiLimiter,
-        trustProxy: services.config.TRUST_PROXY,
-      }),
-    )
+    .use(flagRoutes({ flags: services.flags.service, auth: services.auth, tokens: services.tokens, limiter: services.apiLimiter, trustProxy: services.config.TRUST_PROXY }))
     .use(cohortRoutes({ cohorts: services.cohorts, auth: services.auth, limiter: services.apiLimiter, trustProxy: services.config.TRUST_PROXY }))
-    // console sign-in and the console app itself
+    // console sign-in
     .use(userRoutes({ users: services.users, auth: services.auth, limiter: services.apiLimiter, trustProxy: services.config.TRUST_PROXY }))
     .use(flagHistoryRoutes(privateApi))
-    .use(consoleRoutes())
     .use(queryRoutes({ query: services.query, auth: services.auth, limiter: services.apiLimiter }))
-  // The document is built when first asked for, from every route registered by then.
-  return app.use(apiDocsRoutes(DOCUMENT_INFO, { cookie: SESSION_COOKIE, csrfCookie: CSRF_COOKIE, csrfHeader: CSRF_HEADER }))
 }
 
 export type App = ReturnType<typeof createApp>

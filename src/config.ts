@@ -26,6 +26,11 @@ export const ConfigSchema = Type.Object({
   INIT_ADMIN_EMAIL: OptionalString('email of the admin user, applied once at boot with INIT_ADMIN_PASSWORD (the console’s first sign-in)', '^[^@\\s]+@[^@\\s]+$'),
   INIT_ADMIN_PASSWORD: Type.Optional(Type.String({ minLength: 8, maxLength: 1024, description: 'password of INIT_ADMIN_EMAIL (at least 8 characters), applied once at boot' })),
   MAX_BODY_BYTES: Int({ default: 20 * MiB, minimum: 1024, description: 'request body cap in bytes (decompressed bodies too)' }),
+  MAX_INFLIGHT_BODY_BYTES: Int({
+    default: 256 * MiB,
+    minimum: 1024,
+    description: 'request-body bytes the whole process may be receiving at once (one address: a quarter of it); past it 503 with Retry-After',
+  }),
   FLUSH_INTERVAL_MS: Int({ default: 1000, minimum: 5, description: 'flush the event buffer at least this often' }),
   LOG_REQUESTS: Bool(false, 'one info line per request: method, route, status, duration, request id'),
   BOOT_WAIT_MS: Int({ default: 60_000, minimum: 0, description: 'how long boot retries an unreachable Postgres (DATABASE_URL) before giving up' }),

@@ -30,9 +30,9 @@ export function captureRoutes(deps: { capture: CaptureService; metrics: Metrics;
   }
   const handle = async (request: Request, set: Context['set'], address: string | undefined) => {
     const receivedAt = Date.now()
-    const body = await readCappedBody(request, deps.body)
-    const query = queryOf(request)
     const client = clientIp(request, address, deps.trustProxy)
+    const body = await readCappedBody(request, deps.body, client)
+    const query = queryOf(request)
     await deps.capture.capture({
       method: request.method,
       body,

@@ -1,7 +1,8 @@
 // Request bodies read whole, but never past the cap: a declared length over it is refused before reading,
 // and a chunked body is cut off as soon as it passes it. Either way the client gets the 413 error body
 // (Bun's own limit, which answers an empty 413 without CORS headers, is set well above this one).
-import { errors } from './errors'
+import { ApiError, errors } from './errors'
+import type { InflightBodies } from './inflight'
 
 const EMPTY = new Uint8Array(0)
 /**
@@ -44,6 +45,8 @@ export interface BodyLimits {
    * every second held its connection (and its buffers) for as long as it liked; 5,000 of them held 38 MB.
    */
   timeoutMs: number
+  /** the process-wide budget of bytes being received (503 past it); none: unbounded (unit tests) */
+  inflight?: InflightBodies
 }
 
 /**
@@ -53,18 +56,32 @@ export interface BodyLimits {
  */
 const DECLARED_FAST_PATH_BYTES = 256 * 1024
 
-/** Read the body whole, within the limits: 413 past the size (after a bounded linger), 408 past the time. */
-export async function readCappedBody(request: Request, limits: BodyLimits): Promise<Uint8Array> {
-  if (request.method !== 'POST' && request.method !== 'PUT' && request.method !== 'PATCH') return EMPTY
-  const { maxBytes } = limits
+/**
+ * Read the body whole, within the limits: 413 past the size (after a bounded linger), 408 past the time, 503 past
+ * the bytes in flight (`address`'s share or the whole budget), 499 when the client left before it was all sent.
+ */
+export async function readCappedBody(request: Request, limits: BodyLimits, address: string | null = null): Promise<Uint8Array> {
+  if (request.method !== 'POST' && request.method !== 'PUT' && request.method !== 'PATCH' && request.method !== 'DELETE') return EMPTY
+  const { maxBytes, inflight } = limits
   const declared = request.headers.get('content-length')
-  if (declared !== null) {
-    const length = Number(declared)
-    if (length > maxBytes) return refuseTooLarge(request)
-    if (length <= DECLARED_FAST_PATH_BYTES) return readDeclared(request, limits.timeoutMs)
+  const length = declared === null ? -1 : Number(declared)
+  if (length > maxBytes) return refuseTooLarge(request)
+  if (length === 0 || (length < 0 && request.body === null)) return EMPTY
+  // a declared body reserves its whole length up front; a chunked one reserves each chunk as it comes (readStream)
+  const upFront = length > 0 ? length : 0
+  if (upFront > 0 && inflight && !inflight.reserve(address, upFront)) throw errors.bodyBudget()
+  const held = { bytes: upFront }
+  try {
+    if (length > 0 && length <= DECLARED_FAST_PATH_BYTES) return await readDeclared(request, limits.timeoutMs)
+    if (request.body === null) return EMPTY
+    return await readStream(request.body, limits, length < 0 ? { address, held } : null)
+  } catch (error) {
+    // a client that went away mid-body is its own doing: no 500, no error line (the app counts it as client_closed)
+    if (request.signal.aborted && !(error instanceof ApiError)) throw errors.clientClosed()
+    throw error
+  } finally {
+    inflight?.release(address, held.bytes)
   }
-  if (request.body === null) return EMPTY
-  return readStream(request.body, limits)
 }
 
 /** A small body of declared length, whole, or 408 when it has not arrived in time (the 408 closes the connection). */
@@ -85,8 +102,8 @@ async function readDeclared(request: Request, timeoutMs: number): Promise<Uint8A
   }
 }
 
-async function readStream(stream: ReadableStream<Uint8Array>, limits: BodyLimits): Promise<Uint8Array> {
-  const { maxBytes } = limits
+async function readStream(stream: ReadableStream<Uint8Array>, limits: BodyLimits, chunked: { address: string | null; held: { bytes: number } } | null): Promise<Uint8Array> {
+  const { maxBytes, inflight } = limits
   const reader = stream.getReader()
   let timedOut = false
   // cancelling the read ends the handler's wait; the 408 then closes the connection
@@ -105,6 +122,13 @@ async function readStream(stream: ReadableStream<Uint8Array>, limits: BodyLimits
         clearTimeout(timer)
         await discardRest(reader)
         throw errors.tooLarge()
+      }
+      if (chunked && inflight) {
+        if (!inflight.reserve(chunked.address, value.byteLength)) {
+          reader.cancel().catch(() => undefined)
+          throw errors.bodyBudget()
+        }
+        chunked.held.bytes += value.byteLength
       }
       chunks.push(value)
     }

@@ -42,6 +42,14 @@ export const errors = {
   tooLarge: () => new ApiError(413, 'client_error', 'request_too_large', 'Request too large.'),
   bodyTimeout: (ms: number) =>
     new ApiError(408, 'client_error', 'request_timeout', `The request body did not arrive within ${ms} ms.`, null, { connection: 'close' }),
+  /** the client closed the connection before its body arrived: nobody reads this answer, it is counted and logged at debug */
+  clientClosed: () => new ApiError(499, 'client_error', 'client_closed', 'The client closed the connection before the request body arrived.'),
+  /** past MAX_INFLIGHT_BODY_BYTES (or one address's share of it): the client retries; the unread rest closes the connection */
+  bodyBudget: () =>
+    new ApiError(503, 'server_error', 'too_many_bodies_in_flight', 'The server is receiving too much data at once. Please retry shortly.', null, {
+      'retry-after': '1',
+      connection: 'close',
+    }),
   notFound: (detail = 'Not found.') => new ApiError(404, 'invalid_request', 'not_found', detail),
   permissionDenied: (detail: string) => new ApiError(403, 'authentication_error', 'permission_denied', detail),
   notAuthenticated: () =>
@@ -121,6 +129,9 @@ function isPostgresDataError(error: unknown): boolean {
 
 /** Map anything thrown in a request to a status and an error body. */
 export function toErrorResponse(code: string | number, error: unknown): { status: number; body: ErrorBody; headers: Record<string, string> } {
+  // a body parser's own refusal (413, 408, 503, a value budget) reaches us wrapped in Elysia's ParseError
+  const cause = code === 'PARSE' ? (error as { cause?: unknown })?.cause : undefined
+  if (cause instanceof ApiError) return { status: cause.status, body: cause.toBody(), headers: cause.headers }
   if (error instanceof ApiError) return { status: error.status, body: error.toBody(), headers: error.headers }
   if (isPostgresDataError(error)) {
     return { status: 400, body: errors.validation('invalid_input', 'The request holds a value that cannot be stored or searched (e.g. a NUL character).').toBody(), headers: {} }

@@ -29,8 +29,19 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
     beforeScrape: [] as (() => void | Promise<unknown>)[],
     httpRequests: new Counter({
       name: 'http_requests_total',
-      help: 'HTTP requests by route, method and status',
+      help: 'HTTP requests by route, method and status (499: the client closed the connection before its body arrived)',
       labelNames: ['route', 'method', 'status'] as const,
+      registers: [registry],
+    }),
+    inflightBodyBytes: new Gauge({
+      name: 'http_inflight_body_bytes',
+      help: 'Request-body bytes being received now (bounded by MAX_INFLIGHT_BODY_BYTES)',
+      registers: [registry],
+    }),
+    bodyBudgetRefusals: new Counter({
+      name: 'http_body_budget_refusals_total',
+      help: 'Requests answered 503 because the bytes being received passed MAX_INFLIGHT_BODY_BYTES (process) or one address\'s share of it (address)',
+      labelNames: ['scope'] as const,
       registers: [registry],
     }),
     events: new Counter({

@@ -20,14 +20,15 @@ export function decideRoutes(deps: { decide: DecideService; metrics: Metrics; bo
   const answered = { true: deps.metrics.decideRequests.labels({ errors: 'true' }), false: deps.metrics.decideRequests.labels({ errors: 'false' }) }
 
   const evaluate = async (endpoint: 'decide' | 'flags', request: Request, set: Context['set'], peer?: string) => {
-    const body = await readCappedBody(request, deps.body)
+    const client = clientIp(request, peer, deps.trustProxy ?? false)
+    const body = await readCappedBody(request, deps.body, client)
     const answer = await deps.decide.decide(endpoint, {
       method: request.method,
       body,
       contentType: request.headers.get('content-type'),
       contentEncoding: request.headers.get('content-encoding'),
       query: queryOf(request),
-    }, clientIp(request, peer, deps.trustProxy ?? false))
+    }, client)
     answered[answer.errors ? 'true' : 'false'].inc()
     return reply(set, answer.body)
   }

@@ -1,0 +1,29 @@
+import { describe, expect, test } from 'bun:test'
+import { InflightBodies } from './inflight'
+
+describe('bytes in flight', () => {
+  test('the whole budget and one address\'s quarter of it are held; what is released is free again', () => {
+    const refused: string[] = []
+    const budget = new InflightBodies(400, { onRefused: (scope) => refused.push(scope) })
+    expect(budget.reserve('a', 100)).toBe(true)
+    expect(budget.reserve('a', 1)).toBe(false) // a's share is 100
+    expect(budget.reserve('b', 100)).toBe(true)
+    expect(budget.reserve('c', 100)).toBe(true)
+    expect(budget.reserve('d', 100)).toBe(true)
+    expect(budget.reserve('e', 1)).toBe(false) // the whole 400
+    expect(refused).toEqual(['address', 'process'])
+    budget.release('a', 100)
+    expect(budget.reserve('e', 100)).toBe(true)
+    expect(budget.reservedBytes).toBe(400)
+  })
+
+  test('one body larger than a share still passes when its address holds nothing, and when nothing is in flight', () => {
+    const budget = new InflightBodies(400)
+    expect(budget.reserve('a', 399)).toBe(true)
+    budget.release('a', 399)
+    expect(budget.reserve('a', 1000)).toBe(true) // nothing else in flight: never refused forever
+    expect(budget.reserve('b', 1)).toBe(false)
+    budget.release('a', 1000)
+    expect(budget.reservedBytes).toBe(0)
+  })
+})

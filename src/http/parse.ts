@@ -1,0 +1,54 @@
+// The private API's body parser: every body is read through readCappedBody (MAX_BODY_BYTES, the time limit and the
+// bytes-in-flight budget, chunked bodies included) before anything decodes it, and JSON within the value budget.
+// Elysia's own parsers read a chunked body whole, up to Bun's far larger limit, and parse any number of values.
+import { errors } from './errors'
+import { readCappedBody, type BodyLimits } from './body'
+import { parseJson, scanJson, valuesBudget } from './decode'
+
+const decoder = new TextDecoder()
+
+function isJson(contentType: string): boolean {
+  return contentType === 'application/json' || contentType.endsWith('+json')
+}
+
+/** JSON text parsed only when it holds no more values than its size allows (the scan costs a fraction of the parse). */
+export function parseBoundedJson(text: string, wireBytes: number): unknown {
+  const budget = valuesBudget(wireBytes)
+  if (scanJson(text, Infinity, budget).tooManyValues) {
+    throw errors.validation('parse_error', `Malformed request body: more than ${budget} JSON values for its size.`)
+  }
+  try {
+    return parseJson(text)
+  } catch {
+    throw errors.validation('parse_error', 'Malformed request body.')
+  }
+}
+
+/** Form fields as Elysia gives them: one value as itself, repeated ones as a list, files as Blobs. */
+function formObject(form: Awaited<ReturnType<Response["formData"]>>): Record<string, unknown> {
+  const out: Record<string, unknown> = Object.create(null)
+  for (const key of new Set(form.keys())) {
+    const values = form.getAll(key)
+    out[key] = values.length === 1 ? values[0] : values
+  }
+  return { ...out }
+}
+
+/**
+ * An Elysia parse hook. `address` says whose share of the in-flight budget a body counts against. Bodies with no
+ * content type are left as text (the routes that take them parse it themselves).
+ */
+export function cappedBodyParser(limits: BodyLimits, address: (request: Request) => string | null) {
+  return async (request: Request, contentType: string): Promise<unknown> => {
+    const bytes = await readCappedBody(request, limits, address(request))
+    if (isJson(contentType)) return bytes.byteLength === 0 ? undefined : parseBoundedJson(decoder.decode(bytes), bytes.byteLength)
+    if (contentType === 'multipart/form-data' || contentType === 'application/x-www-form-urlencoded') {
+      const form = await new Response(bytes, { headers: { 'content-type': request.headers.get('content-type') ?? contentType } }).formData().catch(() => {
+        throw errors.validation('parse_error', 'Malformed request body.')
+      })
+      return formObject(form)
+    }
+    if (contentType === 'application/octet-stream') return bytes.buffer
+    return decoder.decode(bytes)
+  }
+}
