@@ -1,4 +1,4 @@
-// npm run bench:profile -- decide|decide-stored|decide-500|ingest — a CPU profile of the service under one bench's
+// bun run bench/profile.ts decide|decide-stored|decide-500|ingest — a CPU profile of the service under one bench's
 // load (`bun --cpu-prof-md`): the top functions by self time, printed; the whole profile is left in the directory shown.
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'

@@ -25,7 +25,6 @@ import { remoteConfigRoutes } from './remote-config/routes'
 import type { Services } from './services'
 import { userRoutes } from './users/routes'
 import { CSRF_COOKIE, CSRF_HEADER, SESSION_COOKIE } from './users/rules'
-import { isSignInPath } from './users/session-cookie'
 import { consoleRoutes } from './console/routes'
 import { flagHistoryRoutes } from './flag-history/routes'
 import { throttled } from './log'
@@ -77,7 +76,10 @@ export function createApp(services: Services) {
   const base = new Elysia({ name: 'phog', handler: { standardHostname: false } })
   const methodsOf = allowedMethods(() => base.routes)
   const app = base
-    .onRequest(async ({ request, set, server }) => {
+    // Synchronous on purpose (Elysia then calls every route without an extra promise): what needs a promise happens
+    // where it applies — the private API's key check in its parse hook, a body's caps where it is read, the
+    // lingering 413 in the error handler.
+    .onRequest(function everyRequest({ request, set }) {
       started.set(request, performance.now())
       set.headers['x-request-id'] = requestIdOf(request)
       const isPrivateApi = request.url.startsWith('/api/', request.url.indexOf('/', 8))
@@ -89,20 +91,15 @@ export function createApp(services: Services) {
       if (isPrivateApi) {
         if (request.headers.has('origin')) Object.assign(set.headers, privateApiCorsHeaders(request))
       } else if (isPublicEndpoint(request.url)) Object.assign(set.headers, corsHeaders(request))
-      // ... and checks the key before reading a body: an anonymous 70 MB chunked body is not parsed first
-      // (a personal key or a console session with its CSRF header; sign-in and sign-out carry neither)
-      if (isPrivateApi && request.body !== null && request.method !== 'GET' && request.method !== 'OPTIONS' && !isSignInPath(request.url)) {
-        const address = clientIp(request, server?.requestIP(request)?.address, services.auth.trustProxy)
-        await services.auth.authenticateRequest(request, address)
-      }
-      // Every route's bodies are capped here by their declared length; capture and decide also cap chunked ones.
-      // With CORS headers, so that a browser client can read why.
-      if (Number(request.headers.get('content-length') ?? 0) > maxBodyBytes) {
-        Object.assign(set.headers, corsHeaders(request))
-        await refuseTooLarge(request)
-      }
+      // A body declared larger than the cap is refused before any route sees it (the error handler reads and drops
+      // what the client still sends, then answers 413 with the CORS headers above); chunked ones are cut where read.
+      if (Number(request.headers.get('content-length') ?? 0) > maxBodyBytes) throw errors.tooLarge()
     })
-    .onError({ as: 'global' }, ({ code, error, set, request, route, path }) => {
+    .onError({ as: 'global' }, async ({ code, error, set, request, route, path }) => {
+      // a refused body still arriving is read and dropped (bounded) first, so the client sees the 413, not a reset
+      if (error instanceof ApiError && error.status === 413 && request.body !== null && !request.bodyUsed && !request.body.locked) {
+        await refuseTooLarge(request).catch(() => undefined)
+      }
       // a client that left before its body arrived: nobody reads the answer; counted as 499, logged at debug
       if (request.signal.aborted && !(error instanceof ApiError && error.status !== 499)) {
         log.debug({ requestId: set.headers['x-request-id'], method: request.method, route: route || 'unmatched', durationMs: durationMs(request) }, 'client closed the connection')
@@ -161,8 +158,12 @@ function privateApiRoutes(services: Services, privateApi: PrivateApiDeps, bodyLi
   const parse = cappedBodyParser(bodyLimits, (request) => clientIp(request, peers.get(request), trustProxy))
   const peers = new WeakMap<Request, string | undefined>()
   return new Elysia({ name: 'private-api' })
-    .onParse(({ request, contentType, server }) => {
-      peers.set(request, server?.requestIP(request)?.address)
+    .onParse(async ({ request, contentType, server }) => {
+      const peer = server?.requestIP(request)?.address
+      peers.set(request, peer)
+      // the key (or the session and its CSRF header) is checked before a byte of the body is read: an anonymous
+      // 70 MB chunked body is not parsed first; the route's guard then reuses this answer
+      if (request.body !== null) await services.auth.authenticateRequest(request, clientIp(request, peer, trustProxy))
       return parse(request, contentType)
     })
     .use(projectRoutes({ sql: services.db.sql, auth: services.auth, tokens: services.tokens, limiter: services.apiLimiter, trustProxy: services.config.TRUST_PROXY }))

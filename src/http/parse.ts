@@ -41,7 +41,9 @@ function formObject(form: Awaited<ReturnType<Response["formData"]>>): Record<str
 export function cappedBodyParser(limits: BodyLimits, address: (request: Request) => string | null) {
   return async (request: Request, contentType: string): Promise<unknown> => {
     const bytes = await readCappedBody(request, limits, address(request))
-    if (isJson(contentType)) return bytes.byteLength === 0 ? undefined : parseBoundedJson(decoder.decode(bytes), bytes.byteLength)
+    // nothing sent: no body, as Elysia has it (a route's optional body stays undefined)
+    if (bytes.byteLength === 0) return undefined
+    if (isJson(contentType)) return parseBoundedJson(decoder.decode(bytes), bytes.byteLength)
     if (contentType === 'multipart/form-data' || contentType === 'application/x-www-form-urlencoded') {
       const form = await new Response(bytes, { headers: { 'content-type': request.headers.get('content-type') ?? contentType } }).formData().catch(() => {
         throw errors.validation('parse_error', 'Malformed request body.')
