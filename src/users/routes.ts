@@ -59,7 +59,7 @@ export function userRoutes(deps: { users: UserService; auth: PersonalKeyAuth; li
 
   const me = new Elysia({ name: 'users-me' })
     .use(personalKeyGuard(deps.auth, deps.limiter))
-    .get('/api/users/@me/', ({ principal }) => deps.users.me(principal.userId), {
+    .get('/api/users/@me/', ({ principal }) => deps.users.me(principal.userId, principal), {
       response: { 200: Me },
       detail: { summary: 'The signed-in user (or the personal key’s user): email, organization and projects', tags },
     })

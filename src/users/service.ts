@@ -4,6 +4,7 @@ import { ApiError, errors } from '../http/errors'
 import { inTransaction, isConnectionError } from '../db/postgres'
 import { insertUser, OWNER, validateEmail } from '../projects/accounts'
 import type { Principal } from '../projects/auth'
+import { visibleTo } from '../projects/key-limits'
 import {
   checkCsrf,
   hashToken,
@@ -88,6 +89,8 @@ export async function applyInitAdmin(sql: Sql, email: string, password: string):
   })
 }
 
+const UNLIMITED = { scopedTeams: null, scopedOrganizations: null }
+
 export interface SessionOpened {
   token: string
   csrfToken: string
@@ -168,12 +171,16 @@ export class UserService {
     return principal
   }
 
-  /** GET /api/users/@me/: the user, their organization(s) and the projects they may see. */
-  async me(userId: number) {
-    const [user, organizations, projects] = await this.guard(
+  /**
+   * GET /api/users/@me/: the user, their organization(s) and the projects they may see; asked with a key limited to
+   * some projects or organizations, only those it reaches.
+   */
+  async me(userId: number, limits: Pick<Principal, 'scopedTeams' | 'scopedOrganizations'> = UNLIMITED) {
+    const [user, allOrganizations, allProjects] = await this.guard(
       Promise.all([userSummary(this.sql, userId), organizationsOfUser(this.sql, userId), projectSummariesOfUser(this.sql, userId)]),
     )
     if (!user) throw errors.notAuthenticated()
+    const { projects, organizations } = visibleTo(limits, allProjects, allOrganizations)
     const current = projects.find((p) => p.id === user.currentProjectId) ?? projects[0] ?? null
     const organization = organizations.find((o) => o.id === current?.organization) ?? organizations[0] ?? null
     return {
