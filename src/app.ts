@@ -162,7 +162,16 @@ export function createApp(services: Services) {
     )
     .use(cohortRoutes({ cohorts: services.cohorts, auth: services.auth, limiter: services.apiLimiter, trustProxy: services.config.TRUST_PROXY }))
     // console sign-in and the console app itself
-    .use(userRoutes({ users: services.users, auth: services.auth, limiter: services.apiLimiter, trustProxy: services.config.TRUST_PROXY }))
+    .use(
+      userRoutes({
+        users: services.users,
+        auth: services.auth,
+        limiter: services.apiLimiter,
+        trustProxy: services.config.TRUST_PROXY,
+        body: bodyLimits,
+        originRefused: () => metrics.originRefused.inc(),
+      }),
+    )
     .use(flagHistoryRoutes(privateApi))
     .use(consoleRoutes())
     .use(queryRoutes({ query: services.query, auth: services.auth, limiter: services.apiLimiter }))

@@ -1,16 +1,32 @@
 // POST /api/login/, POST /api/logout/, GET /api/users/@me/: the console's sign-in, through the public REST API.
 import { Elysia } from 'elysia'
+import type { BodyLimits } from '../http/body'
 import type { PersonalKeyAuth } from '../projects/auth'
 import { personalKeyGuard } from '../projects/guards'
 import type { RateLimiter } from '../http/rate-limit'
 import { clientIp } from '../http/cors'
 import { publicUrl } from '../http/pagination'
+import { documentedAnswer } from '../http/openapi'
+import { readLoginBody } from './login-body'
 import { LoggedOut, LoginBody, Me } from './model'
+import { assertOwnOrigin } from './origin'
 import { COOKIE_MAX_AGE_S, CSRF_COOKIE, CSRF_HEADER, csrfCookie, parseCookies, SESSION_COOKIE, sessionCookie } from './rules'
 import type { UserService } from './service'
 
-export function userRoutes(deps: { users: UserService; auth: PersonalKeyAuth; limiter?: RateLimiter; trustProxy: boolean }) {
+export interface UserRouteDeps {
+  users: UserService
+  auth: PersonalKeyAuth
+  limiter?: RateLimiter
+  trustProxy: boolean
+  body: BodyLimits
+  /** counts a browser write refused for its origin */
+  originRefused?: () => void
+}
+
+export function userRoutes(deps: UserRouteDeps) {
   const tags = ['users']
+  // sign-in and sign-out set cookies: a page of another origin may not make a browser do either
+  const fromOwnOrigin = (request: Request) => assertOwnOrigin(request, deps.trustProxy, deps.originRefused)
   // Secure behind https, also behind a TLS proxy that says so: a spoofed header only makes the caller's own cookie
   // stricter, so X-Forwarded-Proto counts here even without TRUST_PROXY
   const secureOf = (request: Request) =>
@@ -23,7 +39,9 @@ export function userRoutes(deps: { users: UserService; auth: PersonalKeyAuth; li
   const signIn = new Elysia({ name: 'sign-in' })
     .post(
       '/api/login/',
-      async ({ body, request, server, set }) => {
+      async ({ request, server, set }) => {
+        fromOwnOrigin(request)
+        const body = await readLoginBody(request, deps.body)
         const address = clientIp(request, server?.requestIP(request)?.address, deps.trustProxy)
         const opened = await deps.users.login(body.email, body.password, address)
         set.headers['set-cookie'] = cookies(request, opened.token, opened.csrfToken, COOKIE_MAX_AGE_S)
@@ -31,17 +49,22 @@ export function userRoutes(deps: { users: UserService; auth: PersonalKeyAuth; li
         return deps.users.me(opened.userId)
       },
       {
-        body: LoginBody,
+        // read here, within a small cap (login-body.ts), chunked bodies included
+        parse: 'none',
         response: { 200: Me },
         detail: {
           summary: 'Sign in with email and password: sets the HttpOnly session cookie and the readable phog_csrftoken cookie',
+          description: 'JSON only (415 otherwise); a browser request must come from a page of this server (403 csrf_failed otherwise).',
           tags,
+          requestBody: { required: true, description: 'the user’s email and password', content: { 'application/json': { schema: LoginBody } } } as never,
+          responses: documentedAnswer(Me),
         },
       },
     )
     .post(
       '/api/logout/',
       async ({ request, set }) => {
+        fromOwnOrigin(request)
         const jar = parseCookies(request.headers.get('cookie'))
         const token = jar.get(SESSION_COOKIE)
         // a page on another site must not end a session: the same CSRF rule as every cookie-authenticated write
