@@ -23,8 +23,18 @@ export interface UserRouteDeps {
   originRefused?: () => void
 }
 
+const tags = ['users']
+
+/** Sign-in and sign-out with the current user: mounted together (app.ts). */
 export function userRoutes(deps: UserRouteDeps) {
-  const tags = ['users']
+  return new Elysia({ name: 'user-routes' }).use(signInRoutes(deps)).use(currentUserRoutes(deps))
+}
+
+/**
+ * POST /api/login/ and /api/logout/. Sign-in reads its own body (parse: 'none', login-body.ts): mount it where no
+ * other parse hook reads the body first.
+ */
+export function signInRoutes(deps: UserRouteDeps) {
   // sign-in and sign-out set cookies: a page of another origin may not make a browser do either
   const fromOwnOrigin = (request: Request) => assertOwnOrigin(request, deps.trustProxy, deps.originRefused)
   // Secure behind https, also behind a TLS proxy that says so: a spoofed header only makes the caller's own cookie
@@ -36,7 +46,7 @@ export function userRoutes(deps: UserRouteDeps) {
     return [sessionCookie(session, options), csrfCookie(csrf, options)]
   }
 
-  const signIn = new Elysia({ name: 'sign-in' })
+  return new Elysia({ name: 'sign-in' })
     .post(
       '/api/login/',
       async ({ request, server, set }) => {
@@ -79,12 +89,14 @@ export function userRoutes(deps: UserRouteDeps) {
         detail: { summary: 'End the session of the cookie and clear the cookies', tags },
       },
     )
+}
 
-  const me = new Elysia({ name: 'users-me' })
+/** GET /api/users/@me/: a session's or a key's user (a limited key sees only what it reaches). */
+export function currentUserRoutes(deps: Pick<UserRouteDeps, 'users' | 'auth' | 'limiter'>) {
+  return new Elysia({ name: 'users-me' })
     .use(personalKeyGuard(deps.auth, deps.limiter))
     .get('/api/users/@me/', ({ principal }) => deps.users.me(principal.userId, principal), {
       response: { 200: Me },
       detail: { summary: 'The signed-in user (or the personal key’s user): email, organization and projects', tags },
     })
-  return new Elysia({ name: 'user-routes' }).use(signIn).use(me)
 }
