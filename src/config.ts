@@ -86,6 +86,8 @@ export const ConfigSchema = Type.Object({
   }),
   RATE_LIMIT_API_PER_MINUTE: Int({ default: 2400, minimum: 0, description: 'private API requests per user (all of its personal keys together) per minute; 0 = unlimited' }),
   UNKNOWN_KEY_LOOKUPS_PER_MINUTE: Int({ default: 60, minimum: 0, description: 'lookups of unknown personal keys per client address per minute, then 429; 0 = unlimited' }),
+  LOGIN_ATTEMPTS_PER_EMAIL: Int({ default: 10, minimum: 1, maximum: 10_000, description: 'sign-in password checks per email in 15 minutes (counted before the check, shared by every process on the Postgres), then 429 throttled' }),
+  LOGIN_ATTEMPTS_PER_ADDRESS: Int({ default: 50, minimum: 0, maximum: 100_000, description: 'sign-in password checks per client address in 15 minutes, whatever the email, then 429 throttled; 0 = no per-address limit' }),
   PERSON_CACHE_MAX_BYTES: Int({
     default: 32 * 1024 * 1024,
     minimum: 0,

@@ -135,8 +135,11 @@ export async function startServices(config: Config, log: Logger, options: { metr
       },
       { checkEveryMs: config.KEY_CHANGE_CHECK_MS, listen: db.supportsNotify },
     )
-    const users = new UserService(db.sql)
-    auth.sessions = new SessionCookieResolver(users)
+    const users = new UserService(db.sql, {
+      throttle: { perEmail: config.LOGIN_ATTEMPTS_PER_EMAIL, perAddress: config.LOGIN_ATTEMPTS_PER_ADDRESS },
+      onAttempt: (outcome) => metrics.loginAttempts.inc({ outcome }),
+    })
+    auth.sessions = new SessionCookieResolver(users, { trustProxy: config.TRUST_PROXY, originRefused: () => metrics.originRefused.inc() })
     await keyChanges.start()
     closers.push(() => keyChanges.stop())
     const flags = await startFlags({ config, db, tokens, auth, log, metrics })

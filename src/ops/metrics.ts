@@ -169,6 +169,17 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
       help: 'Persons and groups whose properties are cached for /decide',
       registers: [registry],
     }),
+    loginAttempts: new Counter({
+      name: 'login_attempts_total',
+      help: 'Sign-in attempts by outcome: success and wrong_password are the password checks made; throttled (429) and invalid were not checked',
+      labelNames: ['outcome'] as const,
+      registers: [registry],
+    }),
+    originRefused: new Counter({
+      name: 'csrf_origin_refused_total',
+      help: 'Browser writes refused (403 csrf_failed) because their Origin or Referer is not this server\'s own origin',
+      registers: [registry],
+    }),
     decideStoredLoads: new Counter({
       name: 'decide_stored_properties_loads_total',
       help: '/decide reads of stored person/group properties (only when a flag needs more than the request gave), by outcome',

@@ -1,4 +1,5 @@
-// /api/personal_api_keys/: a personal key manages its own user's keys (this service has no login sessions).
+// /api/personal_api_keys/: a personal key (or a console session) manages its own user's keys, within its limits
+// (key-limits.ts: a limited key makes no wider key and rolls or revokes only itself).
 import { Elysia, t } from 'elysia'
 import type { Sql } from 'postgres'
 import type { PersonalKeyAuth } from './auth'
@@ -21,7 +22,7 @@ export function personalKeyRoutes(deps: { sql: Sql; auth: PersonalKeyAuth; limit
     .post(
       '/api/personal_api_keys/',
       async ({ principal, body, set }) => {
-        const created = await keys.create(principal.userId, body)
+        const created = await keys.create(principal.userId, body, principal)
         set.status = 201
         return created
       },
@@ -40,7 +41,7 @@ export function personalKeyRoutes(deps: { sql: Sql; auth: PersonalKeyAuth; limit
       '/api/personal_api_keys/:id/',
       async ({ principal, params }) => {
         const id = params.id === '@current' ? principal.keyId : params.id
-        await keys.revoke(principal.userId, id)
+        await keys.revoke(principal.userId, id, principal)
         return new Response(null, { status: 204 })
       },
       {
@@ -50,7 +51,7 @@ export function personalKeyRoutes(deps: { sql: Sql; auth: PersonalKeyAuth; limit
     )
     .post(
       '/api/personal_api_keys/:id/roll/',
-      ({ principal, params }) => keys.roll(principal.userId, params.id === '@current' ? principal.keyId : params.id),
+      ({ principal, params }) => keys.roll(principal.userId, params.id === '@current' ? principal.keyId : params.id, principal),
       {
         params: KeyParams,
         response: { 200: PersonalApiKey },

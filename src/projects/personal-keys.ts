@@ -6,6 +6,7 @@ import type { Sql } from 'postgres'
 import { errors } from '../http/errors'
 import { isoDate } from '../http/format'
 import { announceKeyChange } from './key-changes'
+import { assertMayManage, limitsForNewKey, type KeyHolder } from './key-limits'
 import { generateKey, hashKey, maskKey } from './keys'
 
 export const MAX_KEYS_PER_USER = 10
@@ -89,17 +90,19 @@ export function validateScopes(scopes: unknown): string[] {
   return [...new Set(scopes as string[])]
 }
 
-/** `scoped_teams`: null/absent for every project, else project ids (each must be one the user can see). */
-function validateScopedTeams(value: unknown): number[] | null {
-  if (value === undefined || value === null) return null
+/** `scoped_teams`: null or [] for every project, else project ids (each must be one the user can see); undefined when absent. */
+function validateScopedTeams(value: unknown): number[] | null | undefined {
+  if (value === undefined) return undefined
+  if (value === null) return null
   if (!Array.isArray(value) || value.length > 100 || !value.every((v) => Number.isInteger(v) && v > 0 && v <= 2_147_483_647)) {
     throw errors.validation('invalid_input', 'scoped_teams must be a list of project ids.', 'scoped_teams')
   }
   return value.length === 0 ? null : [...new Set(value as number[])]
 }
 
-function validateScopedOrganizations(value: unknown): string[] | null {
-  if (value === undefined || value === null) return null
+function validateScopedOrganizations(value: unknown): string[] | null | undefined {
+  if (value === undefined) return undefined
+  if (value === null) return null
   if (!Array.isArray(value) || value.length > 100 || !value.every((v) => typeof v === 'string' && UUID_PATTERN.test(v))) {
     throw errors.validation('invalid_input', 'scoped_organizations must be a list of organization ids.', 'scoped_organizations')
   }
@@ -116,12 +119,19 @@ export interface PersonalKeyInput {
 /**
  * Create a key for the user: the one path for the API and the CLI (label, scopes, the projects and organizations it
  * is limited to, and the per-user cap, checked under a lock on the user's row). Answers the key with its value.
+ * `creator` is the key (or session) asking; a limited one makes only keys within its own limits (key-limits.ts).
+ * Without it (the CLI, an admin on the machine) the key is what the input says.
  */
-export async function createPersonalKeyFor(sql: Sql, userId: number, input: PersonalKeyInput): Promise<PersonalKeyJson> {
+export async function createPersonalKeyFor(sql: Sql, userId: number, input: PersonalKeyInput, creator?: KeyHolder): Promise<PersonalKeyJson> {
   const label = validateLabel(input.label)
-  const scopes = validateScopes(input.scopes)
-  const scopedTeams = validateScopedTeams(input.scoped_teams)
-  const scopedOrganizations = validateScopedOrganizations(input.scoped_organizations)
+  const requested = {
+    scopes: validateScopes(input.scopes),
+    scopedTeams: validateScopedTeams(input.scoped_teams),
+    scopedOrganizations: validateScopedOrganizations(input.scoped_organizations),
+  }
+  const { scopes, scopedTeams, scopedOrganizations } = creator
+    ? limitsForNewKey(creator, requested)
+    : { scopes: requested.scopes, scopedTeams: requested.scopedTeams ?? null, scopedOrganizations: requested.scopedOrganizations ?? null }
   const value = generateKey('phx')
   return sql.begin(async (tx) => {
     // one user's creations are serialised, so the per-user limit holds under concurrency
@@ -174,17 +184,20 @@ export class PersonalKeyService {
     return toJson(await this.row(userId, id === '@current' ? currentKeyId : id))
   }
 
-  create(userId: number, input: PersonalKeyInput): Promise<PersonalKeyJson> {
-    return createPersonalKeyFor(this.sql, userId, input)
+  create(userId: number, input: PersonalKeyInput, creator: KeyHolder): Promise<PersonalKeyJson> {
+    return createPersonalKeyFor(this.sql, userId, input, creator)
   }
 
-  async revoke(userId: number, id: string): Promise<void> {
+  /** Another key of the user: only with a session or an unrestricted key (a limited key may revoke itself). */
+  async revoke(userId: number, id: string, caller: KeyHolder): Promise<void> {
     await this.row(userId, id)
+    assertMayManage(caller, id)
     await revokePersonalKey(this.sql, id)
   }
 
-  async roll(userId: number, id: string): Promise<PersonalKeyJson> {
+  async roll(userId: number, id: string, caller: KeyHolder): Promise<PersonalKeyJson> {
     await this.row(userId, id)
+    assertMayManage(caller, id)
     return rollPersonalKey(this.sql, id)
   }
 

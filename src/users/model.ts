@@ -27,7 +27,7 @@ export const Me = model(
     organization: t.Union([MembershipSummary, t.Null()], { description: 'the organization of the current project' }),
     organizations: t.Array(MembershipSummary),
     projects: t.Array(t.Object({ id: t.Integer(), name: t.String(), organization: t.String({ format: 'uuid' }) }), {
-      description: 'every project the user may see (only their organizations’)',
+      description: 'every project the user may see (only their organizations’); asked with a key limited to some projects or organizations, only those it reaches',
     }),
     current_project: t.Union([t.Integer(), t.Null()]),
   }),

@@ -106,3 +106,45 @@ export async function markApplied(sql: Sql, name: string): Promise<boolean> {
   const rows = await sql`insert into applied_settings (name) values (${name}) on conflict do nothing returning name`
   return rows.length > 0
 }
+
+export interface AttemptTaken {
+  subject: string
+  attempts: number
+  /** the window's start as Postgres wrote it (text keeps its microseconds, so a give-back finds its window) */
+  windowStartedAt: string
+  /** seconds until the window ends */
+  secondsLeft: number
+}
+
+/**
+ * Take one attempt for each subject, atomically: the row is locked by the upsert, so concurrent attempts (in this
+ * process or another) each see a different count. A window older than `windowMs` starts over at 1.
+ */
+export async function takeAttempts(sql: Sql, subjects: readonly string[], windowMs: number): Promise<AttemptTaken[]> {
+  const rows = await sql<{ subject: string; attempts: number; window_started_at: string; seconds_left: number }[]>`
+    insert into login_attempts as a (subject, window_started_at, attempts)
+    select s, now(), 1 from unnest(${[...subjects]}::text[]) as s
+    on conflict (subject) do update set
+      window_started_at = case when a.window_started_at <= now() - ${windowMs} * interval '1 millisecond' then now() else a.window_started_at end,
+      attempts = case when a.window_started_at <= now() - ${windowMs} * interval '1 millisecond' then 1 else a.attempts + 1 end
+    returning subject, attempts, window_started_at::text as window_started_at,
+      extract(epoch from (window_started_at + ${windowMs} * interval '1 millisecond' - now()))::float8 as seconds_left`
+  return rows.map((r) => ({ subject: r.subject, attempts: r.attempts, windowStartedAt: r.window_started_at, secondsLeft: r.seconds_left }))
+}
+
+/** Give attempts back (a right password, or a refused attempt), unless their window has started over since. */
+export async function returnAttempts(sql: Sql, taken: readonly AttemptTaken[]): Promise<void> {
+  if (taken.length === 0) return
+  const subjects = taken.map((t) => t.subject)
+  const starts = taken.map((t) => t.windowStartedAt)
+  await sql`
+    update login_attempts a set attempts = greatest(a.attempts - 1, 0)
+    from unnest(${subjects}::text[], ${starts}::text[]) as r(subject, started)
+    where a.subject = r.subject and a.window_started_at::text = r.started`
+}
+
+/** Rows whose window is over: removed now and then so one address trying many emails does not grow the table. */
+export async function deleteStaleAttempts(sql: Sql, windowMs: number): Promise<number> {
+  const rows = await sql`delete from login_attempts where window_started_at <= now() - ${windowMs} * interval '1 millisecond' returning subject`
+  return rows.length
+}

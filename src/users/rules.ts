@@ -1,5 +1,5 @@
-// The rules of console sign-in, free of I/O: session and CSRF tokens, cookies, the CSRF check, the password policy
-// and the sign-in throttle. Unit-tested in rules.test.ts.
+// The rules of console sign-in, free of I/O: session and CSRF tokens, cookies, the CSRF check and the password
+// policy. Unit-tested in rules.test.ts. (The sign-in throttle counts in Postgres: throttle.ts.)
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import { ApiError } from '../http/errors'
 
@@ -109,68 +109,4 @@ export function sessionExpired(lastSeenAt: Date, now: number): boolean {
 
 export function needsTouch(lastSeenAt: Date, now: number): boolean {
   return now - lastSeenAt.getTime() >= SESSION_TOUCH_MS
-}
-
-export interface ThrottleOptions {
-  /** failures allowed per email in the window; the next attempt is refused (PostHog: 10 in 15 minutes) */
-  perEmail?: number
-  /** failures allowed per client address in the window (one address trying many emails) */
-  perAddress?: number
-  windowMs?: number
-  /** remembered emails and addresses, each; the oldest is forgotten first */
-  maxEntries?: number
-}
-
-/**
- * Failed sign-ins in a sliding window, per email and per client address. Past the limit every attempt for that email
- * (or from that address) is refused with 429 before the password is checked, until the oldest failure leaves the
- * window. A success does not wipe the count: guessing would otherwise be free for whoever knows one password.
- */
-export class LoginThrottle {
-  private readonly failures = new Map<string, number[]>()
-  private readonly perEmail: number
-  private readonly perAddress: number
-  private readonly windowMs: number
-  private readonly maxEntries: number
-
-  constructor(options: ThrottleOptions = {}) {
-    this.perEmail = options.perEmail ?? 10
-    this.perAddress = options.perAddress ?? 50
-    this.windowMs = options.windowMs ?? 15 * 60 * 1000
-    this.maxEntries = options.maxEntries ?? 20_000
-  }
-
-  /** 0 when the attempt may go on; otherwise the seconds until it may. */
-  waitSeconds(email: string, address: string | null, now = Date.now()): number {
-    const wait = Math.max(this.wait(`email:${normalizeEmail(email)}`, this.perEmail, now), address ? this.wait(`ip:${address}`, this.perAddress, now) : 0)
-    return wait > 0 ? Math.max(1, Math.ceil(wait / 1000)) : 0
-  }
-
-  recordFailure(email: string, address: string | null, now = Date.now()): void {
-    this.add(`email:${normalizeEmail(email)}`, this.perEmail, now)
-    if (address) this.add(`ip:${address}`, this.perAddress, now)
-  }
-
-  private recent(key: string, now: number): number[] {
-    const times = this.failures.get(key)
-    if (!times) return []
-    const kept = times.filter((t) => now - t < this.windowMs)
-    if (kept.length === 0) this.failures.delete(key)
-    else if (kept.length !== times.length) this.failures.set(key, kept)
-    return kept
-  }
-
-  private wait(key: string, limit: number, now: number): number {
-    const times = this.recent(key, now)
-    if (times.length < limit) return 0
-    return times[times.length - limit] + this.windowMs - now
-  }
-
-  private add(key: string, limit: number, now: number): void {
-    const times = this.recent(key, now)
-    this.failures.delete(key)
-    if (this.failures.size >= this.maxEntries) this.failures.delete(this.failures.keys().next().value!)
-    // only the newest `limit` failures decide anything: the list is bounded too
-    this.failures.set(key, [...times, now].slice(-limit))
-  }
 }

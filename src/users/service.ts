@@ -4,10 +4,10 @@ import { ApiError, errors } from '../http/errors'
 import { inTransaction, isConnectionError } from '../db/postgres'
 import { insertUser, OWNER, validateEmail } from '../projects/accounts'
 import type { Principal } from '../projects/auth'
+import { visibleTo } from '../projects/key-limits'
 import {
   checkCsrf,
   hashToken,
-  LoginThrottle,
   MAX_EMAIL_LENGTH,
   MAX_PASSWORD_LENGTH,
   needsTouch,
@@ -17,8 +17,8 @@ import {
   plausibleToken,
   SESSION_IDLE_MS,
   sessionExpired,
-  type ThrottleOptions,
 } from './rules'
+import { LoginThrottle, type ThrottleOptions } from './throttle'
 import {
   deleteIdleSessions,
   deleteSession,
@@ -88,6 +88,8 @@ export async function applyInitAdmin(sql: Sql, email: string, password: string):
   })
 }
 
+const UNLIMITED = { scopedTeams: null, scopedOrganizations: null }
+
 export interface SessionOpened {
   token: string
   csrfToken: string
@@ -102,38 +104,57 @@ export interface SessionCheck {
   csrfHeader: string | null
 }
 
+/** How a sign-in attempt ended: `success` and `wrong_password` are the password checks (argon2) made. */
+export type LoginOutcome = 'success' | 'wrong_password' | 'throttled' | 'invalid'
+
+export interface UserServiceOptions {
+  throttle?: ThrottleOptions
+  /** counts each sign-in attempt by outcome (metrics) */
+  onAttempt?: (outcome: LoginOutcome) => void
+}
+
 export class UserService {
   private readonly throttle: LoginThrottle
+  private readonly counted: (outcome: LoginOutcome) => void
   private lastSweep = 0
 
   constructor(
     private readonly sql: Sql,
-    throttle: ThrottleOptions = {},
+    options: UserServiceOptions = {},
   ) {
-    this.throttle = new LoginThrottle(throttle)
+    this.throttle = new LoginThrottle(sql, options.throttle)
+    this.counted = options.onAttempt ?? (() => undefined)
   }
 
-  /** Checks email and password; 400 for a malformed attempt, 401 for a wrong one, 429 once throttled. */
+  /**
+   * Checks email and password: 401 for a wrong one, 429 once throttled. The attempt is taken before the password is
+   * checked (throttle.ts), so concurrent guesses cannot outrun the limit.
+   */
   async login(emailInput: string, password: string, address: string | null): Promise<SessionOpened> {
     const email = normalizeEmail(emailInput)
-    const wait = this.throttle.waitSeconds(email, address)
-    if (wait > 0) {
-      throw new ApiError(429, 'throttled_error', 'throttled', `Too many failed sign-ins. Try again in ${wait} second${wait === 1 ? '' : 's'}.`, null, {
-        'retry-after': String(wait),
-      })
-    }
     if (password.length > MAX_PASSWORD_LENGTH || email.length > MAX_EMAIL_LENGTH) {
-      this.throttle.recordFailure(email, address)
+      // no user has such an email or password: nothing to check, nothing to count
+      this.counted('invalid')
       throw invalidCredentials()
+    }
+    let reservation
+    try {
+      reservation = await this.guard(this.throttle.reserve(email, address))
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 429) this.counted('throttled')
+      throw error
     }
     const user = await this.guard(findLoginUser(this.sql, email))
     // an unknown email costs the same argon2 work as a wrong password: timing does not tell which emails exist
     decoyHash ??= hashPassword(newToken())
     const ok = user?.passwordHash ? await Bun.password.verify(password, user.passwordHash) : (await Bun.password.verify(password, await decoyHash), false)
     if (!user || !ok) {
-      this.throttle.recordFailure(email, address)
+      this.counted('wrong_password')
       throw invalidCredentials()
     }
+    this.counted('success')
+    // a failed give-back only leaves the count one higher until the window ends
+    await reservation.succeeded().catch(() => undefined)
     const token = newToken()
     const csrfToken = newToken()
     await this.guard(insertSession(this.sql, { userId: user.id, tokenHash: hashToken(token), csrfHash: hashToken(csrfToken) }))
@@ -168,12 +189,16 @@ export class UserService {
     return principal
   }
 
-  /** GET /api/users/@me/: the user, their organization(s) and the projects they may see. */
-  async me(userId: number) {
-    const [user, organizations, projects] = await this.guard(
+  /**
+   * GET /api/users/@me/: the user, their organization(s) and the projects they may see; asked with a key limited to
+   * some projects or organizations, only those it reaches.
+   */
+  async me(userId: number, limits: Pick<Principal, 'scopedTeams' | 'scopedOrganizations'> = UNLIMITED) {
+    const [user, allOrganizations, allProjects] = await this.guard(
       Promise.all([userSummary(this.sql, userId), organizationsOfUser(this.sql, userId), projectSummariesOfUser(this.sql, userId)]),
     )
     if (!user) throw errors.notAuthenticated()
+    const { projects, organizations } = visibleTo(limits, allProjects, allOrganizations)
     const current = projects.find((p) => p.id === user.currentProjectId) ?? projects[0] ?? null
     const organization = organizations.find((o) => o.id === current?.organization) ?? organizations[0] ?? null
     return {
