@@ -158,6 +158,12 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
       help: 'Persons and groups whose properties are cached for /decide',
       registers: [registry],
     }),
+    flagWritesRefused: new Counter({
+      name: 'flag_writes_refused_total',
+      help: 'Flag writes refused by the project budget, by the limit they would pass (footprint, keys, depth)',
+      labelNames: ['limit'] as const,
+      registers: [registry],
+    }),
     decideStoredLoads: new Counter({
       name: 'decide_stored_properties_loads_total',
       help: '/decide reads of stored person/group properties (only when a flag needs more than the request gave), by outcome',
