@@ -22,8 +22,8 @@ const redactKey = (key: string): string => `${key.slice(0, 4)}…redacted`
 
 // A key written with escapes is still the key: `phx\u005f…` in raw JSON, `phx%5F…` in a path or query (twice
 // escaped too, `\\u005f` or `%255F`). A run of key characters and escapes is decoded before it is matched.
-const ESCAPED_RUN = /(?:[A-Za-z0-9_-]|\\+u[0-9a-fA-F]{4}|%(?:25)*[0-9a-fA-F]{2})+/g
-const ESCAPE = /\\+u([0-9a-fA-F]{4})|%(?:25)*([0-9a-fA-F]{2})/g
+const ESCAPED_RUN = /(?:[A-Za-z0-9_-]|\\{1,8}u[0-9a-fA-F]{4}|%(?:25){0,4}[0-9a-fA-F]{2})+/g
+const ESCAPE = /\\{1,8}u([0-9a-fA-F]{4})|%(?:25){0,4}([0-9a-fA-F]{2})/g
 
 function scrubEscapedKeys(text: string): string {
   return text.replace(ESCAPED_RUN, (run) => {
