@@ -18,12 +18,28 @@ const REDACT = [
 ]
 
 const KEY_SHAPE = /\bph[cxs]_[A-Za-z0-9_-]{4,}/g
+const redactKey = (key: string): string => `${key.slice(0, 4)}…redacted`
+
+// A key written with escapes is still the key: `phx\u005f…` in raw JSON, `phx%5F…` in a path or query (twice
+// escaped too, `\\u005f` or `%255F`). A run of key characters and escapes is decoded before it is matched.
+const ESCAPED_RUN = /(?:[A-Za-z0-9_-]|\\{1,8}u[0-9a-fA-F]{4}|%(?:25){0,4}[0-9a-fA-F]{2})+/g
+const ESCAPE = /\\{1,8}u([0-9a-fA-F]{4})|%(?:25){0,4}([0-9a-fA-F]{2})/g
+
+function scrubEscapedKeys(text: string): string {
+  return text.replace(ESCAPED_RUN, (run) => {
+    if (!run.includes('\\') && !run.includes('%')) return run
+    const decoded = run.replace(ESCAPE, (_, u: string | undefined, pct: string | undefined) => String.fromCharCode(parseInt(u ?? pct!, 16)))
+    const scrubbed = decoded.replace(KEY_SHAPE, redactKey)
+    return scrubbed === decoded ? run : scrubbed
+  })
+}
 
 const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@]*@/gi
 
-/** Keys and URL credentials out of a text (a connection string in an error message carries a password). */
+/** Keys (plain or escaped) and URL credentials out of a text (a connection string in an error message carries a password). */
 export function scrubKeys(text: string): string {
-  let out = text.replace(KEY_SHAPE, (k) => `${k.slice(0, 4)}…redacted`)
+  let out = text.includes('ph') ? text.replace(KEY_SHAPE, redactKey) : text
+  if (out.includes('\\') || out.includes('%')) out = scrubEscapedKeys(out)
   if (out.includes('://')) out = out.replace(URL_CREDENTIALS, '$1[redacted]@')
   return out
 }
@@ -49,14 +65,18 @@ export function errorFields(e: Error, depth = 0): Record<string, unknown> {
   return out
 }
 
-/** Every string field of a log line, nested ones included (paths and URLs carry keys too). */
+/**
+ * Every string of a log line, nested ones and field names included (paths, URLs and names taken from a request
+ * carry keys too). What lies deeper than the scrubber looks is left out rather than written unread.
+ */
 function scrubFields(value: unknown, depth = 0): unknown {
-  if (typeof value === 'string') return value.includes('ph') || value.includes('://') ? scrubKeys(value) : value
+  if (typeof value === 'string') return scrubKeys(value)
   if (value instanceof Error) return scrubFields(errorFields(value), depth)
-  if (depth > 6 || typeof value !== 'object' || value === null) return value
+  if (typeof value !== 'object' || value === null) return value
+  if (depth > 6) return '[nested too deep]'
   if (Array.isArray(value)) return value.map((v) => scrubFields(v, depth + 1))
   const out: Record<string, unknown> = {}
-  for (const [k, v] of Object.entries(value)) out[k] = scrubFields(v, depth + 1)
+  for (const [k, v] of Object.entries(value)) out[scrubKeys(k)] = scrubFields(v, depth + 1)
   return out
 }
 

@@ -172,6 +172,7 @@ export async function startServices(config: Config, log: Logger, options: { metr
       sql: db.sql,
       events,
       eventsStored: (timeoutMs) => captureLog.caughtUp([STORE_WRITER, HISTORY_WRITER], timeoutMs),
+      forgetLoggedEvents: () => captureLog.forgetLogged(),
       onErased: (change) => {
         flags.onPersonsChanged(change)
         captureLog.tell(change)

@@ -41,7 +41,7 @@ export async function startFlags(deps: {
     onError: (error, what) => warnOnce(`cache:${what}`, (suppressed) => log.warn({ err: error, what, suppressed }, 'flag cache')),
   })
   await cache.start()
-  const service = new FlagService({ sql: db.sql, cache, notify: db.supportsNotify })
+  const service = new FlagService({ sql: db.sql, cache, notify: db.supportsNotify, onBudgetRefused: (limit) => metrics.flagWritesRefused.inc({ limit }) })
   const persons = new PersonCache((request) => loadStoredPropertiesSized(db.sql, request), {
     maxBytes: config.PERSON_CACHE_MAX_BYTES,
     ttlMs: config.PERSON_CACHE_TTL_MS,

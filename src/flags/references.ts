@@ -2,6 +2,7 @@
 // project's other flags (for dependencies). Cohorts belong to the cohorts capability; flags read their table here,
 // so that flags never import it (cohorts import flags: their writes bump the flag cache version).
 import type { Sql } from 'postgres'
+import { FLAG_FIXED_BYTES } from './project-budget'
 
 export interface CohortRef {
   id: number
@@ -78,10 +79,15 @@ export async function disabledFlags(sql: Sql, teamId: number, ids: number[]): Pr
     select id, key from feature_flags where team_id = ${teamId} and id = any(${sql.array(ids)}::int[]) and not active order by key, id`
 }
 
-/** Every flag of the project that is not deleted, with its size and every flag reference (the project's budget). */
+/**
+ * Every flag of the project that is not deleted, with its size (project-budget.ts flagBytes: filters, key and name
+ * as JSON, and the fixed fields) and every flag reference (the project's budget).
+ */
 export async function flagFootprints(sql: Sql, teamId: number): Promise<{ id: number; key: string; bytes: number; dependencies: unknown[] }[]> {
   return sql<{ id: number; key: string; bytes: number; dependencies: unknown[] }[]>`
-    select f.id, f.key, octet_length(f.filters::text) as bytes, ${dependenciesColumn(sql)}
+    select f.id, f.key,
+           octet_length(f.filters::text) + octet_length(to_json(f.key)::text) + octet_length(to_json(f.name)::text) + ${FLAG_FIXED_BYTES}::int as bytes,
+           ${dependenciesColumn(sql)}
       from feature_flags f
      where f.team_id = ${teamId} and not f.deleted
      order by f.id`

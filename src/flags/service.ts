@@ -5,7 +5,7 @@ import { ApiError, databaseWork, errors } from '../http/errors'
 import type { FlagCache } from './cache'
 import { localEvaluationOf, type LocalEvaluation } from './local-evaluation'
 import { flagListing, safeInt } from './reference-checks'
-import { checkProjectBudget, measure, referencesIn } from './project-budget'
+import { checkProjectBudget, flagBytes, measure, referencesIn, type ProjectLimit } from './project-budget'
 import { cohortBytes, cohortsWithNested, disabledFlags, flagFootprints, flagRefs, type FlagRef } from './references'
 import { createFlag, getFlag, keyTaken, listFlags, updateFlag, withProjectWriteLock, type ListOptions } from './repository'
 import { flagJson, type FlagRow } from './serialize'
@@ -28,7 +28,15 @@ export function etagMatches(ifNoneMatch: string | null, etag: string): boolean {
 }
 
 export class FlagService {
-  constructor(private readonly deps: { sql: Sql; cache: FlagCache; notify: boolean }) {}
+  constructor(
+    private readonly deps: {
+      sql: Sql
+      cache: FlagCache
+      notify: boolean
+      /** a write refused by the project's budget (project-budget.ts), by the limit it would pass */
+      onBudgetRefused?: (limit: ProjectLimit) => void
+    },
+  ) {}
 
   list(teamId: number, options: ListOptions) {
     return db(async () => {
@@ -109,7 +117,7 @@ export class FlagService {
           keyTaken: (key) => keyTaken(tx, teamId, key, null),
           references: this.references(tx, teamId),
         })
-        await checkFlagBudget(tx, teamId, { id: null, key: input.key!, filters: input.filters ?? {}, deleted: input.deleted ?? false })
+        await checkFlagBudget(tx, teamId, { id: null, key: input.key!, name: input.name ?? '', filters: input.filters ?? {}, deleted: input.deleted ?? false }, this.deps.onBudgetRefused)
         return createFlag(tx, teamId, userId, { ...input, key: input.key! }, this.deps.notify)
       })
       await this.deps.cache.refresh(teamId)
@@ -134,9 +142,10 @@ export class FlagService {
         if (input.deleted === false && existing.deleted && input.key === undefined && (await keyTaken(tx, teamId, existing.key, existing.id))) {
           throw errors.validation('unique', 'There is already a feature flag with this key.', 'key')
         }
-        if (input.filters !== undefined || input.key !== undefined || input.deleted !== undefined) {
+        if (input.filters !== undefined || input.key !== undefined || input.name !== undefined || input.deleted !== undefined) {
           const deleted = input.deleted ?? existing.deleted
-          await checkFlagBudget(tx, teamId, { id: existing.id, key: input.key ?? existing.key, filters: input.filters ?? existing.filters, deleted })
+          const written = { id: existing.id, key: input.key ?? existing.key, name: input.name ?? existing.name, filters: input.filters ?? existing.filters, deleted }
+          await checkFlagBudget(tx, teamId, written, this.deps.onBudgetRefused)
         }
         return updateFlag(tx, teamId, existing.id, userId, input, this.deps.notify)
       })
@@ -175,12 +184,17 @@ function dependenciesOf(id: number, refs: readonly FlagRef[]): Set<number> {
 }
 
 /** The project's footprint and dependency depth after this write, checked against before (project-budget.ts). */
-export async function checkFlagBudget(tx: Sql, teamId: number, written: { id: number | null; key: string; filters: unknown; deleted: boolean }): Promise<void> {
+export async function checkFlagBudget(
+  tx: Sql,
+  teamId: number,
+  written: { id: number | null; key: string; name: string; filters: unknown; deleted: boolean },
+  onRefused?: (limit: ProjectLimit) => void,
+): Promise<void> {
   const stored = await flagFootprints(tx, teamId)
   const cohorts = await cohortBytes(tx, teamId)
   const before = measure(stored, cohorts, written.id)
   const others = stored.filter((f) => f.id !== written.id)
-  const self = { id: written.id ?? -1, key: written.key, bytes: Buffer.byteLength(JSON.stringify(written.filters ?? {})), dependencies: referencesIn(written.filters) }
+  const self = { id: written.id ?? -1, key: written.key, bytes: flagBytes(written), dependencies: referencesIn(written.filters) }
   const after = written.deleted ? measure(others, cohorts) : measure([...others, self], cohorts, self.id)
-  checkProjectBudget(before, after)
+  checkProjectBudget(before, after, onRefused)
 }

@@ -153,6 +153,12 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
       labelNames: ['outcome', 'reason'] as const,
       registers: [registry],
     }),
+    flagWritesRefused: new Counter({
+      name: 'flag_writes_refused_total',
+      help: 'Flag writes refused by the project budget, by the limit they would pass (footprint, keys, depth)',
+      labelNames: ['limit'] as const,
+      registers: [registry],
+    }),
     personCacheLookups: new Counter({
       name: 'decide_person_cache_lookups_total',
       help: 'Stored person/group properties /decide looked up in memory, by outcome (hit, miss: read from Postgres)',

@@ -2,8 +2,9 @@
 // cohort memberships are gone when the call returns, on every process (the person cache of this one at once,
 // the others' at commit, by NOTIFY; the learners forget the ids so that the next capture makes a new person).
 // With `deleteEvents`, the person's events go too: first every event accepted before the call is let reach the
-// event store, then they are deleted there, then the person — so a failure leaves the person, and the call can
-// be repeated.
+// event store, then they are deleted there (and the write-ahead log deletes its raw copies once every consumer has
+// passed them, rather than recycling its segments), then the person — so a failure leaves the person, and the call
+// can be repeated.
 import type { Sql } from 'postgres'
 import type { EventStore } from '../events/store'
 import { databaseWork, errors } from '../http/errors'
@@ -18,6 +19,8 @@ export interface ErasureDeps {
   events: EventStore
   /** true once the event store writer has finished every record accepted before the call */
   eventsStored(timeoutMs: number): Promise<boolean>
+  /** after the events are deleted from the store: the write-ahead log deletes its copies once consumed */
+  forgetLoggedEvents(): void
   /** after the commit: this process's caches and learner forget the person */
   onErased(change: PersonChange): void
 }
@@ -49,5 +52,6 @@ export class PersonErasure {
     } catch (error) {
       throw Object.assign(errors.unavailable('event_store_unavailable', 'The events could not be deleted; the person was kept. Please retry.'), { cause: error })
     }
+    this.deps.forgetLoggedEvents()
   }
 }

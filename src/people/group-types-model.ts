@@ -35,6 +35,24 @@ export const GroupTypeNamesBulk = t.Array(
 )
 
 export const GroupTypeDeleted = t.Object(
-  { group_type: t.String(), group_type_index: t.Integer(), groups_deleted: t.Integer(), property_definitions_deleted: t.Integer() },
+  {
+    group_type: t.String(),
+    group_type_index: t.Integer(),
+    groups_deleted: t.Integer(),
+    property_definitions_deleted: t.Integer(),
+    blocked: t.Literal(true, { description: 'always true: events naming this type take no slot until it is unblocked' }),
+  },
   { $id: 'GroupTypeDeleted' },
 )
+
+export const BlockedGroupTypeList = t.Array(
+  t.Object({ group_type: t.String(), blocked_at: t.String({ format: 'date-time' }) }),
+  { $id: 'BlockedGroupTypeList', description: 'deleted group types, newest first (at most 1,000 are kept)' },
+)
+
+export const GroupTypeUnblock = t.Object(
+  { group_type: t.String({ minLength: 1, maxLength: 400, description: 'the name events use, as listed in blocked/' }) },
+  { $id: 'GroupTypeUnblock', additionalProperties: false },
+)
+
+export const GroupTypeUnblocked = t.Object({ group_type: t.String(), blocked: t.Literal(false) }, { $id: 'GroupTypeUnblocked' })

@@ -33,7 +33,8 @@ export async function renameGroupType(
 
 /**
  * Remove a type and everything learned under its index: its groups and its group property definitions. The index
- * is then free for the next new type events name. Under the learner's lock, so no batch allocates meanwhile.
+ * is then free for the next new type events name, but not for this one: it is blocked (blockGroupType). Under the
+ * learner's lock, so no batch allocates meanwhile.
  */
 export async function deleteGroupType(
   tx: Sql,
@@ -45,5 +46,44 @@ export async function deleteGroupType(
   if (!mapping) return null
   const groups = await tx`delete from groups where team_id = ${teamId} and group_type_index = ${index}`
   const definitions = await tx`delete from property_definitions where team_id = ${teamId} and type = 'group' and group_type_index = ${index}`
+  await blockGroupType(tx, teamId, mapping.group_type)
   return { group_type: mapping.group_type, groups: groups.count, definitions: definitions.count }
+}
+
+/** Blocked names kept a project: the newest; an older one past it may be taken again by events. */
+export const MAX_BLOCKED_GROUP_TYPES = 1000
+
+export interface BlockedGroupTypeRow {
+  group_type: string
+  blocked_at: Date
+}
+
+async function blockGroupType(tx: Sql, teamId: number, groupType: string): Promise<void> {
+  await tx`
+    insert into group_types_blocked (team_id, group_type) values (${teamId}, ${groupType})
+    on conflict (team_id, group_type) do update set blocked_at = now()`
+  await tx`
+    delete from group_types_blocked
+     where team_id = ${teamId}
+       and group_type in (select group_type from group_types_blocked where team_id = ${teamId}
+                           order by blocked_at desc, group_type offset ${MAX_BLOCKED_GROUP_TYPES})`
+}
+
+export async function listBlockedGroupTypes(sql: Sql, teamId: number): Promise<BlockedGroupTypeRow[]> {
+  return sql<BlockedGroupTypeRow[]>`
+    select group_type, blocked_at from group_types_blocked where team_id = ${teamId} order by blocked_at desc, group_type`
+}
+
+/** False when the name was not blocked. */
+export async function unblockGroupType(sql: Sql, teamId: number, groupType: string): Promise<boolean> {
+  const result = await sql`delete from group_types_blocked where team_id = ${teamId} and group_type = ${groupType}`
+  return result.count > 0
+}
+
+/** Which of these names (new to the project) are blocked: what the learner must not allocate. */
+export async function blockedAmong(tx: Sql, teamId: number, names: readonly string[]): Promise<Set<string>> {
+  if (names.length === 0) return new Set()
+  const rows = await tx<{ group_type: string }[]>`
+    select group_type from group_types_blocked where team_id = ${teamId} and group_type = any(${tx.array([...names])}::text[])`
+  return new Set(rows.map((r) => r.group_type))
 }

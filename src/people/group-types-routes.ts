@@ -1,11 +1,11 @@
 // /api/projects/:project_id/groups_types/ (PostHog's path, personal key): list, name (one, or several with
-// update_metadata), delete.
+// update_metadata), delete; the names deletion blocked: list (blocked/) and unblock.
 import { Elysia, t } from 'elysia'
 import type { Sql } from 'postgres'
 import type { PersonalKeyAuth } from '../projects/auth'
 import type { RateLimiter } from '../http/rate-limit'
 import { projectGuard } from '../projects/guards'
-import { GroupType, GroupTypeDeleted, GroupTypeList, GroupTypeNames, GroupTypeNamesBulk } from './group-types-model'
+import { BlockedGroupTypeList, GroupType, GroupTypeDeleted, GroupTypeList, GroupTypeNames, GroupTypeNamesBulk, GroupTypeUnblock, GroupTypeUnblocked } from './group-types-model'
 import { GroupTypeService, parseGroupTypeIndex } from './group-types-service'
 
 export function groupTypeRoutes(
@@ -22,6 +22,17 @@ export function groupTypeRoutes(
       params,
       response: { 200: GroupTypeList },
       detail: { tags, summary: 'The project’s group types, by index' },
+    })
+    .get(`${base}/blocked/`, ({ project }) => service.listBlocked(project.id), {
+      params,
+      response: { 200: BlockedGroupTypeList },
+      detail: { tags, summary: 'Deleted group types: events naming one take no slot until it is unblocked' },
+    })
+    .post(`${base}/unblock/`, ({ project, body }) => service.unblock(project.id, body.group_type), {
+      params,
+      body: GroupTypeUnblock,
+      response: { 200: GroupTypeUnblocked },
+      detail: { tags, summary: 'Let events name a deleted group type again (it takes the lowest free index)' },
     })
     .patch(`${base}/update_metadata/`, ({ project, body }) => service.rename(project.id, body), {
       params,

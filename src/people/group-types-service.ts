@@ -1,11 +1,12 @@
 // Group types for admins: list, name, delete. Deleting frees the index (one anonymous event naming five junk
-// types could otherwise take every slot for good) and what was learned under it. Flags read the mapping
+// types could otherwise take every slot for good) and what was learned under it, and blocks the name: the next
+// anonymous event naming it would take the slot back. An admin lists blocked names and unblocks one. Flags read the mapping
 // through their cache: every change bumps the project's flag version (`changedIn`, inside the transaction),
 // so every process reloads it, and this one at once (`onChanged`).
 import type { Sql } from 'postgres'
 import { inTransaction } from '../db/postgres'
 import { errors } from '../http/errors'
-import { deleteGroupType, listGroupTypes, renameGroupType, type GroupTypeRow } from './group-types-repository'
+import { deleteGroupType, listBlockedGroupTypes, listGroupTypes, renameGroupType, unblockGroupType, type GroupTypeRow } from './group-types-repository'
 import { PERSONS_LOCK } from './repository'
 
 export interface GroupTypeNamesChange {
@@ -60,9 +61,19 @@ export class GroupTypeService {
       const deleted = await deleteGroupType(tx, teamId, index)
       if (!deleted) throw errors.notFound(`No group type with index ${index}.`)
       await this.deps.changedIn(tx, teamId)
-      return { group_type: deleted.group_type, group_type_index: index, groups_deleted: deleted.groups, property_definitions_deleted: deleted.definitions }
+      return { group_type: deleted.group_type, group_type_index: index, groups_deleted: deleted.groups, property_definitions_deleted: deleted.definitions, blocked: true as const }
     })
     await this.deps.onChanged(teamId)
     return removed
+  }
+
+  async listBlocked(teamId: number) {
+    return (await listBlockedGroupTypes(this.deps.sql, teamId)).map((r) => ({ group_type: r.group_type, blocked_at: r.blocked_at.toISOString() }))
+  }
+
+  /** Events naming it may take a free slot again. */
+  async unblock(teamId: number, groupType: string) {
+    if (!(await unblockGroupType(this.deps.sql, teamId, groupType))) throw errors.notFound('No blocked group type with this name.')
+    return { group_type: groupType, blocked: false as const }
   }
 }

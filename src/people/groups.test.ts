@@ -20,6 +20,10 @@ describe('group types', () => {
     ])
   })
 
+  test('a blocked name takes no index, and leaves it to the next name', () => {
+    expect(allocateGroupTypes(new Map([['a', 0]]), ['junk', 'company', 'junk'], new Set(['junk']))).toEqual([['company', 1]])
+  })
+
   test('come from $groupidentify and from $groups on any event', () => {
     expect(groupTypesOf({ event: '$groupidentify', distinctId: 'x', timestamp: 0, properties: { $group_type: 'company', $groups: { team: 't1' } } })).toEqual(['company', 'team'])
     expect(groupTypesOf({ event: 'clicked', distinctId: 'x', timestamp: 0, properties: { $groups: { project: 'p' } } })).toEqual(['project'])

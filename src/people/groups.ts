@@ -17,13 +17,13 @@ export function groupTypesOf(e: PersonEvent): readonly string[] {
   return types.filter((t) => t.length > 0 && t.length <= 400)
 }
 
-/** New types get the lowest unused index; a sixth type (or more) gets none. */
-export function allocateGroupTypes(existing: ReadonlyMap<string, number>, seenInOrder: string[]): [string, number][] {
+/** New types get the lowest unused index; a sixth type (or more), or one an admin blocked, gets none. */
+export function allocateGroupTypes(existing: ReadonlyMap<string, number>, seenInOrder: string[], blocked: ReadonlySet<string> = new Set()): [string, number][] {
   const used = new Set(existing.values())
   const added: [string, number][] = []
   const known = new Set(existing.keys())
   for (const type of seenInOrder) {
-    if (known.has(type)) continue
+    if (known.has(type) || blocked.has(type)) continue
     let index = 0
     while (used.has(index)) index++
     if (index >= MAX_GROUP_TYPES) continue

@@ -12,7 +12,8 @@ import type { DefinitionTracker } from '../definitions/tracker'
 import type { Logger } from '../log'
 import type { Batch, BatchHandler } from '../pipeline/consumer'
 import type { PipelineMetrics } from '../pipeline/metrics-relay'
-import { allocateGroupTypes, groupTypesOf, groupUpdates } from './groups'
+import { allocateGroupTypes, groupTypesOf, groupUpdates, MAX_GROUP_TYPES } from './groups'
+import { blockedAmong, MAX_BLOCKED_GROUP_TYPES } from './group-types-repository'
 import type { PersonChange } from './person-cache'
 import { notifyPersonChange } from './person-changes'
 import { IdentityModel, type PersonEvent } from './identity'
@@ -180,14 +181,22 @@ export class Learner implements BatchHandler {
       await tx`select pg_advisory_xact_lock(${PERSONS_LOCK}, ${teamId})`
       if (typesSeen.length > 0) {
         const types = await loadGroupTypes(tx, teamId)
-        const added = allocateGroupTypes(types, typesSeen)
+        // Names an admin deleted stay refused until unblocked (asked only when a slot is free). Among the first
+        // MAX_BLOCKED + MAX_GROUP_TYPES new names at least five are not blocked: every free slot is taken by then.
+        const unknown = types.size < MAX_GROUP_TYPES ? [...new Set(typesSeen.filter((type) => !types.has(type)))].slice(0, MAX_BLOCKED_GROUP_TYPES + MAX_GROUP_TYPES) : []
+        const blocked = await blockedAmong(tx, teamId, unknown)
+        const added = allocateGroupTypes(types, typesSeen, blocked)
         await addGroupTypes(tx, teamId, added)
         for (const [type, index] of added) types.set(type, index)
         const refused = new Set(typesSeen.filter((type) => !types.has(type)))
         if (refused.size > 0) {
-          // every slot taken: the admin can free one (DELETE …/groups_types/:index/)
+          // every slot taken, or blocked: the admin can free one (DELETE …/groups_types/:index/) or unblock a name
           metrics.inc('personUpdates', { kind: 'group_types_refused' }, refused.size)
-          if (Date.now() - (this.refusalLoggedAt.get(teamId) ?? 0) > 60_000) this.refusalLoggedAt.set(teamId, Date.now()), this.deps.log.warn({ teamId, refused: [...refused].slice(0, 5).map((t) => t.slice(0, 100)), taken: [...types.keys()].map((t) => t.slice(0, 100)) }, 'group types refused: the project has five already')
+          if (Date.now() - (this.refusalLoggedAt.get(teamId) ?? 0) > 60_000) {
+            this.refusalLoggedAt.set(teamId, Date.now())
+            const names = (list: Iterable<string>) => [...list].slice(0, 5).map((t) => t.slice(0, 100))
+            this.deps.log.warn({ teamId, refused: names(refused), blocked: names(blocked), taken: names(types.keys()) }, 'group types refused: blocked by an admin, or the project has five already')
+          }
         }
         groupTypes = types
         const groups = groupSets

@@ -272,6 +272,21 @@ export class CaptureLog {
       : null
   }
 
+  /**
+   * Records logged so far are deleted, not recycled, once every consumer has passed them (a person's events were
+   * erased from the store: their raw copies must not stay readable in the log). Best effort: if no new segment can
+   * be started now, the current one goes when it is full and passed.
+   */
+  forgetLogged(): void {
+    try {
+      this.wal.forgetLogged()
+      // consumers that already passed everything report no progress until new records come: release now
+      if (this.progress) this.wal.release(this.minPosition(this.progress))
+    } catch (error) {
+      this.deps.log.warn({ err: error }, 'write-ahead log: could not start a new segment after an erasure; the current one is deleted once full and consumed')
+    }
+  }
+
   /** Pass a notice to the flush worker's consumers (e.g. persons erased: the learner forgets their ids). */
   tell(notice: unknown): void {
     this.post({ type: 'notice', notice })

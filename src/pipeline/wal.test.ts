@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from 'bun:test'
-import { mkdtempSync, openSync, readdirSync, rmSync, statSync, writeSync, closeSync, truncateSync } from 'node:fs'
+import { mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeSync, closeSync, truncateSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { WriteAheadLog, type WalRecord } from './wal'
@@ -106,6 +106,42 @@ describe('write-ahead log', () => {
     const records = readAll(again, 31)
     expect(records.map((r) => r.seq)).toEqual(Array.from({ length: 50 }, (_, i) => i + 31))
     expect(text(records[records.length - 1])).toStartWith('record-80-')
+  })
+
+  test('after forgetLogged, what was logged is gone from every file once released: no recycled copy, no stale tail', async () => {
+    const d = dir()
+    const wal = open(d, { segmentBytes: 1024, spares: 2 })
+    const secret = (i: number) => new TextEncoder().encode(`erase-me-${i}-`.padEnd(100, '.'))
+    const filesHolding = (marker: string) => readdirSync(d).filter((n) => readFileSync(join(d, n)).includes(marker))
+    for (let i = 1; i <= 40; i++) wal.append([secret(i)])
+    wal.release(30) // recycled: the old records are still in the spares
+    await Bun.sleep(50)
+    expect(filesHolding('erase-me-').length).toBeGreaterThan(1)
+    wal.forgetLogged()
+    expect(readAll(wal, 31).map((r) => r.seq)).toEqual(Array.from({ length: 10 }, (_, i) => i + 31)) // nothing lost
+    for (let i = 41; i <= 45; i++) wal.append([payload(i)])
+    wal.release(40) // every consumer passed the forgotten records
+    await Bun.sleep(50)
+    expect(filesHolding('erase-me-')).toEqual([])
+    expect(readAll(wal, 41).map((r) => r.seq)).toEqual([41, 42, 43, 44, 45])
+    await closeAndForget(wal)
+    expect(open(d, { segmentBytes: 1024 }).lastSeq).toBe(45)
+  })
+
+  test('after a restart, spares are taken for recycled ones: forgetLogged deletes them', async () => {
+    const d = dir()
+    const wal = open(d, { segmentBytes: 1024, spares: 3 })
+    for (let i = 1; i <= 27; i++) wal.append([new TextEncoder().encode(`erase-me-${i}-`.padEnd(100, '.'))])
+    wal.release(27)
+    await closeAndForget(wal)
+    const again = open(d, { segmentBytes: 1024, spares: 3 })
+    again.append([payload(28)])
+    again.forgetLogged()
+    again.append([payload(29)])
+    again.release(28)
+    await Bun.sleep(50)
+    expect(readdirSync(d).filter((n) => readFileSync(join(d, n)).includes('erase-me-'))).toEqual([])
+    expect(readAll(again, 29).map((r) => r.seq)).toEqual([29])
   })
 
   test('with fsync on every acknowledgement, appends resolve after a shared fdatasync', async () => {

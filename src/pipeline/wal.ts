@@ -12,6 +12,7 @@ import {
   fdatasync,
   fdatasyncSync,
   fstatSync,
+  ftruncateSync,
   mkdirSync,
   openSync,
   readdirSync,
@@ -79,6 +80,10 @@ function crcOfParts(parts: Uint8Array[]): (seed: number) => number {
 export class WriteAheadLog implements WalSource {
   private segments: Segment[] = []
   private spares: string[] = []
+  /** spares that were segments: their old records stay readable until written over */
+  private recycled = new Set<string>()
+  /** segments whose records all precede this are deleted, not recycled, once released (an erasure asked) */
+  private wipeThroughSeq = 0
   private fd = -1
   private nextSeq = 1
   private dirty = false
@@ -140,6 +145,7 @@ export class WriteAheadLog implements WalSource {
     const names = readdirSync(dir)
     this.spares = names.filter((n) => SPARE.test(n)).map((n) => join(dir, n))
     this.spareCounter = this.spares.length
+    this.recycled = new Set(this.spares) // which were zeroed and which were segments is not known after a restart
     const found = names
       .map((n) => SEGMENT.exec(n))
       .filter((m): m is RegExpExecArray => m !== null)
@@ -209,6 +215,7 @@ export class WriteAheadLog implements WalSource {
   private newSegment(firstSeq: number): Segment {
     const path = join(this.options.dir, segmentName(firstSeq))
     const spare = this.spares.shift()
+    if (spare) this.recycled.delete(spare)
     if (spare && existsSync(spare)) renameSync(spare, path)
     else closeSync(openSync(path, 'w'))
     return { firstSeq, path, size: 0, lastSeq: firstSeq - 1 }
@@ -373,15 +380,34 @@ export class WriteAheadLog implements WalSource {
     const before = this.segments.length
     while (this.segments.length > 1 && this.segments[0].lastSeq <= throughSeq) {
       const done = this.segments.shift()!
-      if (this.spares.length < (this.options.spares ?? 2) + 1) {
+      if (done.lastSeq > this.wipeThroughSeq && this.spares.length < (this.options.spares ?? 2) + 1) {
         const spare = join(this.options.dir, `spare-${++this.spareCounter}.seg`)
         renameSync(done.path, spare)
         this.spares.push(spare)
+        this.recycled.add(spare)
       } else {
         unlinkSync(done.path)
       }
     }
     if (this.segments.length !== before) this.options.onSegmentsChanged?.()
+  }
+
+  /**
+   * What is logged so far must not stay readable once every consumer has passed it (a person's erasure): those
+   * segments are deleted rather than recycled when released, the active one is closed so that it can be, and
+   * spares that were segments go now.
+   */
+  forgetLogged(): void {
+    if (this.closed) return
+    this.wipeThroughSeq = this.lastSeq
+    for (const spare of this.spares.filter((s) => this.recycled.has(s))) {
+      this.spares.splice(this.spares.indexOf(spare), 1)
+      this.recycled.delete(spare)
+      unlinkSync(spare)
+    }
+    // an empty active segment may be a recycled one: its old records lie past where appends resume
+    if (this.active.size > 0) this.roll()
+    else ftruncateSync(this.fd, 0)
   }
 
   /** The active segment's first sequence number and written size (published to the flush worker). */

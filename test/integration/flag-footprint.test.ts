@@ -102,5 +102,67 @@ for (const postgres of ['embedded', 'real'] as StoreChoice[]) {
       expect((await stack.api(`/api/projects/${project}/feature_flags/${first.id}/`, { method: 'PATCH', json: { deleted: true } })).status).toBe(200)
       expect((await post(big(100), project)).status).toBe(201)
     })
+
+    test('1,500 flags of long names or long keys: refused past the footprint and the keys budget; answers stay within them', async () => {
+      const flagsAnswer = async (token: string) => {
+        const r = await stack.app.handle(new Request('http://localhost/flags/?v=2', { method: 'POST', body: JSON.stringify({ token, distinct_id: 'anonymous' }) }))
+        expect(r.status).toBe(200)
+        return (await r.text()).length
+      }
+      const filters = { groups: [{ properties: [], rollout_percentage: 100 }] }
+      // most flags stored directly (posting each through the API takes minutes: every write reloads the project's
+      // flags), the last ones through the API: the budget is checked against what is stored
+      const seed = async (project: number, count: number, name: string, keyLength: number) => {
+        const sql = stack.services.db.sql
+        await sql`
+          insert into feature_flags (team_id, key, name, filters, active, deleted, ensure_experience_continuity, version, tags)
+          select ${project}, rpad('k' || n || '-', ${keyLength}, 'x'), ${name}, ${sql.json(filters)}, true, false, false, 1, '{}'::text[]
+            from generate_series(0, ${count - 1}) as n`
+        await stack.services.flags.cache.refresh(project)
+      }
+      /** flags posted from number `from` on until the first refusal: how many the project then has, and the refusal */
+      const fill = async (project: number, from: number, flag: (i: number) => unknown) => {
+        for (let i = from; i < 1500; i++) {
+          const r = await post(flag(i), project)
+          if (r.status !== 201) {
+            expect(r.status).toBe(400)
+            return { accepted: i, refusal: await json(r) }
+          }
+        }
+        return { accepted: 1500, refusal: null }
+      }
+      const started = performance.now()
+      // names of control characters: 4,000 characters, six bytes each as JSON (the 34 MB local_evaluation answer)
+      const longName = '\u0001'.repeat(4000)
+      const names = await createProject(stack.services.db.sql, { name: 'Long names' })
+      await seed(names.id, 650, longName, 8)
+      const byName = await fill(names.id, 650, (i) => ({ key: `k${i}-`.padEnd(8, 'x'), name: longName, filters }))
+      expect(byName.refusal).toMatchObject({ code: 'limit_exceeded', attr: null })
+      expect(byName.accepted).toBeLessThan(PROJECT_LIMITS.footprintBytes / 24_000)
+      const local = await stack.api(`/api/projects/${names.id}/feature_flags/local_evaluation`)
+      const localBytes = (await local.text()).length
+      expect(local.status).toBe(200)
+      expect(localBytes).toBeLessThanOrEqual(PROJECT_LIMITS.footprintBytes)
+
+      // keys of 400 characters (the 1.5 MB anonymous /flags answers)
+      const keys = await createProject(stack.services.db.sql, { name: 'Long keys' })
+      await seed(keys.id, 620, '', 400)
+      const byKey = await fill(keys.id, 620, (i) => ({ key: `k${i}-`.padEnd(400, 'x'), filters }))
+      expect(byKey.refusal).toMatchObject({ code: 'limit_exceeded', attr: 'key' })
+      expect(byKey.accepted).toBe(Math.floor(PROJECT_LIMITS.keysBytes / 402))
+      // a shorter key still fits in what is left
+      expect((await post({ key: 'short', filters }, keys.id)).status).toBe(201)
+      const anonymous = await flagsAnswer(keys.api_token)
+      // each key twice, and a detail of a few hundred bytes a flag
+      expect(anonymous).toBeLessThanOrEqual(2 * PROJECT_LIMITS.keysBytes + (byKey.accepted + 1) * 400)
+
+      const metrics = await (await stack.app.handle(new Request('http://localhost/metrics'))).text()
+      expect(metrics).toMatch(/flag_writes_refused_total\{limit="footprint"\} [1-9]/)
+      expect(metrics).toMatch(/flag_writes_refused_total\{limit="keys"\} [1-9]/)
+      console.log(
+        `${postgres}: long names: ${byName.accepted} flags accepted, local_evaluation ${MB(localBytes)}; long keys: ${byKey.accepted} accepted, ` +
+          `anonymous /flags ${(anonymous / 1024).toFixed(0)} KB (before: 1,500 of each, 34 MB and 1.5 MB) in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+      )
+    })
   })
 }

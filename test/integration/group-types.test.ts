@@ -76,5 +76,47 @@ for (const postgres of ['real', 'embedded'] as StoreChoice[]) {
       const left = await json(stack.api('/api/projects/1/property_definitions/?type=group&group_type_index=2'))
       expect(left.results).toEqual([])
     })
+
+    test('a deleted type stays blocked: the next anonymous event naming it is refused and counted, until an admin unblocks it', async () => {
+      const indexOf = async (type: string) =>
+        ((await json(stack.api('/api/projects/1/groups_types/'))) as { group_type: string; group_type_index: number }[]).find((g) => g.group_type === type)?.group_type_index
+      const refusedBefore = await metric(stack, 'ingestion_person_updates_total{kind="group_types_refused"}')
+      const junk3 = await indexOf('junk3')
+      expect(junk3).toBe(3)
+      expect((await json(stack.api('/api/projects/1/groups_types/3/', { method: 'DELETE' }))).blocked).toBe(true)
+      const blocked = await json(stack.api('/api/projects/1/groups_types/blocked/'))
+      expect(blocked.map((b: { group_type: string }) => b.group_type)).toEqual(expect.arrayContaining(['junk0', 'junk2', 'junk3']))
+      expect(new Date(blocked[0].blocked_at).getTime()).toBeGreaterThan(0)
+
+      // the attack again: anonymous events naming the deleted types (and identifying a group of one)
+      const again = { junk0: 'k', junk2: 'k', junk3: 'k' }
+      await send(stack, [
+        { event: 'x', distinct_id: 'attacker', properties: { $groups: again } },
+        { event: '$groupidentify', distinct_id: 'attacker', properties: { $group_type: 'junk3', $group_key: 'g', $group_set: { evil: true } } },
+      ])
+      await learned(stack)
+      for (const type of ['junk0', 'junk2', 'junk3']) expect(await indexOf(type)).toBeUndefined()
+      // (the flush worker's counters reach /metrics a moment later)
+      let refused = 0
+      for (let i = 0; i < 100 && refused < 3; i++, await Bun.sleep(50)) refused = (await metric(stack, 'ingestion_person_updates_total{kind="group_types_refused"}')) - refusedBefore
+      expect(refused).toBeGreaterThanOrEqual(3)
+      expect((await json(stack.api('/api/projects/1/property_definitions/?type=group&group_type_index=3'))).results).toEqual([])
+
+      // a type no admin deleted still takes the free index
+      await send(stack, [{ event: 'x', distinct_id: 'someone', properties: { $groups: { team: 't1' } } }])
+      await learned(stack)
+      expect(await indexOf('team')).toBe(2)
+
+      // unblocked: events may name it again, and it takes the lowest free index
+      expect((await stack.api('/api/projects/1/groups_types/unblock/', { method: 'POST', json: { group_type: 'junk3' } })).status).toBe(200)
+      expect((await stack.api('/api/projects/1/groups_types/unblock/', { method: 'POST', json: { group_type: 'junk3' } })).status).toBe(404)
+      expect((await stack.api('/api/projects/1/groups_types/unblock/', { method: 'POST', json: { group_type: '' } })).status).toBe(400)
+      expect((await stack.api('/api/projects/1/groups_types/unblock/', { method: 'POST', json: {} })).status).toBe(400)
+      await send(stack, [{ event: 'x', distinct_id: 'someone', properties: { $groups: { junk3: 'k' } } }])
+      await learned(stack)
+      expect(await indexOf('junk3')).toBe(3)
+      const still = await json(stack.api('/api/projects/1/groups_types/blocked/'))
+      expect(still.map((b: { group_type: string }) => b.group_type).sort()).toEqual(['junk0', 'junk2'])
+    })
   })
 }

@@ -47,10 +47,35 @@ describe('keys in logs', () => {
       ['/api/projects/@current/event_definitions/?search=e', { headers: auth(cliKey) }],
     ]
     for (const [path, init] of calls) await fetch(`${service.url}${path}`, init)
-    await Bun.sleep(500)
+    // the same keys escaped: JSON `\u005f` (anywhere in the key) in bodies, `%5F` (once or twice) in paths and queries
+    const jsonEscaped = (key: string) => [key.replace('_', '\\u005f'), `\\u0070${key.slice(1, -1)}\\u00${key.charCodeAt(key.length - 1).toString(16)}`]
+    const urlEscaped = (key: string) => [key.replace('_', '%5F'), key.replace('_', '%255F')]
+    const keys = [PROJECT_KEY, PERSONAL_KEY, cliKey, ...badKeys]
+    for (const key of keys) {
+      for (const form of jsonEscaped(key)) {
+        const event = `{"api_key":"${form}","project_id":1,"event":"${form}","distinct_id":"${form}","properties":{"$groups":{"${form}":"${form}"},"${form}":"${form}"}}`
+        await fetch(`${service.url}/capture/`, { method: 'POST', body: event })
+        await fetch(`${service.url}/batch/`, { method: 'POST', body: `{"api_key":"${form}","batch":[${event}]}` })
+        await fetch(`${service.url}/e/`, { method: 'POST', body: `{"token":"${form}","event":"e","distinct_id":"d"` })
+        await fetch(`${service.url}/decide/?v=3`, { method: 'POST', body: `{"token":"${form}","distinct_id":"${form}","groups":{"${form}":"${form}"}}` })
+        await fetch(`${service.url}/flags/?v=2`, { method: 'POST', body: `{"api_key":"${form}","project_id":1,"distinct_id":"d"}` })
+        const json = { authorization: `Bearer ${PERSONAL_KEY}`, 'content-type': 'application/json' }
+        await fetch(`${service.url}/api/projects/@current/feature_flags/`, { method: 'POST', headers: json, body: `{"key":"${form}","name":"${form}","filters":{"groups":[{"properties":[{"key":"${form}","value":"${form}","type":"person"}]}]}}` })
+        await fetch(`${service.url}/api/projects/@current/feature_flags/`, { method: 'POST', headers: json, body: `{"key":"${form}` })
+      }
+      for (const form of urlEscaped(key)) {
+        for (const path of [`/array/${form}/config`, `/array/${form}/config.js`, `/e/?token=${form}`, `/api/projects/${form}/`, `/api/feature_flag/local_evaluation?token=${form}`, `/api/projects/?personal_api_key=${form}`, `/nowhere/${form}`]) {
+          await fetch(`${service.url}${path}`, { headers: { authorization: `Bearer ${form}` } })
+        }
+      }
+    }
+    await Bun.sleep(1500) // the events flushed and learned (group types, definitions) too
     const logs = service.logs() + created.stderr
     expect(logs.length).toBeGreaterThan(1000) // trace logging did log the requests
-    for (const key of [PROJECT_KEY, PERSONAL_KEY, cliKey, ...badKeys]) expect(logs).not.toContain(key)
+    for (const key of keys) expect(logs).not.toContain(key)
+    // and no escaped form either: what follows each key's prefix, decoded, appears nowhere
+    const decoded = logs.replace(/\\+u([0-9a-fA-F]{4})|%(?:25)*([0-9a-fA-F]{2})/g, (_, u, pct) => String.fromCharCode(parseInt(u ?? pct, 16)))
+    for (const key of keys) expect(decoded).not.toContain(key.slice(4))
   })
 })
 
