@@ -34,7 +34,7 @@ describeWithChdb('query API on chDB (ClickHouse 26.7)', () => {
       { teamId: 1, distinctId: 'user-a', personId: '00000000-0000-4000-8000-0000000000aa', version: 3 },
       { teamId: 1, distinctId: 'anon-a', personId: '00000000-0000-4000-8000-0000000000aa', version: 4 },
     ])
-    const service = new QueryService(new ClickHouseQueryRunner(url, { client: chdbClient() }), 30_000)
+    const service = new QueryService(new ClickHouseQueryRunner(url, { client: chdbClient() }), { timeoutMs: 30_000, maxResultBytes: 64 * 1024 * 1024 })
     const rows = async (text: string, team = 1) => (await service.run(team, text)).results
     expect(await rows('SELECT count() FROM events')).toEqual([[4]])
     expect(await rows('SELECT count() FROM events', 2)).toEqual([[1]])

@@ -14,11 +14,11 @@ describe('ClickHouse query runner', () => {
     const runner = new ClickHouseQueryRunner(`${ch.url}/default`)
     const heavy = { sql: 'SELECT sum(cityHash64(number)) FROM system.numbers', params: new Params('clickhouse-legacy'), columns: ['s'], types: [], limit: 1, offset: 0 }
     const started = Date.now()
-    const error = await runner.run(heavy, { timeoutMs: 1000 }).catch((e) => e)
+    const error = await runner.run(heavy, { teamId: 1, timeoutMs: 1000 }).catch((e) => e)
     expect(error).toBeInstanceOf(QueryRunError)
     expect(error.kind).toBe('timeout')
     // stopped by the server, not left running: the next statement answers
-    expect(await runner.run({ ...heavy, sql: 'SELECT 1' }, { timeoutMs: 1000 })).toEqual([[1]])
+    expect((await runner.run({ ...heavy, sql: 'SELECT 1' }, { teamId: 1, timeoutMs: 1000 })).rows).toEqual([[1]])
     expect(Date.now() - started).toBeGreaterThan(0)
   })
 
@@ -26,7 +26,7 @@ describe('ClickHouse query runner', () => {
     const ch = await sharedClickHouse()
     const runner = new ClickHouseQueryRunner(`${ch.url}/default`)
     const gone = new AbortController()
-    const running = runner.run({ sql: 'SELECT sum(cityHash64(number)) FROM system.numbers', params: new Params('clickhouse-legacy'), columns: ['s'], types: [], limit: 1, offset: 0 }, { timeoutMs: 60_000, signal: gone.signal }).catch((e) => e)
+    const running = runner.run({ sql: 'SELECT sum(cityHash64(number)) FROM system.numbers', params: new Params('clickhouse-legacy'), columns: ['s'], types: [], limit: 1, offset: 0 }, { teamId: 1, timeoutMs: 60_000, signal: gone.signal }).catch((e) => e)
     await Bun.sleep(200)
     gone.abort()
     const error = await running
