@@ -27,8 +27,10 @@ export interface ClickHouseRunnerOptions {
 const DEFAULT_MAX_MEMORY = 1024 ** 3
 const DEFAULT_SLOTS = 16
 /**
- * The server's own result byte limit, a backstop behind ours (it measures rows in memory, not as text): a
- * statement whose result outgrows it is refused (413), never silently cut.
+ * The server's own result byte limit, a backstop behind ours: it stops producing rows (block by block, after the
+ * block that crossed it) once the result holds this many bytes in memory. A row in memory is never more than about
+ * four times its text (a number: 8 bytes, at least 2 characters with its separator), so the byte budget read here
+ * is always reached first and hasMore stays true; the server stops computing soon after.
  */
 const SERVER_RESULT_BYTES_FACTOR = 4
 
@@ -120,7 +122,7 @@ export class ClickHouseQueryRunner implements QueryRunner {
       max_execution_time: String(Math.max(1, Math.ceil(timeoutMs / 1000))),
       max_memory_usage: String(this.options.maxMemoryBytes ?? DEFAULT_MAX_MEMORY),
       max_result_bytes: String(maxBytes * SERVER_RESULT_BYTES_FACTOR),
-      result_overflow_mode: 'throw',
+      result_overflow_mode: 'break',
     }
     // a user's statement ends in LIMIT limit+1 (a cluster's shards each answer up to offset+limit+1 rows)
     if (query.limit > 0) settings.max_result_rows = String(query.offset + query.limit + 1)
