@@ -8,7 +8,7 @@ import { sharedClickHouse } from '../helpers/shared-servers'
 import { startStack } from '../helpers/stack'
 import { queryApiContract } from './query-api.contract'
 
-queryApiContract('ClickHouse 18.16 (real Postgres)', () => startStack({ postgres: 'real', clickhouse: 'real' }, { FLUSH_INTERVAL_MS: 20 }))
+queryApiContract('ClickHouse 18.16 (real Postgres)', () => startStack({ postgres: 'real', clickhouse: 'real' }, { FLUSH_INTERVAL_MS: 20, QUERY_MAX_RESULT_BYTES: 1024 * 1024 }))
 
 describe('ClickHouse query runner', () => {
   test('a statement past its time is stopped by the server (max_execution_time): query_timeout', async () => {

@@ -17,6 +17,6 @@ queryApiContract('a 2 × 2 ClickHouse cluster', () => {
   const database = `query_${crypto.randomUUID().replace(/-/g, '').slice(0, 10)}`
   return startStack(
     { postgres: 'embedded', clickhouse: 'embedded' },
-    { FLUSH_INTERVAL_MS: 20, CLICKHOUSE_URL: `${cluster.nodes[0].server.url}/${database}`, CLICKHOUSE_CLUSTER: cluster.name },
+    { FLUSH_INTERVAL_MS: 20, QUERY_MAX_RESULT_BYTES: 1024 * 1024, CLICKHOUSE_URL: `${cluster.nodes[0].server.url}/${database}`, CLICKHOUSE_CLUSTER: cluster.name },
   )
 })
