@@ -142,7 +142,7 @@ export function createApp(services: Services) {
     .use(remoteConfigRoutes({ tokens: services.tokens }))
     .use(personalKeyRoutes(privateApi))
     .use(definitionRoutes(privateApi))
-    .use(personRoutes({ ...privateApi, erasure: services.erasure }))
+    .use(personRoutes({ ...privateApi, erasure: services.erasure, metrics }))
     .use(
       groupTypeRoutes({
         ...privateApi,
@@ -160,7 +160,7 @@ export function createApp(services: Services) {
         trustProxy: services.config.TRUST_PROXY,
       }),
     )
-    .use(cohortRoutes({ cohorts: services.cohorts, auth: services.auth, limiter: services.apiLimiter, trustProxy: services.config.TRUST_PROXY }))
+    .use(cohortRoutes({ cohorts: services.cohorts, auth: services.auth, limiter: services.apiLimiter, trustProxy: services.config.TRUST_PROXY, metrics }))
     // console sign-in and the console app itself
     .use(userRoutes({ users: services.users, auth: services.auth, limiter: services.apiLimiter, trustProxy: services.config.TRUST_PROXY }))
     .use(flagHistoryRoutes(privateApi))
