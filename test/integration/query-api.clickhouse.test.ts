@@ -71,6 +71,8 @@ describe('ClickHouse query runner: budgets', () => {
     expect(answer.rows.length).toBeLessThan(1100)
     expect(answer.rows[0]![0]).toStartWith('0x')
     expect(await gone(ch, 'budget_probe')).toBe(true)
+    // the result limits (max_result_rows = offset + limit + 1) apply to the answer, not to a subquery's rows
+    expect((await runner.run(own('SELECT count() FROM (SELECT number FROM numbers(100000))', 1), { teamId: 1, timeoutMs: 30_000 })).rows).toEqual([['100000']])
     const first = await runner.run(own(`SELECT concat(toString(number), '${'y'.repeat(1000)}') FROM system.numbers`), { teamId: 1, timeoutMs: 30_000, maxBytes: 500 }).catch((e) => e)
     expect(first).toMatchObject({ kind: 'too_large' })
   })
