@@ -78,7 +78,7 @@ export const ConfigSchema = Type.Object({
   QUERY_MAX_MEMORY: Int({
     default: 1024 * 1024 * 1024,
     minimum: 16 * 1024 * 1024,
-    description: "ClickHouse: max_memory_usage of each query API statement; past it the query is refused (400) before the server's memory is",
+    description: 'ClickHouse: max_memory_usage of each query API statement; a query that needs more is refused (400) and the server keeps its memory',
   }),
   PG_STATEMENT_TIMEOUT_MS: Int({ default: 10_000, minimum: 0, description: 'requests: Postgres cancels a statement running longer (0 = no limit)' }),
   LEARNER_STATEMENT_TIMEOUT_MS: Int({ default: 120_000, minimum: 0, description: 'the learner (persons, definitions): Postgres cancels a statement running longer (0 = no limit)' }),
