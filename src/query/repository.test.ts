@@ -36,6 +36,8 @@ describe('SqliteQueryRunner', () => {
     const q = statement('SELECT x, ?1 FROM t ORDER BY x')
     q.params.string("it's")
     expect((await runner.run(q, { teamId: 1, timeoutMs: 10_000 })).rows).toEqual([[1, "it's"], [2, "it's"]])
+    // the same statement again, in the same process
+    expect((await runner.run(q, { teamId: 1, timeoutMs: 10_000 })).rows).toEqual([[1, "it's"], [2, "it's"]])
   })
 
   test('past its time: a timeout, and the process is gone; the next statement answers', async () => {

@@ -29,7 +29,7 @@ process.on('message', (m: SqliteQueryRequest) => {
     const rows: unknown[][] = []
     let bytes = 0
     let truncated = false
-    const statement = db.query(m.sql)
+    const statement = db.prepare(m.sql) // not db.query: its cache would hand the finalized statement back
     try {
       // rows come one at a time as objects, so by name: the compiled statements name every column uniquely
       const names = statement.columnNames

@@ -37,7 +37,7 @@ describe('query runner on a cluster', () => {
       }
       return n
     }
-    for (let i = 0; i < 50 && (await processes()) < 3; i++) await Bun.sleep(100)
+    for (let i = 0; i < 50 && (await processes()) < 2; i++) await Bun.sleep(100)
     const before = await processes()
     expect(before).toBeGreaterThanOrEqual(2) // the initial query and its parts on the shards
     client.abort()
