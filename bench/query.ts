@@ -106,7 +106,7 @@ export async function queryBench(): Promise<string> {
     db.close()
 
     // the query service alone (parse, compile, run, shape), in this process: what the API adds beyond HTTP and auth
-    const queries = new QueryService(new ClickHouseQueryRunner(url), 30_000)
+    const queries = new QueryService(new ClickHouseQueryRunner(url), { timeoutMs: 30_000, maxResultBytes: 64 * 1024 * 1024 })
     const out: Record<string, string | number>[] = []
     for (const [name, text] of Object.entries(QUERIES)) {
       const compiled = compileQuery(parseQuery(text), { dialect: 'clickhouse-legacy', teamId: 1, database, now: Date.now() })

@@ -190,7 +190,7 @@ function privateApiRoutes(services: Services, privateApi: PrivateApiDeps, bodyLi
     )
     .use(personalKeyRoutes(privateApi))
     .use(definitionRoutes(privateApi))
-    .use(personRoutes({ ...privateApi, erasure: services.erasure }))
+    .use(personRoutes({ ...privateApi, erasure: services.erasure, metrics: services.metrics }))
     .use(
       groupTypeRoutes({
         ...privateApi,
@@ -199,7 +199,7 @@ function privateApiRoutes(services: Services, privateApi: PrivateApiDeps, bodyLi
       }),
     )
     .use(flagRoutes({ flags: services.flags.service, auth: services.auth, tokens: services.tokens, limiter: services.apiLimiter, trustProxy: services.config.TRUST_PROXY }))
-    .use(cohortRoutes({ cohorts: services.cohorts, auth: services.auth, limiter: services.apiLimiter, trustProxy: services.config.TRUST_PROXY }))
+    .use(cohortRoutes({ cohorts: services.cohorts, auth: services.auth, limiter: services.apiLimiter, trustProxy: services.config.TRUST_PROXY, metrics: services.metrics }))
     // the signed-in user (sign-in and sign-out read their own bodies: mounted beside this group, in createApp)
     .use(currentUserRoutes({ users: services.users, auth: services.auth, limiter: services.apiLimiter }))
     .use(flagHistoryRoutes(privateApi))

@@ -75,6 +75,16 @@ export const ConfigSchema = Type.Object({
   ),
   PG_POOL_MAX: Int({ default: 10, minimum: 1, maximum: 200, description: 'Postgres connections per process' }),
   QUERY_TIMEOUT_MS: Int({ default: 30_000, minimum: 100, description: 'longest query API statement; a longer one is cancelled in the store (504 query_timeout)' }),
+  QUERY_MAX_RESULT_BYTES: Int({
+    default: 64 * 1024 * 1024,
+    minimum: 64 * 1024,
+    description: 'largest query API answer, as read from the store; rows past it are not read (hasMore: true), a first row past it is 413 query_result_too_large',
+  }),
+  QUERY_MAX_MEMORY: Int({
+    default: 1024 * 1024 * 1024,
+    minimum: 16 * 1024 * 1024,
+    description: 'ClickHouse: max_memory_usage of each query API statement; a query that needs more is refused (400) and the server keeps its memory',
+  }),
   PG_STATEMENT_TIMEOUT_MS: Int({ default: 10_000, minimum: 0, description: 'requests: Postgres cancels a statement running longer (0 = no limit)' }),
   LEARNER_STATEMENT_TIMEOUT_MS: Int({ default: 120_000, minimum: 0, description: 'the learner (persons, definitions): Postgres cancels a statement running longer (0 = no limit)' }),
   FLAG_REFRESH_INTERVAL_MS: Int({ default: 500, minimum: 50, description: 'how often each process checks Postgres for changed flags' }),

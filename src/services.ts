@@ -224,6 +224,12 @@ export async function startServices(config: Config, log: Logger, options: { metr
     }
 
     metrics.beforeScrape.push(readiness) // store_up is current at every scrape
+    const query = new QueryService(queryRunner, { timeoutMs: config.QUERY_TIMEOUT_MS, maxResultBytes: config.QUERY_MAX_RESULT_BYTES, metrics })
+    metrics.beforeScrape.push(() => {
+      const { running, waiting } = query.slotUse()
+      metrics.querySlots.set({ state: 'running' }, running)
+      metrics.querySlots.set({ state: 'waiting' }, waiting)
+    })
     log.info({ postgres: db.describe, events: events.kind }, 'stores ready')
     return {
       config,
@@ -240,7 +246,7 @@ export async function startServices(config: Config, log: Logger, options: { metr
       cohorts,
       erasure,
       users,
-      query: new QueryService(queryRunner, config.QUERY_TIMEOUT_MS),
+      query,
       lifecycle,
       readiness,
       close,

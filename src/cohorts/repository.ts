@@ -6,7 +6,8 @@ import { asJson, inTransaction } from '../db/postgres'
 import { errors } from '../http/errors'
 import { bumpFlagVersion, userObject } from '../flags/repository'
 import { COHORT_VALUES_PATH } from '../flags/references'
-import type { PersonListing } from '../people/repository'
+import { personListingBytes, type PersonListing } from '../people/repository'
+import { rowsThatFit } from '../http/pagination'
 import type { UserBasic } from '../projects/users'
 import { COHORT_LIMITS, type CohortInput } from './validation'
 import type { CsvIdKind } from './csv'
@@ -186,17 +187,28 @@ export async function removeMember(sql: Sql, teamId: number, cohortId: number, u
   })
 }
 
+/** A member's distinct ids in a page: the first ten. */
+const MEMBER_DISTINCT_IDS = 10
+
 const personColumns = (sql: Sql) => sql`
   p.id, p.uuid, p.properties, p.is_identified, p.created_at,
-  array(select distinct_id from person_distinct_ids d where d.person_id = p.id order by distinct_id limit 10) as distinct_ids`
+  array(select distinct_id from person_distinct_ids d where d.person_id = p.id order by distinct_id limit ${MEMBER_DISTINCT_IDS}) as distinct_ids`
 
-/** A page of a static cohort's members, oldest membership first (by person id). */
-export async function listMembers(sql: Sql, cohortId: number, limit: number, offset: number): Promise<PersonListing[]> {
-  return sql<PersonListing[]>`
-    select ${personColumns(sql)}
+/** A page of a static cohort's members, oldest membership first (by person id), within the page's byte budget. */
+export async function listMembers(sql: Sql, cohortId: number, limit: number, offset: number, maxBytes?: number): Promise<{ rows: PersonListing[]; cut: boolean }> {
+  // sizes first (cheap), then only the rows that fit
+  const sizes = await sql<{ bytes: number }[]>`
+    select ${personListingBytes(sql, MEMBER_DISTINCT_IDS)} as bytes
       from cohort_people m join persons p on p.id = m.person_id
      where m.cohort_id = ${cohortId}
      order by p.id limit ${limit} offset ${offset}`
+  const fit = rowsThatFit(sizes.map((r) => r.bytes), limit, maxBytes)
+  const rows = fit === 0 ? [] : await sql<PersonListing[]>`
+    select ${personColumns(sql)}
+      from cohort_people m join persons p on p.id = m.person_id
+     where m.cohort_id = ${cohortId}
+     order by p.id limit ${fit} offset ${offset}`
+  return { rows, cut: fit < sizes.length }
 }
 
 /** Persons of the project after `afterId`, with the static cohorts each belongs to (for a dynamic cohort's members). */

@@ -5,6 +5,7 @@ import { errors } from '../http/errors'
 import { isoDate } from '../http/format'
 import { pageLinks, PageQuery, parsePaging, publicUrl, page } from '../http/pagination'
 import type { RateLimiter } from '../http/rate-limit'
+import type { Metrics } from '../ops/metrics'
 import type { PersonalKeyAuth } from '../projects/auth'
 import { projectGuard } from '../projects/guards'
 import type { PersonListing } from '../people/repository'
@@ -17,6 +18,7 @@ export interface CohortRouteDeps {
   auth: PersonalKeyAuth
   limiter?: RateLimiter
   trustProxy: boolean
+  metrics?: Pick<Metrics, 'listPagesCut'>
 }
 
 /** A body Elysia could not type (no content type) is JSON text; multipart bodies keep the uploaded file apart. */
@@ -111,10 +113,12 @@ export function cohortRoutes(deps: CohortRouteDeps) {
       async ({ project, params, query, request }) => {
         const teamId = project.id
         const { limit, offset } = parsePaging(query)
-        const persons = await deps.cohorts.persons(teamId, params.id, limit, offset)
-        // PostHog's persons page: no count; a full page has a next link
-        const links = pageLinks(publicUrl(request, deps.trustProxy), persons.length >= limit ? offset + limit + 1 : offset + persons.length, limit, offset)
-        return { results: persons.map(personJson), next: links.next, previous: links.previous }
+        const { rows, cut } = await deps.cohorts.persons(teamId, params.id, limit, offset)
+        if (cut) deps.metrics?.listPagesCut.inc({ list: 'cohort_persons' })
+        // PostHog's persons page: no count; a full page (or one cut at its byte budget) has a next link
+        const more = rows.length >= limit || cut
+        const links = pageLinks(publicUrl(request, deps.trustProxy), more ? offset + rows.length + 1 : offset + rows.length, limit, offset, rows.length)
+        return { results: rows.map(personJson), next: links.next, previous: links.previous }
       },
       {
         params: idParams,

@@ -28,6 +28,7 @@ import {
   type CohortRow,
 } from './repository'
 import { cohortJson } from './serialize'
+import { LIST_PAGE_MAX_BYTES } from '../http/pagination'
 import { COHORT_LIMITS, personUuids, validateCohortBody, type CohortInput } from './validation'
 
 /** How many persons one page of a dynamic cohort's members may look at (it is evaluated, not precalculated). */
@@ -161,16 +162,19 @@ export class CohortService {
     if (input.filters !== undefined || input.deleted !== undefined) await checkCohortBudget(tx, teamId, existing.id, deleted ? null : filters)
   }
 
-  /** A page of members: a static cohort's stored members, a dynamic cohort's persons that match it now. */
-  persons(teamId: number, id: string, limit: number, offset: number): Promise<PersonListing[]> {
+  /**
+   * A page of members: a static cohort's stored members, a dynamic cohort's persons that match it now. `cut`: the
+   * page stopped short of `limit` at its byte budget (the next page starts right after it).
+   */
+  persons(teamId: number, id: string, limit: number, offset: number, maxBytes = LIST_PAGE_MAX_BYTES): Promise<{ rows: PersonListing[]; cut: boolean }> {
     return db(async () => {
       const cohort = await this.existing(teamId, id)
-      if (cohort.is_static) return listMembers(this.deps.sql, cohort.id, limit, offset)
-      return this.dynamicMembers(teamId, cohort.id, limit, offset)
+      if (cohort.is_static) return listMembers(this.deps.sql, cohort.id, limit, offset, maxBytes)
+      return this.dynamicMembers(teamId, cohort.id, limit, offset, maxBytes)
     })
   }
 
-  private async dynamicMembers(teamId: number, cohortId: number, limit: number, offset: number): Promise<PersonListing[]> {
+  private async dynamicMembers(teamId: number, cohortId: number, limit: number, offset: number, maxBytes: number): Promise<{ rows: PersonListing[]; cut: boolean }> {
     const rows = await this.deps.sql<{ id: number; is_static: boolean; filters: unknown }[]>`
       select id, is_static, filters from cohorts where team_id = ${teamId} and not deleted`
     const set = new CohortSet(rows)
@@ -178,7 +182,9 @@ export class CohortService {
     const out: PersonListing[] = []
     let skipped = 0
     let after = 0
-    for (let scanned = 0; scanned < DYNAMIC_MEMBERS_SCAN_LIMIT && out.length < limit; scanned += SCAN_CHUNK) {
+    let bytes = 0
+    let cut = false
+    for (let scanned = 0; scanned < DYNAMIC_MEMBERS_SCAN_LIMIT && out.length < limit && !cut; scanned += SCAN_CHUNK) {
       const persons = await personsWithMemberships(this.deps.sql, teamId, after, SCAN_CHUNK)
       if (persons.length === 0) break
       for (const p of persons) {
@@ -189,12 +195,22 @@ export class CohortService {
           if (!(error instanceof UnsupportedCohortFilter)) throw error
         }
         if (!member) continue
-        if (skipped < offset) skipped++
-        else if (out.length < limit) out.push(p)
+        if (skipped < offset) {
+          skipped++
+          continue
+        }
+        if (out.length >= limit) break
+        // the same measure as a stored page's (people/repository.ts personListingBytes)
+        bytes += JSON.stringify(p.properties).length + p.distinct_ids.reduce((n, d) => n + d.length + 4, 0) + 200
+        if (out.length > 0 && bytes > maxBytes) {
+          cut = true
+          break
+        }
+        out.push(p)
       }
       after = persons[persons.length - 1].id
     }
-    return out
+    return { rows: out, cut }
   }
 
   addPersons(teamId: number, id: string, body: unknown) {

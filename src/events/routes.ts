@@ -5,7 +5,7 @@ import type { PersonalKeyAuth } from '../projects/auth'
 import { errors } from '../http/errors'
 import { isoDate } from '../http/format'
 import { projectGuard } from '../projects/guards'
-import { parsePaging, publicUrl } from '../http/pagination'
+import { LIST_PAGE_MAX_BYTES, parsePaging, publicUrl, rowsThatFit } from '../http/pagination'
 import type { RateLimiter } from '../http/rate-limit'
 import { parseTimestamp } from '../capture/timestamp'
 import { StoreError, type EventStore, type StoredEvent } from './store'
@@ -51,23 +51,8 @@ export function eventJson(e: StoredEvent) {
   }
 }
 
-/**
- * The most bytes of event data one page carries: a page stops short of `limit` rather than pass it (at
- * least one event a page; `next` continues where it stopped). A thousand 1 MB events made a 2 GB answer.
- */
-export const EVENTS_PAGE_MAX_BYTES = 8 * 1024 * 1024
-
-/** How many of the rows (their sizes, in order) one page carries. */
-export function rowsThatFit(sizes: number[], limit: number, maxBytes = EVENTS_PAGE_MAX_BYTES): number {
-  let n = 0
-  let total = 0
-  while (n < Math.min(limit, sizes.length)) {
-    total += sizes[n]!
-    if (n > 0 && total > maxBytes) break
-    n++
-  }
-  return n
-}
+/** The events API page's byte budget (the same as every list's). */
+export const EVENTS_PAGE_MAX_BYTES = LIST_PAGE_MAX_BYTES
 
 export function eventRoutes(deps: {
   events: EventStore

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { pageLinks, publicUrl } from './pagination'
+import { page, pageLinks, publicUrl, rowsThatFit } from './pagination'
 
 const url = new URL('http://testserver/api/projects/@current/event_definitions/?search=x')
 
@@ -50,5 +50,22 @@ describe('paging parameters', () => {
     expect(parsePaging({ limit: '1001' }).limit).toBe(1000)
     expect(parsePaging({ limit: '1000' }).limit).toBe(1000)
     expect(parsePaging({ offset: '99999999999999999999999' }).offset).toBe(Number.MAX_SAFE_INTEGER)
+  })
+})
+
+describe('pages within a byte budget', () => {
+  test('as many items as fit, at least one, at most the limit', () => {
+    expect(rowsThatFit([4, 4, 4, 4], 10, 10)).toBe(2)
+    expect(rowsThatFit([40, 4], 10, 10)).toBe(1) // one item larger than the budget still has its page
+    expect(rowsThatFit([1, 1, 1], 2, 10)).toBe(2)
+    expect(rowsThatFit([], 10, 10)).toBe(0)
+  })
+
+  test('a page cut short links to right after its items, keeping the limit', () => {
+    const url = new URL('http://h/api/projects/1/persons/?limit=100&offset=200')
+    const cut = page(url, 1000, 100, 200, ['a', 'b', 'c'], true)
+    expect(cut.next).toBe('http://h/api/projects/1/persons/?limit=100&offset=203')
+    expect(page(url, 1000, 100, 200, ['a', 'b', 'c']).next).toBe('http://h/api/projects/1/persons/?limit=100&offset=300')
+    expect(page(url, 203, 100, 200, ['a', 'b', 'c'], true).next).toBeNull()
   })
 })

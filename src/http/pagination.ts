@@ -21,6 +21,25 @@ function integerParam(raw: string | undefined, name: string, min: number, fallba
 /** The largest page any list answers: a larger `limit` gets this many (one request once returned 111 MB). */
 export const MAX_PAGE_SIZE = 1000
 
+/**
+ * The most bytes one list page carries (events, persons, a cohort's persons): a page stops short of `limit`
+ * rather than pass it (at least one item a page; `next` continues where it stopped). A thousand 1 MB events made
+ * a 2 GB answer, a thousand persons with large properties 161 MB.
+ */
+export const LIST_PAGE_MAX_BYTES = 8 * 1024 * 1024
+
+/** How many of the items (their sizes, in order) one page carries. */
+export function rowsThatFit(sizes: number[], limit: number, maxBytes = LIST_PAGE_MAX_BYTES): number {
+  let n = 0
+  let total = 0
+  while (n < Math.min(limit, sizes.length)) {
+    total += sizes[n]!
+    if (n > 0 && total > maxBytes) break
+    n++
+  }
+  return n
+}
+
 export function parsePaging(query: { limit?: string; offset?: string }, defaultLimit = 100): { limit: number; offset: number } {
   return {
     limit: Math.min(MAX_PAGE_SIZE, integerParam(query.limit, 'limit', 1, defaultLimit)),
@@ -62,12 +81,13 @@ export function publicUrl(request: Request, trustProxy: boolean): URL {
   }
 }
 
-export function pageLinks(url: URL, count: number, limit: number, offset: number): { next: string | null; previous: string | null } {
+/** `taken`: the items this page holds, when it stopped short of `limit` at its byte budget (next starts after them). */
+export function pageLinks(url: URL, count: number, limit: number, offset: number, taken = limit): { next: string | null; previous: string | null } {
   let next: string | null = null
-  if (offset + limit < count) {
+  if (offset + taken < count) {
     const u = new URL(url)
     u.searchParams.set('limit', String(limit))
-    u.searchParams.set('offset', String(offset + limit))
+    u.searchParams.set('offset', String(offset + taken))
     next = u.toString()
   }
   let previous: string | null = null
@@ -81,6 +101,7 @@ export function pageLinks(url: URL, count: number, limit: number, offset: number
   return { next, previous }
 }
 
-export function page<T>(url: URL, count: number, limit: number, offset: number, results: T[]): Page<T> {
-  return { count, ...pageLinks(url, count, limit, offset), results }
+/** `cut`: the page stopped short of `limit` at its byte budget, and `next` continues right after its items. */
+export function page<T>(url: URL, count: number, limit: number, offset: number, results: T[], cut = false): Page<T> {
+  return { count, ...pageLinks(url, count, limit, offset, cut ? results.length : limit), results }
 }

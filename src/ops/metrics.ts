@@ -186,6 +186,24 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
       help: 'Browser writes refused (403 csrf_failed) because their Origin or Referer is not this server\'s own origin',
       registers: [registry],
     }),
+    queryRequests: new Counter({
+      name: 'query_requests_total',
+      help: 'Query API requests by outcome: ok, truncated (the answer reached QUERY_MAX_RESULT_BYTES), too_large, invalid, timeout, client_closed, unavailable',
+      labelNames: ['outcome'] as const,
+      registers: [registry],
+    }),
+    querySlots: new Gauge({
+      name: 'query_slots',
+      help: 'Query API statements running and waiting for a slot (slots are shared fairly between projects)',
+      labelNames: ['state'] as const,
+      registers: [registry],
+    }),
+    listPagesCut: new Counter({
+      name: 'list_pages_cut_total',
+      help: 'List pages that stopped short of their limit at their byte budget (next continues), by list',
+      labelNames: ['list'] as const,
+      registers: [registry],
+    }),
     decideStoredLoads: new Counter({
       name: 'decide_stored_properties_loads_total',
       help: '/decide reads of stored person/group properties (only when a flag needs more than the request gave), by outcome',

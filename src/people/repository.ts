@@ -3,6 +3,7 @@
 import type { Sql } from 'postgres'
 import { cancelledWithRequest } from '../db/cancel'
 import { asJson } from '../db/postgres'
+import { rowsThatFit } from '../http/pagination'
 import { MAX_PERSON_PROPERTIES_SIZE, type Person } from './identity'
 
 /** The advisory lock (with the project id) under which a project's persons and group types change. */
@@ -158,22 +159,41 @@ export interface PersonListing {
   distinct_ids: string[]
 }
 
+/**
+ * What a person costs a list page, in bytes (its properties as text, its distinct ids — at most `ids` of them —
+ * and the rest of its answer), computed in Postgres so that the rows are only read once they fit the page.
+ */
+export function personListingBytes(sql: Sql, ids: number | null = null) {
+  const idBytes = ids === null
+    ? sql`(select coalesce(sum(octet_length(d.distinct_id) + 4), 0) from person_distinct_ids d where d.person_id = p.id)`
+    : sql`(select coalesce(sum(octet_length(d.distinct_id) + 4), 0) from (select distinct_id from person_distinct_ids i where i.person_id = p.id order by distinct_id limit ${ids}) d)`
+  return sql`(octet_length(p.properties::text) + ${idBytes} + 200)::float8`
+}
+
 export async function listPersons(
   sql: Sql,
   teamId: number,
-  filter: { distinctId?: string; limit: number; offset: number },
-): Promise<{ count: number; rows: PersonListing[] }> {
+  filter: { distinctId?: string; limit: number; offset: number; maxBytes?: number },
+): Promise<{ count: number; rows: PersonListing[]; cut: boolean }> {
   const byId = filter.distinctId !== undefined
   const where = byId
     ? sql`p.id in (select person_id from person_distinct_ids where team_id = ${teamId} and distinct_id = ${filter.distinctId!})`
     : sql`p.team_id = ${teamId}`
   const [{ count }] = await cancelledWithRequest(sql<{ count: number }[]>`select count(*)::int as count from persons p where ${where}`)
-  const rows = await cancelledWithRequest(sql<PersonListing[]>`
+  // sizes first (cheap), then only the rows that fit the page's byte budget
+  const sizes = await cancelledWithRequest(sql<{ bytes: number }[]>`
+    select ${personListingBytes(sql)} as bytes
+      from persons p
+     where ${where}
+     order by p.created_at desc, p.id desc
+     limit ${filter.limit} offset ${filter.offset}`)
+  const fit = rowsThatFit(sizes.map((r) => r.bytes), filter.limit, filter.maxBytes)
+  const rows = fit === 0 ? [] : await cancelledWithRequest(sql<PersonListing[]>`
     select p.id, p.uuid, p.properties, p.is_identified, p.created_at,
            array(select distinct_id from person_distinct_ids d where d.person_id = p.id order by distinct_id) as distinct_ids
       from persons p
      where ${where}
      order by p.created_at desc, p.id desc
-     limit ${filter.limit} offset ${filter.offset}`)
-  return { count, rows }
+     limit ${fit} offset ${filter.offset}`)
+  return { count, rows, cut: fit < sizes.length }
 }

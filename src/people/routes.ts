@@ -7,6 +7,7 @@ import { isoDate } from '../http/format'
 import { projectGuard } from '../projects/guards'
 import { page, PageQuery, parsePaging, publicUrl } from '../http/pagination'
 import type { RateLimiter } from '../http/rate-limit'
+import type { Metrics } from '../ops/metrics'
 import { errors } from '../http/errors'
 import type { PersonErasure } from './erasure'
 import { listPersons, type PersonListing } from './repository'
@@ -31,7 +32,7 @@ function flag(value: string | undefined, name: string): boolean {
   throw errors.validation('invalid', `"${value.slice(0, 20)}" is not a valid boolean: use true or false.`, name)
 }
 
-export function personRoutes(deps: { sql: Sql; auth: PersonalKeyAuth; limiter?: RateLimiter; trustProxy: boolean; erasure: PersonErasure }) {
+export function personRoutes(deps: { sql: Sql; auth: PersonalKeyAuth; limiter?: RateLimiter; trustProxy: boolean; erasure: PersonErasure; metrics?: Pick<Metrics, 'listPagesCut'> }) {
   return new Elysia({ name: 'persons' })
     .use(projectGuard(deps.auth, deps.limiter))
     .delete(
@@ -58,8 +59,9 @@ export function personRoutes(deps: { sql: Sql; auth: PersonalKeyAuth; limiter?: 
     '/api/projects/:project_id/persons/',
     async ({ project, query, request }) => {
       const { limit, offset } = parsePaging(query)
-      const { count, rows } = await listPersons(deps.sql, project.id, { distinctId: query.distinct_id, limit, offset })
-      return page(publicUrl(request, deps.trustProxy), count, limit, offset, rows.map(personJson))
+      const { count, rows, cut } = await listPersons(deps.sql, project.id, { distinctId: query.distinct_id, limit, offset })
+      if (cut) deps.metrics?.listPagesCut.inc({ list: 'persons' })
+      return page(publicUrl(request, deps.trustProxy), count, limit, offset, rows.map(personJson), cut)
     },
     {
       params: t.Object({ project_id: t.String() }),

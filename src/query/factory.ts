@@ -7,7 +7,8 @@ import { ClickHouseMappingSink, SqliteMappingSink, type MappingSink } from './pe
 import { ClickHouseQueryRunner, SqliteQueryRunner, type QueryRunner } from './repository'
 
 export function createQueryRunner(config: Config): QueryRunner {
-  return config.CLICKHOUSE_URL ? new ClickHouseQueryRunner(config.CLICKHOUSE_URL) : new SqliteQueryRunner(join(config.DATA_DIR, 'events.sqlite'))
+  if (!config.CLICKHOUSE_URL) return new SqliteQueryRunner(join(config.DATA_DIR, 'events.sqlite'))
+  return new ClickHouseQueryRunner(config.CLICKHOUSE_URL, { cluster: config.CLICKHOUSE_CLUSTER, maxMemoryBytes: config.QUERY_MAX_MEMORY })
 }
 
 /** Where the flush worker copies the person mapping to: the store the events land in. */

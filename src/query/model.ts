@@ -26,7 +26,7 @@ export const QueryResponse = model(
     results: t.Array(t.Array(t.Any()), { description: 'rows, each an array in column order' }),
     columns: t.Array(t.String()),
     types: t.Array(t.String()),
-    hasMore: t.Boolean({ description: 'rows were cut at the limit' }),
+    hasMore: t.Boolean({ description: 'rows were cut: at the LIMIT, or at the answer\'s byte budget (QUERY_MAX_RESULT_BYTES; continue with OFFSET)' }),
     limit: t.Number(),
     offset: t.Number(),
   }),

@@ -5,7 +5,8 @@ import { parseClickHouseDateTime } from '../events/dialect'
 import { compileQuery, type ValueType } from './compile'
 import { QueryError } from './errors'
 import { parseQuery } from './parser'
-import { QueryRunError, type QueryRunner } from './repository'
+import type { Metrics } from '../ops/metrics'
+import { QueryRunError, type QueryRunner } from './runner'
 
 export interface QueryAnswer {
   results: unknown[][]
@@ -29,32 +30,56 @@ const TYPE_NAMES: Record<ValueType, string> = {
   Interval: 'Interval',
 }
 
+export interface QueryServiceOptions {
+  /** QUERY_TIMEOUT_MS: compilation, the wait for a slot and the run together */
+  timeoutMs: number
+  /** QUERY_MAX_RESULT_BYTES: rows past it are not read (hasMore) */
+  maxResultBytes: number
+  metrics?: Pick<Metrics, 'queryRequests'>
+}
+
+type Outcome = 'ok' | 'truncated' | 'too_large' | 'invalid' | 'timeout' | 'client_closed' | 'unavailable'
+
+const OUTCOME_OF_CODE: Record<string, Outcome> = {
+  invalid_query: 'invalid',
+  query_result_too_large: 'too_large',
+  query_timeout: 'timeout',
+  client_closed: 'client_closed',
+  event_store_unavailable: 'unavailable',
+}
+
 export class QueryService {
   constructor(
     private readonly runner: QueryRunner,
-    private readonly timeoutMs: number,
+    private readonly options: QueryServiceOptions,
   ) {}
 
   async run(teamId: number, text: string, signal?: AbortSignal): Promise<QueryAnswer> {
-    const refuse = (message: string) => errors.validation('invalid_query', message, 'query')
-    let compiled
     try {
-      const dialect = await this.runner.dialect()
-      compiled = compileQuery(parseQuery(text), { dialect, teamId, database: this.runner.database, now: Date.now() })
+      const answer = await this.answer(teamId, text, signal)
+      this.options.metrics?.queryRequests.inc({ outcome: answer.truncated ? 'truncated' : 'ok' })
+      return answer.body
     } catch (error) {
-      if (error instanceof QueryError) throw refuse(error.message)
-      throw this.runError(error)
+      const refused = runError(error)
+      this.options.metrics?.queryRequests.inc({ outcome: OUTCOME_OF_CODE[refused.code] ?? 'invalid' })
+      throw refused
     }
-    let rows: unknown[][]
-    try {
-      rows = await this.runner.run(compiled, { timeoutMs: this.timeoutMs, signal })
-    } catch (error) {
-      throw this.runError(error)
-    }
-    const hasMore = rows.length > compiled.limit
-    if (hasMore) rows.length = compiled.limit
-    const sqlite = (await this.runner.dialect()) === 'sqlite'
-    return {
+  }
+
+  private async answer(teamId: number, text: string, signal?: AbortSignal): Promise<{ body: QueryAnswer; truncated: boolean }> {
+    const started = Date.now()
+    const dialect = await this.runner.dialect()
+    const compiled = compileQuery(parseQuery(text), { dialect, teamId, database: this.runner.database, now: Date.now() })
+    const { rows, truncated } = await this.runner.run(compiled, {
+      teamId,
+      timeoutMs: Math.max(1, this.options.timeoutMs - (Date.now() - started)),
+      signal,
+      maxBytes: this.options.maxResultBytes,
+    })
+    const hasMore = truncated || rows.length > compiled.limit
+    if (rows.length > compiled.limit) rows.length = compiled.limit
+    const sqlite = dialect === 'sqlite'
+    const body = {
       results: rows.map((row) => row.map((value, i) => normalize(value, compiled.types[i], sqlite))),
       columns: compiled.columns,
       types: compiled.types.map((t) => TYPE_NAMES[t]),
@@ -62,6 +87,7 @@ export class QueryService {
       limit: compiled.limit,
       offset: compiled.offset,
     }
+    return { body, truncated }
   }
 
   /** The person each distinct id belongs to now (for the events API's person_id). */
@@ -69,14 +95,29 @@ export class QueryService {
     return this.runner.personIds(teamId, distinctIds)
   }
 
-  private runError(error: unknown): ApiError {
-    if (error instanceof ApiError) return error
-    if (error instanceof QueryRunError) {
-      if (error.kind === 'query') return errors.validation('invalid_query', error.message, 'query')
-      if (error.kind === 'timeout') return new ApiError(504, 'server_error', 'query_timeout', error.message)
+  /** statements running and waiting for a slot (for /metrics) */
+  slotUse(): { running: number; waiting: number } {
+    return this.runner.slotUse()
+  }
+}
+
+/** What the client is answered when a query is not run or fails: phog's words, the store's kept as the cause. */
+function runError(error: unknown): ApiError {
+  if (error instanceof ApiError) return error
+  if (error instanceof QueryError) return errors.validation('invalid_query', error.message, 'query')
+  if (!(error instanceof QueryRunError)) throw error
+  switch (error.kind) {
+    case 'query':
+      return Object.assign(errors.validation('invalid_query', error.message, 'query'), { cause: error })
+    case 'too_large':
+      return new ApiError(413, 'client_error', 'query_result_too_large', error.message, 'query')
+    case 'timeout':
+      return new ApiError(504, 'server_error', 'query_timeout', error.message)
+    case 'client_closed':
+      // nobody reads this answer: 499 (not a 5xx, so not an error line; the access line says it at debug)
+      return new ApiError(499, 'client_error', 'client_closed', error.message)
+    default:
       return Object.assign(errors.unavailable('event_store_unavailable', 'The event store is not reachable. Please retry shortly.'), { cause: error })
-    }
-    throw error
   }
 }
 

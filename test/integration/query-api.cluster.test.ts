@@ -1,6 +1,8 @@
 // The query API on a real ClickHouse cluster (2 shards × 2 replicas of 18.16, ZooKeeper): events on the Distributed
 // table, the person mapping replicated to every node and joined locally on each shard.
-import { afterAll, beforeAll } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { Params } from '../../src/query/dialect'
+import { ClickHouseQueryRunner } from '../../src/query/repository'
 import { startClickHouseCluster, type ClickHouseCluster } from '../helpers/clickhouse-cluster'
 import { startStack } from '../helpers/stack'
 import { queryApiContract } from './query-api.contract'
@@ -17,6 +19,36 @@ queryApiContract('a 2 × 2 ClickHouse cluster', () => {
   const database = `query_${crypto.randomUUID().replace(/-/g, '').slice(0, 10)}`
   return startStack(
     { postgres: 'embedded', clickhouse: 'embedded' },
-    { FLUSH_INTERVAL_MS: 20, CLICKHOUSE_URL: `${cluster.nodes[0].server.url}/${database}`, CLICKHOUSE_CLUSTER: cluster.name },
+    { FLUSH_INTERVAL_MS: 20, QUERY_MAX_RESULT_BYTES: 1024 * 1024, CLICKHOUSE_URL: `${cluster.nodes[0].server.url}/${database}`, CLICKHOUSE_CLUSTER: cluster.name },
   )
+})
+
+describe('query runner on a cluster', () => {
+  test('a client that goes away: the statement is killed on every node (its parts on the shards too)', async () => {
+    const runner = new ClickHouseQueryRunner(`${cluster.nodes[0].server.url}/default`, { cluster: cluster.name })
+    const client = new AbortController()
+    // an aggregate over every shard that never ends and never writes before its end
+    const heavy = { sql: `SELECT sum(cityHash64(number)) FROM cluster('${cluster.name}', system, numbers)`, params: new Params('clickhouse-legacy'), columns: ['s'], types: [], limit: 1, offset: 0 }
+    const running = runner.run(heavy, { teamId: 1, timeoutMs: 120_000, signal: client.signal }).catch((e) => e)
+    const processes = async () => {
+      let n = 0
+      for (const node of cluster.nodes) {
+        n += Number((await node.server.query("SELECT count() FROM system.processes WHERE query LIKE '%cityHash64(number)%' AND query NOT LIKE '%system.processes%'")).trim())
+      }
+      return n
+    }
+    for (let i = 0; i < 50 && (await processes()) < 2; i++) await Bun.sleep(100)
+    const before = await processes()
+    expect(before).toBeGreaterThanOrEqual(2) // the initial query and its parts on the shards
+    client.abort()
+    expect(await running).toMatchObject({ kind: 'client_closed' })
+    let left = before
+    const started = performance.now()
+    for (let i = 0; i < 100 && left > 0; i++) {
+      await Bun.sleep(100)
+      left = await processes()
+    }
+    console.log(`${before} statements on the cluster's nodes; none left ${(performance.now() - started).toFixed(0)} ms after the client went away`)
+    expect(left).toBe(0)
+  }, 60_000)
 })
