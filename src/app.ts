@@ -157,7 +157,7 @@ export function createApp(services: Services) {
     )
     .use(consoleRoutes())
   // The document is built when first asked for, from every route registered by then.
-  return app.use(apiDocsRoutes(DOCUMENT_INFO, { cookie: SESSION_COOKIE, csrfCookie: CSRF_COOKIE, csrfHeader: CSRF_HEADER }))
+  return app.use(apiDocsRoutes(DOCUMENT_INFO, { cookie: SESSION_COOKIE, csrfCookie: CSRF_COOKIE, csrfHeader: CSRF_HEADER }, () => base.routes as never))
 }
 
 /**

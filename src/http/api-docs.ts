@@ -16,7 +16,30 @@ const ASSETS = new Map<string, string>([
   ['favicon-32x32.png', 'image/png'],
 ])
 
-export function apiDocsRoutes(...args: Parameters<typeof documentation>) {
+/** What the document needs of a registered route (Elysia's `app.routes`). */
+export interface DocumentedRoute {
+  method: string
+  path: string
+  hooks: { body?: unknown }
+}
+
+/**
+ * The plugin leaves a request body's content empty when the route has a parse hook of its own (the private API's
+ * capped parser, app.ts): the body is still the route's schema, taken as JSON (and as forms, as the plugin has it).
+ */
+export function restoreRequestBodies(doc: Record<string, unknown>, routes: readonly DocumentedRoute[]): void {
+  const paths = (doc.paths ?? {}) as Record<string, Record<string, { requestBody?: { content?: Record<string, unknown> } }>>
+  for (const route of routes) {
+    const operation = paths[route.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}')]?.[route.method.toLowerCase()]
+    const body = operation?.requestBody
+    if (!body || !route.hooks.body || Object.keys(body.content ?? {}).length > 0) continue
+    const schema = route.hooks.body
+    body.content = { 'application/json': { schema }, 'application/x-www-form-urlencoded': { schema }, 'multipart/form-data': { schema } }
+  }
+}
+
+export function apiDocsRoutes(info: Parameters<typeof documentation>[0], session: Parameters<typeof documentation>[1], routes: () => readonly DocumentedRoute[] = () => []) {
+  const args = [info, session] as const
   const dir = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'))
   const files = new Map<string, Uint8Array>()
   const completed = new WeakSet<object>()
@@ -24,6 +47,7 @@ export function apiDocsRoutes(...args: Parameters<typeof documentation>) {
     .onAfterHandle(({ path, response }) => {
       // the plugin builds its document once (again when routes are added); complete each new one once
       if (path.startsWith('/swagger/json') && typeof response === 'object' && response !== null && !completed.has(response)) {
+        restoreRequestBodies(response as Record<string, unknown>, routes())
         namedComponents(response as Record<string, unknown>)
         standardAnswers(response as Record<string, unknown>)
         completed.add(response)
