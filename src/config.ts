@@ -50,6 +50,16 @@ export const ConfigSchema = Type.Object({
     description: 'fdatasync the write-ahead log this often; 0 = before every acknowledgement (group commit)',
   }),
   WAL_MAX_BYTES: Int({ default: 2048 * MiB, minimum: MiB, description: 'unflushed log size past which capture answers 503' }),
+  MAX_EVENT_DEFINITIONS: Int({
+    default: 10_000,
+    minimum: 0,
+    description: 'event definitions a project may have; past it its events are still stored but no new definition is made',
+  }),
+  MAX_PROPERTY_DEFINITIONS: Int({
+    default: 10_000,
+    minimum: 0,
+    description: 'property definitions of each type (event, person, group) a project may have; past it no new one is made',
+  }),
   WAL_SEGMENT_BYTES: Int({ default: 64 * MiB, minimum: 64 * 1024, description: 'size at which the log rolls to a new segment file' }),
   BODY_TIMEOUT_MS: Int({
     default: 30_000,

@@ -130,6 +130,12 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
       labelNames: ['kind'] as const,
       registers: [registry],
     }),
+    definitionsRefused: new Counter({
+      name: 'definitions_refused_total',
+      help: 'New definitions not made because the project has MAX_EVENT_DEFINITIONS / MAX_PROPERTY_DEFINITIONS of that kind (the events are stored), by kind',
+      labelNames: ['kind'] as const,
+      registers: [registry],
+    }),
     decideRequests: new Counter({
       name: 'decide_requests_total',
       help: '/decide and /flags answers, by whether some flags could not be computed',
