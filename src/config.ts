@@ -60,6 +60,12 @@ export const ConfigSchema = Type.Object({
     minimum: 0,
     description: 'property definitions of each type (event, person, group) a project may have; past it no new one is made',
   }),
+  WAL_PROJECT_SHARE: Type.Number({
+    default: 0.25,
+    exclusiveMinimum: 0,
+    maximum: 1,
+    description: "the fraction of WAL_MAX_BYTES one project's unflushed requests may hold; past it that project's capture answers 429",
+  }),
   WAL_SEGMENT_BYTES: Int({ default: 64 * MiB, minimum: 64 * 1024, description: 'size at which the log rolls to a new segment file' }),
   BODY_TIMEOUT_MS: Int({
     default: 30_000,
@@ -124,10 +130,11 @@ function describeExpected(schema: TSchema): string {
   if (schema.description) {
     const bounds = [
       schema.minimum !== undefined ? `>= ${schema.minimum}` : '',
+      schema.exclusiveMinimum !== undefined ? `> ${schema.exclusiveMinimum}` : '',
       schema.maximum !== undefined ? `<= ${schema.maximum}` : '',
       schema.pattern ? `matching ${schema.pattern}` : '',
     ].filter(Boolean)
-    const kind = schema.type === 'integer' ? 'an integer' : schema.type === 'boolean' ? 'true or false' : 'a string'
+    const kind = schema.type === 'integer' ? 'an integer' : schema.type === 'number' ? 'a number' : schema.type === 'boolean' ? 'true or false' : 'a string'
     return `${kind}${bounds.length ? ` ${bounds.join(' and ')}` : ''} (${schema.description})`
   }
   return 'a valid value'

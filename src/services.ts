@@ -157,6 +157,7 @@ export async function startServices(config: Config, log: Logger, options: { metr
         segmentBytes: config.WAL_SEGMENT_BYTES,
         fsyncIntervalMs: config.WAL_FSYNC_INTERVAL_MS,
         maxWalBytes: config.WAL_MAX_BYTES,
+        projectShareBytes: Math.floor(config.WAL_MAX_BYTES * config.WAL_PROJECT_SHARE),
         worker: { url: FLUSH_WORKER, data: { config } },
       },
       // the flush worker's only notice: persons and groups it just wrote (the /decide cache drops them)

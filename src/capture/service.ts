@@ -21,7 +21,8 @@ export interface CaptureDeps {
  */
 export interface EventLog {
   /** `decodedBytes`: what the request decodes to (counted against the log's cap when larger than it is on disk) */
-  accept(parts: Uint8Array[], items: number, decodedBytes: number): Promise<void> | null
+  /** `projectId`: whose share of the log the record counts against (429 past it) */
+  accept(parts: Uint8Array[], items: number, decodedBytes: number, projectId: number): Promise<void> | null
 }
 
 export class CaptureService {
@@ -47,7 +48,7 @@ export class CaptureService {
     const logged = extracted.token?.startsWith('phx_') ? withoutCredential(request, extracted.text, extracted.token) : request
     // kept decoded, the body must still be one the consumers will read back (invalid UTF-8 grows when re-encoded)
     if (logged !== request && logged.body.length > this.deps.maxBodyBytes) throw errors.tooLarge()
-    const durable = this.deps.log.accept(encodeRecord(projectId, logged, extracted.depth.check), extracted.items.length, extracted.decodedSize)
+    const durable = this.deps.log.accept(encodeRecord(projectId, logged, extracted.depth.check), extracted.items.length, extracted.decodedSize, projectId)
     if (durable) await durable
     // counted once acknowledged, whatever the stores do next (what they stored or dropped is counted apart)
     this.deps.metrics.eventsReceived.inc({ endpoint }, extracted.items.length)

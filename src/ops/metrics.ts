@@ -101,6 +101,11 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
       help: 'Bytes of the write-ahead log not yet flushed to the event store',
       registers: [registry],
     }),
+    walLargestProject: new Gauge({
+      name: 'pipeline_wal_largest_project_bytes',
+      help: 'Unflushed bytes of the write-ahead log held by the project holding most (bounded by WAL_PROJECT_SHARE of WAL_MAX_BYTES)',
+      registers: [registry],
+    }),
     walEvents: new Gauge({
       name: 'pipeline_backlog_records',
       help: 'Log records (requests) accepted but not yet flushed',

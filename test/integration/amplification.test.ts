@@ -198,7 +198,7 @@ describe('the log counts what compressed requests decode to', () => {
     // an event store that does not answer: everything accepted waits in the log
     const clickhouseUrl = `http://default:@127.0.0.1:${await freePort()}/nowhere`
     const env = await freshEnv({ postgres: 'embedded', clickhouse: 'embedded' })
-    const svc = await spawnService({ ...env, CLICKHOUSE_URL: clickhouseUrl, WAL_MAX_BYTES: String(4 * 1024 * 1024), LOG_LEVEL: 'error' })
+    const svc = await spawnService({ ...env, CLICKHOUSE_URL: clickhouseUrl, WAL_MAX_BYTES: String(4 * 1024 * 1024), WAL_PROJECT_SHARE: '1', LOG_LEVEL: 'error' })
     try {
       // counting numbers: 1.4 MB of JSON that gzip makes ~3 times smaller (within the expansion ratio)
       let text = ''
