@@ -67,6 +67,11 @@ export const ConfigSchema = Type.Object({
     description: "the fraction of WAL_MAX_BYTES one project's unflushed requests may hold; past it that project's capture answers 429",
   }),
   WAL_SEGMENT_BYTES: Int({ default: 64 * MiB, minimum: 64 * 1024, description: 'size at which the log rolls to a new segment file' }),
+  CAPTURE_REFUSED_DECODE_BYTES_PER_SECOND: Int({
+    default: 8 * MiB,
+    minimum: 0,
+    description: 'capture: decoded bytes of refused bodies (unknown key, bad data) per client address per second; past it the address gets 429 before decoding; 0 = unlimited',
+  }),
   BODY_TIMEOUT_MS: Int({
     default: 30_000,
     minimum: 100,

@@ -18,6 +18,7 @@ import type { Readiness } from './ops/routes'
 import { bootstrap } from './projects/repository'
 import { KeyChangeWatcher } from './projects/key-changes'
 import { ProjectTokenCache } from './projects/token-cache'
+import { DecodeBudget } from './capture/decode-budget'
 import { CaptureService } from './capture/service'
 import { CaptureLog } from './pipeline/capture-log'
 import { startFlags, type Flags } from './flags'
@@ -184,7 +185,14 @@ export async function startServices(config: Config, log: Logger, options: { metr
       )
       closers.push(unlisten)
     }
-    const capture = new CaptureService({ tokens, auth, log: captureLog, metrics, maxBodyBytes: config.MAX_BODY_BYTES })
+    const capture = new CaptureService({
+      tokens,
+      auth,
+      log: captureLog,
+      metrics,
+      maxBodyBytes: config.MAX_BODY_BYTES,
+      decodeBudget: new DecodeBudget(config.CAPTURE_REFUSED_DECODE_BYTES_PER_SECOND),
+    })
 
     const lifecycle: Lifecycle = { draining: false }
     const readiness = async (): Promise<Readiness> => {

@@ -1,9 +1,11 @@
 // Capture: decode, find the project, normalise, log. Never sees the HTTP context.
-import { errors } from '../http/errors'
+import { expansionCap } from '../http/decode'
+import { ApiError, errors } from '../http/errors'
 import type { PersonalKeyAuth } from '../projects/auth'
 import type { Metrics } from '../ops/metrics'
 import { projectOfPublicKey } from '../projects/public-key'
 import type { ProjectTokenCache } from '../projects/token-cache'
+import type { DecodeBudget } from './decode-budget'
 import { assertEventShapes } from './normalize'
 import { encodeRecord, parseRequest, withoutCredential, type CaptureRequest } from './record'
 
@@ -13,6 +15,8 @@ export interface CaptureDeps {
   log: EventLog
   metrics: Metrics
   maxBodyBytes: number
+  /** decoded bytes of refused bodies per second per client address (none: unbounded) */
+  decodeBudget?: DecodeBudget
 }
 
 /**
@@ -28,6 +32,27 @@ export interface EventLog {
 export class CaptureService {
   constructor(private readonly deps: CaptureDeps) {}
 
+  /**
+   * Decode, unless the address has spent its budget of decoding refused bodies (429 before anything is decoded).
+   * A body refused while decoding is charged what it may have expanded to.
+   */
+  private decode(request: CaptureRequest, address: string): ReturnType<typeof parseRequest> {
+    const budget = this.deps.decodeBudget
+    if (!budget) return parseRequest(request, this.deps.maxBodyBytes)
+    const wait = budget.waitSeconds(address)
+    if (wait > 0) {
+      this.deps.metrics.requestsRejected.inc({ code: 'decode_budget' })
+      throw errors.rateLimited(`This address sent too many refused bodies to decode. Please retry in ${wait} second${wait === 1 ? '' : 's'}.`, wait)
+    }
+    try {
+      return parseRequest(request, this.deps.maxBodyBytes)
+    } catch (error) {
+      const wire = request.body.length > 0 ? request.body.length : (request.query.get('data')?.length ?? 0)
+      budget.charge(address, expansionCap(wire, this.deps.maxBodyBytes))
+      throw error
+    }
+  }
+
   /** The project a request's key points at (a project key, or a personal key with project_id). */
   async projectFor(token: string | null, projectId: unknown, clientAddress: string | null = null): Promise<number> {
     if (token === null) throw errors.missingApiKey()
@@ -40,8 +65,22 @@ export class CaptureService {
    * depends on them.
    */
   async capture(request: CaptureRequest, endpoint = 'capture', clientAddress: string | null = request.ip): Promise<void> {
-    const extracted = parseRequest(request, this.deps.maxBodyBytes)
+    // a project key in the query string is checked before the body is decoded: an unknown one costs no decoding
+    const queryToken = request.query.get('token') || request.query.get('api_key')
+    if (queryToken && !queryToken.startsWith('phx_')) await this.projectFor(queryToken, undefined, clientAddress)
+    const address = clientAddress ?? 'unknown'
+    const extracted = this.decode(request, address)
     this.deps.metrics.captureRequests.inc({ encoding: extracted.encoding, via: extracted.via })
+    try {
+      await this.log(request, extracted, endpoint, clientAddress)
+    } catch (error) {
+      // decoding that bought nothing (an unknown key, a bad shape, a project over its share) counts against the address
+      if (error instanceof ApiError && error.status < 500) this.deps.decodeBudget?.charge(address, extracted.decodedSize)
+      throw error
+    }
+  }
+
+  private async log(request: CaptureRequest, extracted: ReturnType<typeof parseRequest>, endpoint: string, clientAddress: string | null): Promise<void> {
     const projectId = await this.projectFor(extracted.token, extracted.projectId, clientAddress)
     assertEventShapes(extracted.items, extracted.depth)
     if (extracted.items.length === 0) return

@@ -301,7 +301,7 @@ export class CaptureLog {
       if (this.shareRefusalLogged.size > 10_000) this.shareRefusalLogged.delete(this.shareRefusalLogged.keys().next().value!)
       this.deps.log.warn({ projectId, unflushedBytes: held, shareBytes: share }, 'capture refused for a project over its share of the write-ahead log (429)')
     }
-    throw new ApiError(429, 'throttled_error', 'rate_limited', 'Too many events of this project are waiting to be written. Please retry shortly.', null, { 'retry-after': '1' })
+    throw errors.rateLimited('Too many events of this project are waiting to be written. Please retry shortly.')
   }
 
   /** Pass a notice to the flush worker's consumers (e.g. persons erased: the learner forgets their ids). */
