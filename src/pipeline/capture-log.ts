@@ -254,11 +254,12 @@ export class CaptureLog {
     // A compressed request counts as what it decodes to: 19 KB of gzip became 19 MB in the store, and a cap on
     // the bytes on disk let 1.9 MB of requests put 2.65 GB there. (The consumers count the same: recordWeight.)
     const weight = Math.max(size, decodedBytes)
-    if (projectId !== undefined) this.checkShare(projectId, weight)
     if (this.backlogBytes() + weight > this.options.maxWalBytes) {
       this.deps.metrics.requestsRejected.inc({ code: 'capture_backlog_full' })
       throw errors.unavailable('capture_backlog_full', 'Too many events are waiting to be written. Please retry shortly.')
     }
+    // the node's fullness first (503 for everybody), then the project's share (429 for it alone)
+    if (projectId !== undefined) this.checkShare(projectId, weight)
     let appended
     try {
       appended = this.wal.append(parts)
