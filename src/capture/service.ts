@@ -36,9 +36,9 @@ export class CaptureService {
    * Decode, unless the address has spent its budget of decoding refused bodies (429 before anything is decoded).
    * A body refused while decoding is charged what it may have expanded to.
    */
-  private decode(request: CaptureRequest, address: string): ReturnType<typeof parseRequest> {
+  private decode(request: CaptureRequest, address: string | null): ReturnType<typeof parseRequest> {
     const budget = this.deps.decodeBudget
-    if (!budget) return parseRequest(request, this.deps.maxBodyBytes)
+    if (!budget || address === null) return parseRequest(request, this.deps.maxBodyBytes)
     const wait = budget.waitSeconds(address)
     if (wait > 0) {
       this.deps.metrics.requestsRejected.inc({ code: 'decode_budget' })
@@ -68,14 +68,14 @@ export class CaptureService {
     // a project key in the query string is checked before the body is decoded: an unknown one costs no decoding
     const queryToken = request.query.get('token') || request.query.get('api_key')
     if (queryToken && !queryToken.startsWith('phx_')) await this.projectFor(queryToken, undefined, clientAddress)
-    const address = clientAddress ?? 'unknown'
-    const extracted = this.decode(request, address)
+    // no address (a request handled in process, not over a socket): nobody to charge
+    const extracted = this.decode(request, clientAddress)
     this.deps.metrics.captureRequests.inc({ encoding: extracted.encoding, via: extracted.via })
     try {
       await this.log(request, extracted, endpoint, clientAddress)
     } catch (error) {
       // decoding that bought nothing (an unknown key, a bad shape, a project over its share) counts against the address
-      if (error instanceof ApiError && error.status < 500) this.deps.decodeBudget?.charge(address, extracted.decodedSize)
+      if (clientAddress !== null && error instanceof ApiError && error.status < 500) this.deps.decodeBudget?.charge(clientAddress, extracted.decodedSize)
       throw error
     }
   }
