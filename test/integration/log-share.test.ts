@@ -4,7 +4,7 @@
 import { describe, expect, test } from 'bun:test'
 import { gzipSync } from 'node:zlib'
 import { freePort, runCli, spawnService } from '../helpers/spawn-service'
-import { freshEnv, PROJECT_KEY } from '../helpers/stack'
+import { BASE, freshEnv, learned, PROJECT_KEY, startStack } from '../helpers/stack'
 
 const MiB = 1024 * 1024
 
@@ -67,4 +67,23 @@ describe('a project past its share of the log', () => {
       await svc.kill()
     }
   }, 120_000)
+})
+
+describe('a project within its share of the log', () => {
+  test('its count shrinks as the log is flushed: sent one after the other, requests beyond the share are all taken', async () => {
+    // a 1 MiB log: a 256 KiB share, each request ~500 KB decoded (alone, it is taken when the project holds nothing)
+    const stack = await startStack({ postgres: 'embedded', clickhouse: 'embedded' }, { WAL_MAX_BYTES: MiB, FLUSH_INTERVAL_MS: 20 })
+    try {
+      const flood = body(PROJECT_KEY)
+      for (let i = 0; i < 4; i++) {
+        const r = await stack.app.handle(new Request(`${BASE}/batch/`, { method: 'POST', headers: { 'content-encoding': 'gzip' }, body: flood }))
+        expect(r.status).toBe(200)
+        expect(stack.services.captureLog.shares.bytesOf(1)).toBeGreaterThan(400_000)
+        await learned(stack)
+        expect(stack.services.captureLog.shares.bytesOf(1)).toBe(0)
+      }
+    } finally {
+      await stack.close()
+    }
+  }, 60_000)
 })
