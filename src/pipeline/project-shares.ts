@@ -76,13 +76,26 @@ export class ProjectShares {
   recover(reader: WalReader): void {
     try {
       for (let record = reader.next(); record; record = reader.next()) {
-        const { projectId, request } = decodeRecord(record.payload)
-        this.add(record.seq, projectId, Math.max(record.size, gzipSizeOf(request.body)))
+        const { projectId, body } = projectAndBody(record.payload)
+        this.add(record.seq, projectId, Math.max(record.size, gzipSizeOf(body)))
       }
     } finally {
       reader.close()
     }
   }
+}
+
+const PROJECT_FIRST = /^\{"p":(\d+),/
+const latin1 = new TextDecoder('latin1')
+
+/** A logged record's project and body, without parsing the rest of its header (it starts with the project). */
+function projectAndBody(payload: Uint8Array): { projectId: number; body: Uint8Array } {
+  const headerLength = payload[0] | (payload[1] << 8) | (payload[2] << 16) | (payload[3] * 0x100_0000)
+  const start = latin1.decode(payload.subarray(4, Math.min(4 + headerLength, 40)))
+  const found = PROJECT_FIRST.exec(start)
+  if (found) return { projectId: Number(found[1]), body: payload.subarray(4 + headerLength) }
+  const { projectId, request } = decodeRecord(payload)
+  return { projectId, body: request.body }
 }
 
 /** The decoded size a gzip body declares (its ISIZE trailer, modulo 4 GiB), 0 for anything else. */
