@@ -24,8 +24,10 @@ export interface CaptureDeps {
  * returned and its promise, if any, resolved. Defined here so that capture does not depend on the pipeline.
  */
 export interface EventLog {
-  /** `decodedBytes`: what the request decodes to (counted against the log's cap when larger than it is on disk) */
-  /** `projectId`: whose share of the log the record counts against (429 past it) */
+  /**
+   * `decodedBytes`: what the request decodes to (counted against the log's cap when larger than it is on disk);
+   * `projectId`: whose share of the log the record counts against (429 past it)
+   */
   accept(parts: Uint8Array[], items: number, decodedBytes: number, projectId: number): Promise<void> | null
 }
 

@@ -245,7 +245,8 @@ export class CaptureLog {
 
   /**
    * Log an accepted request of `items` events. Throws 503 when the log is over its cap or the disk refuses
-   * the write; in both cases nothing was acknowledged and the client retries.
+   * the write, 429 when the project holds its share of the log; in every case nothing was acknowledged and the
+   * client retries.
    */
   accept(parts: Uint8Array[], items: number, decodedBytes = 0, projectId?: number): Promise<void> | null {
     if (!this.accepting) throw errors.unavailable('shutting_down', 'The server is shutting down. Please retry.')
