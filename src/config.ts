@@ -55,7 +55,28 @@ export const ConfigSchema = Type.Object({
     description: 'fdatasync the write-ahead log this often; 0 = before every acknowledgement (group commit)',
   }),
   WAL_MAX_BYTES: Int({ default: 2048 * MiB, minimum: MiB, description: 'unflushed log size past which capture answers 503' }),
+  MAX_EVENT_DEFINITIONS: Int({
+    default: 10_000,
+    minimum: 0,
+    description: 'event definitions a project may have; past it its events are still stored but no new definition is made',
+  }),
+  MAX_PROPERTY_DEFINITIONS: Int({
+    default: 10_000,
+    minimum: 0,
+    description: 'property definitions of each type (event, person, group) a project may have; past it no new one is made',
+  }),
+  WAL_PROJECT_SHARE: Type.Number({
+    default: 0.25,
+    exclusiveMinimum: 0,
+    maximum: 1,
+    description: "the fraction of WAL_MAX_BYTES one project's unflushed requests may hold; past it that project's capture answers 429",
+  }),
   WAL_SEGMENT_BYTES: Int({ default: 64 * MiB, minimum: 64 * 1024, description: 'size at which the log rolls to a new segment file' }),
+  CAPTURE_REFUSED_DECODE_BYTES_PER_SECOND: Int({
+    default: 8 * MiB,
+    minimum: 0,
+    description: 'capture: decoded bytes of refused bodies (unknown key, bad data) per client address per second; past it the address gets 429 before decoding; 0 = unlimited',
+  }),
   BODY_TIMEOUT_MS: Int({
     default: 30_000,
     minimum: 100,
@@ -131,10 +152,11 @@ function describeExpected(schema: TSchema): string {
   if (schema.description) {
     const bounds = [
       schema.minimum !== undefined ? `>= ${schema.minimum}` : '',
+      schema.exclusiveMinimum !== undefined ? `> ${schema.exclusiveMinimum}` : '',
       schema.maximum !== undefined ? `<= ${schema.maximum}` : '',
       schema.pattern ? `matching ${schema.pattern}` : '',
     ].filter(Boolean)
-    const kind = schema.type === 'integer' ? 'an integer' : schema.type === 'boolean' ? 'true or false' : 'a string'
+    const kind = schema.type === 'integer' ? 'an integer' : schema.type === 'number' ? 'a number' : schema.type === 'boolean' ? 'true or false' : 'a string'
     return `${kind}${bounds.length ? ` ${bounds.join(' and ')}` : ''} (${schema.description})`
   }
   return 'a valid value'

@@ -15,6 +15,7 @@ import { HistoryWriter, isHistorical } from './pipeline/history-writer'
 import { WalView } from './pipeline/wal-view'
 import { ResilientStore } from './events/resilient-store'
 import { openDatabase } from './db/postgres'
+import { definitionCaps } from './definitions/capped-writes'
 import { DefinitionTracker } from './definitions/tracker'
 import { Learner } from './people/learner'
 import type { PersonChange } from './people/person-cache'
@@ -103,6 +104,7 @@ async function start(init: WorkerInit): Promise<void> {
   learner = new Learner({
     sql: db.sql,
     tracker: new DefinitionTracker(),
+    caps: definitionCaps(db.sql, { events: config.MAX_EVENT_DEFINITIONS, properties: config.MAX_PROPERTY_DEFINITIONS }, { metrics, log }),
     metrics,
     log,
     onPersonsChanged: (change) => send({ type: 'notice', notice: change }),

@@ -18,6 +18,7 @@ import type { Readiness } from './ops/routes'
 import { bootstrap } from './projects/repository'
 import { KeyChangeWatcher } from './projects/key-changes'
 import { ProjectTokenCache } from './projects/token-cache'
+import { DecodeBudget } from './capture/decode-budget'
 import { CaptureService } from './capture/service'
 import { CaptureLog } from './pipeline/capture-log'
 import { startFlags, type Flags } from './flags'
@@ -160,6 +161,7 @@ export async function startServices(config: Config, log: Logger, options: { metr
         segmentBytes: config.WAL_SEGMENT_BYTES,
         fsyncIntervalMs: config.WAL_FSYNC_INTERVAL_MS,
         maxWalBytes: config.WAL_MAX_BYTES,
+        projectShareBytes: Math.floor(config.WAL_MAX_BYTES * config.WAL_PROJECT_SHARE),
         worker: { url: FLUSH_WORKER, data: { config } },
       },
       // the flush worker's only notice: persons and groups it just wrote (the /decide cache drops them)
@@ -187,7 +189,14 @@ export async function startServices(config: Config, log: Logger, options: { metr
       )
       closers.push(unlisten)
     }
-    const capture = new CaptureService({ tokens, auth, log: captureLog, metrics, maxBodyBytes: config.MAX_BODY_BYTES })
+    const capture = new CaptureService({
+      tokens,
+      auth,
+      log: captureLog,
+      metrics,
+      maxBodyBytes: config.MAX_BODY_BYTES,
+      decodeBudget: new DecodeBudget(config.CAPTURE_REFUSED_DECODE_BYTES_PER_SECOND),
+    })
 
     const lifecycle: Lifecycle = { draining: false }
     const readiness = async (): Promise<Readiness> => {

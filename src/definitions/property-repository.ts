@@ -51,6 +51,25 @@ export async function recordPropertySightings(sql: Sql, sightings: PropertySight
   }
 }
 
+/** How many property definitions of a type (event, person, group: every group type together) the project has. */
+export async function countPropertyDefinitions(sql: Sql, teamId: number, kind: PropertyKind): Promise<number> {
+  const [{ count }] = await sql<{ count: number }[]>`
+    select count(*)::int as count from property_definitions where team_id = ${teamId} and type = ${kind}`
+  return count
+}
+
+/** The key of a property definition within its project and type: group type index and name. */
+export const propertyKey = (groupTypeIndex: number | null, name: string) => `${groupTypeIndex ?? -1}\u0000${name}`
+
+/** Of the names given, the keys (propertyKey) of those the project has a definition of this type for. */
+export async function existingPropertyKeys(sql: Sql, teamId: number, kind: PropertyKind, names: string[]): Promise<Set<string>> {
+  if (names.length === 0) return new Set()
+  const rows = await sql<{ group_type_index: number | null; name: string }[]>`
+    select group_type_index, name from property_definitions
+     where team_id = ${teamId} and type = ${kind} and name = any(${sql.array(names)}::text[])`
+  return new Set(rows.map((r) => propertyKey(r.group_type_index, r.name)))
+}
+
 /** Which property was seen on which event: rows are only ever added. */
 export async function recordPairSightings(sql: Sql, pairs: PairSighting[]): Promise<void> {
   const rows = pairs

@@ -33,6 +33,20 @@ export async function recordSightings(sql: Sql, sightings: DefinitionSighting[])
      where event_definitions.last_seen_at is null or event_definitions.last_seen_at < excluded.last_seen_at`
 }
 
+/** How many event definitions the project has (what its cap counts). */
+export async function countEventDefinitions(sql: Sql, teamId: number): Promise<number> {
+  const [{ count }] = await sql<{ count: number }[]>`select count(*)::int as count from event_definitions where team_id = ${teamId}`
+  return count
+}
+
+/** Of `names`, those the project has a definition for. */
+export async function existingEventNames(sql: Sql, teamId: number, names: string[]): Promise<Set<string>> {
+  if (names.length === 0) return new Set()
+  const rows = await sql<{ name: string }[]>`
+    select name from event_definitions where team_id = ${teamId} and name = any(${sql.array(names)}::text[])`
+  return new Set(rows.map((r) => r.name))
+}
+
 export type EventType = 'event' | 'event_custom' | 'event_posthog'
 export type OrderKey = 'name' | 'last_seen_at' | 'last_seen_at::date' | 'created_at' | 'created_at::date'
 

@@ -106,6 +106,9 @@ export const errors = {
       null,
       { 'retry-after': String(retryAfterSeconds) },
     ),
+  /** PostHog capture's answer past a limit of the sender's (429 rate_limited), with when to retry */
+  rateLimited: (detail: string, retryAfterSeconds = 1) =>
+    new ApiError(429, 'throttled_error', 'rate_limited', detail, null, { 'retry-after': String(retryAfterSeconds) }),
   methodNotAllowed: (method: string) =>
     new ApiError(405, 'invalid_request', 'method_not_allowed', `Method "${method}" not allowed.`),
 }

@@ -40,7 +40,7 @@ describe('the document, completed', () => {
     expect(things.get.security).toEqual([{ personalApiKey: [] }, { sessionCookie: [] }])
     for (const status of ['400', '401', '403', '404', '405', '429', '503']) expect(things.get.responses[status]).toEqual({ $ref: '#/components/responses/Error' })
     expect(doc.paths['/capture'].post.security).toBeUndefined()
-    expect(Object.keys(doc.paths['/capture'].post.responses).sort()).toEqual(['200', '400', '401', '404', '405', '413', '503'])
+    expect(Object.keys(doc.paths['/capture'].post.responses).sort()).toEqual(['200', '400', '401', '404', '405', '413', '429', '503'])
     expect(doc.tags.map((tag: { name: string }) => tag.name)).toEqual(['api', 'capture'])
   })
 })

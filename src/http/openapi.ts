@@ -53,7 +53,7 @@ export function routeGroup(path: string): { errors: number[]; security?: Json[] 
   if (/^\/api\/log(in|out)\/?$/.test(path)) return { errors: [400, 401, 403, 405, 429, 503] }
   if (path.startsWith('/api/')) return { errors: [400, 401, 403, 404, 405, 429, 503], security: [{ personalApiKey: [] }, { sessionCookie: [] }] }
   if (/^\/(_health|_ready|metrics|swagger)/.test(path)) return { errors: [404, 405] }
-  return { errors: [400, 401, 404, 405, 413, 503] }
+  return { errors: [400, 401, 404, 405, 413, 429, 503] }
 }
 
 /** The fixed parts of the document, given to the plugin as `documentation`. */

@@ -112,6 +112,11 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
       help: 'Bytes of the write-ahead log not yet flushed to the event store',
       registers: [registry],
     }),
+    walLargestProject: new Gauge({
+      name: 'pipeline_wal_largest_project_bytes',
+      help: 'Unflushed bytes of the write-ahead log held by the project holding most (bounded by WAL_PROJECT_SHARE of WAL_MAX_BYTES)',
+      registers: [registry],
+    }),
     walEvents: new Gauge({
       name: 'pipeline_backlog_records',
       help: 'Log records (requests) accepted but not yet flushed',
@@ -138,6 +143,12 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
     personUpdates: new Counter({
       name: 'ingestion_person_updates_total',
       help: 'Person, distinct id and group writes made by the flusher, by kind',
+      labelNames: ['kind'] as const,
+      registers: [registry],
+    }),
+    definitionsRefused: new Counter({
+      name: 'definitions_refused_total',
+      help: 'New definitions not made because the project has MAX_EVENT_DEFINITIONS / MAX_PROPERTY_DEFINITIONS of that kind (the events are stored), by kind',
       labelNames: ['kind'] as const,
       registers: [registry],
     }),

@@ -2,6 +2,7 @@
 // connection, fed the dead-lettered rows as a batch.
 import type { Config } from '../config'
 import { openDatabase } from '../db/postgres'
+import { definitionCaps } from '../definitions/capped-writes'
 import { DefinitionTracker } from '../definitions/tracker'
 import type { StoredEvent } from '../events/store'
 import { createLogger } from '../log'
@@ -26,7 +27,10 @@ function batchOf(rows: StoredEvent[]): Batch {
 
 export async function openLearnerReplay(config: Config): Promise<LearnerReplay> {
   const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, poolMax: 2, joinRunningServer: true })
-  const learner = new Learner({ sql: db.sql, tracker: new DefinitionTracker(), metrics: new MetricsRecorder(), log: createLogger(config.LOG_LEVEL) })
+  const log = createLogger(config.LOG_LEVEL)
+  const metrics = new MetricsRecorder()
+  const caps = definitionCaps(db.sql, { events: config.MAX_EVENT_DEFINITIONS, properties: config.MAX_PROPERTY_DEFINITIONS }, { metrics, log })
+  const learner = new Learner({ sql: db.sql, tracker: new DefinitionTracker(), caps, metrics, log })
   return {
     learn: (rows) => learner.handle(batchOf(rows)),
     close: () => db.close(),

@@ -5,8 +5,9 @@
 import type { Sql } from 'postgres'
 import { inTransaction } from '../db/postgres'
 import { wellFormed, wellFormedText } from '../db/text'
-import { recordSightings } from '../definitions/repository'
-import { recordPairSightings, recordPropertySightings, type PropertySighting } from '../definitions/property-repository'
+import type { DefinitionCaps } from '../definitions/caps'
+import { writeEventSightings, writePropertySightings } from '../definitions/capped-writes'
+import { recordPairSightings, type PropertySighting } from '../definitions/property-repository'
 import { PropertyTracker, type LearnedPair, type LearnedProperty } from '../definitions/property-tracker'
 import type { DefinitionTracker } from '../definitions/tracker'
 import type { Logger } from '../log'
@@ -48,6 +49,8 @@ export class Learner implements BatchHandler {
       sql: Sql
       tracker: DefinitionTracker
       properties?: PropertyTracker
+      /** per-project caps on definitions (none: unbounded) */
+      caps?: DefinitionCaps
       metrics: PipelineMetrics
       log: Logger
       /** after each commit: what it changed, for the caches of stored properties in this process */
@@ -76,15 +79,17 @@ export class Learner implements BatchHandler {
       }
     }
     const due = this.deps.tracker.due(sightings)
-    await recordSightings(this.deps.sql, due)
+    const refused = await writeEventSightings(this.deps.sql, this.deps.caps, due)
+    // names refused at the cap are remembered too: passed over for the hour rather than asked about every batch
     this.deps.tracker.remember(due)
-    if (due.length) this.deps.metrics.inc('personUpdates', { kind: 'definitions' }, due.length)
+    if (due.length > refused.length) this.deps.metrics.inc('personUpdates', { kind: 'definitions' }, due.length - refused.length)
+    const refusedEvents = new Set(refused.map((s) => `${s.teamId}\u0000${s.name}`))
     const groupTypes = new Map<number, ReadonlyMap<string, number>>()
     for (const [teamId, events] of byTeam) {
       const types = await this.learnProject(teamId, events)
       if (types) groupTypes.set(teamId, types)
     }
-    await this.learnProperties(learned.definitions(), learned.pairs(), groupTypes)
+    await this.learnProperties(learned.definitions(), learned.pairs(), groupTypes, refusedEvents)
   }
 
   /** Property definitions and (event, property) pairs; group properties need their type's index, known by now. */
@@ -92,6 +97,7 @@ export class Learner implements BatchHandler {
     definitions: LearnedProperty[],
     pairs: LearnedPair[],
     groupTypes: ReadonlyMap<number, ReadonlyMap<string, number>>,
+    refusedEvents: ReadonlySet<string>,
   ): Promise<void> {
     const written: LearnedProperty[] = []
     const rows: PropertySighting[] = []
@@ -101,11 +107,15 @@ export class Learner implements BatchHandler {
       rows.push({ teamId: d.teamId, kind: d.kind, groupTypeIndex: index, name: d.name, type: d.type })
       written.push(d)
     }
-    await recordPropertySightings(this.deps.sql, rows)
-    await recordPairSightings(this.deps.sql, pairs)
+    const refused = await writePropertySightings(this.deps.sql, this.deps.caps, rows)
+    // no (event, property) pair for an event or an event property refused at its project's cap
+    const refusedProperties = new Set(refused.filter((r) => r.kind === 'event').map((r) => `${r.teamId}\u0000${r.name}`))
+    const pairsKept = refusedEvents.size + refusedProperties.size === 0 ? pairs : pairs.filter((p) => !refusedEvents.has(`${p.teamId}\u0000${p.event}`) && !refusedProperties.has(`${p.teamId}\u0000${p.property}`))
+    await recordPairSightings(this.deps.sql, pairsKept)
+    // what was refused is remembered as well: passed over for the hour
     this.properties.remember(written, pairs)
-    if (rows.length) this.deps.metrics.inc('personUpdates', { kind: 'property_definitions' }, rows.length)
-    if (pairs.length) this.deps.metrics.inc('personUpdates', { kind: 'event_properties' }, pairs.length)
+    if (rows.length > refused.length) this.deps.metrics.inc('personUpdates', { kind: 'property_definitions' }, rows.length - refused.length)
+    if (pairsKept.length) this.deps.metrics.inc('personUpdates', { kind: 'event_properties' }, pairsKept.length)
   }
 
   async probe(): Promise<boolean> {

@@ -8,6 +8,7 @@ import { ApiError, errors } from '../http/errors'
 import type { Logger } from '../log'
 import type { Metrics } from '../ops/metrics'
 import { Checkpoint } from './checkpoint'
+import { ProjectShares } from './project-shares'
 import type { Progress } from './flusher'
 import { applyDeltas, type MetricDeltas } from './metrics-relay'
 import { SharedCounters } from './shared-counters'
@@ -19,6 +20,8 @@ export interface CaptureLogOptions {
   segmentBytes: number
   fsyncIntervalMs: number
   maxWalBytes: number
+  /** unflushed bytes one project may have in the log (WAL_PROJECT_SHARE of maxWalBytes); past it, 429 for that project */
+  projectShareBytes?: number
   /** the flush worker's entry module and what it needs to start */
   worker: { url: URL; data: Record<string, unknown> }
 }
@@ -84,6 +87,9 @@ export class CaptureLog {
   private draining: ((caughtUp: boolean) => void) | null = null
   private ready: Promise<void> | null = null
   private lastRefusalLogged = 0
+  /** each project's unflushed bytes, against its share of the log */
+  readonly shares = new ProjectShares()
+  private readonly shareRefusalLogged = new Map<number, number>()
   /** per consumer: since when it has had work waiting without moving (absent when caught up) */
   private readonly behindSince = new Map<string, number>()
 
@@ -102,6 +108,8 @@ export class CaptureLog {
     // The log may have been emptied while the checkpoint kept its place (e.g. its files were moved away).
     const done = Object.values(Checkpoint.read(join(this.walDir, 'checkpoint')).done)
     if (done.length > 0) this.wal.startAt(Math.min(...done) + 1)
+    // what a previous process left unfinished still counts against its projects' shares
+    this.shares.recover(this.wal.reader(done.length > 0 ? Math.min(...done) + 1 : this.wal.firstSeq))
     this.publish(0)
     // Gauges are read at every scrape: current whether or not the worker is making progress.
     deps.metrics.beforeScrape.push(() => this.updateGauges())
@@ -172,6 +180,7 @@ export class CaptureLog {
   private rebase(progress: Progress): void {
     this.progress = progress
     this.backlogBase = this.wal.bytesAfter(this.minPosition(progress))
+    this.shares.release(this.minPosition(progress))
     this.appendedSinceBase = 0
     this.updateGauges()
   }
@@ -182,6 +191,7 @@ export class CaptureLog {
     }
     this.progress = progress
     this.wal.release(this.minPosition(progress))
+    this.shares.release(this.minPosition(progress))
     this.updateGauges()
   }
 
@@ -217,6 +227,7 @@ export class CaptureLog {
     const m = this.deps.metrics
     m.walBytes.set(this.backlogBytes())
     m.walEvents.set(this.progress ? this.wal.lastSeq - this.minPosition(this.progress) : this.wal.lastSeq)
+    m.walLargestProject.set(this.shares.summary().largest)
     m.ringDepth.set(Math.max(0, this.counters.acceptedItems - this.consumed('consumedItems')))
     for (const [consumer, state] of Object.entries(this.consumerStates())) {
       m.consumerLag.set({ consumer }, state.lag)
@@ -234,9 +245,10 @@ export class CaptureLog {
 
   /**
    * Log an accepted request of `items` events. Throws 503 when the log is over its cap or the disk refuses
-   * the write; in both cases nothing was acknowledged and the client retries.
+   * the write, 429 when the project holds its share of the log; in every case nothing was acknowledged and the
+   * client retries.
    */
-  accept(parts: Uint8Array[], items: number, decodedBytes = 0): Promise<void> | null {
+  accept(parts: Uint8Array[], items: number, decodedBytes = 0, projectId?: number): Promise<void> | null {
     if (!this.accepting) throw errors.unavailable('shutting_down', 'The server is shutting down. Please retry.')
     let size = 16
     for (const p of parts) size += p.length
@@ -247,6 +259,8 @@ export class CaptureLog {
       this.deps.metrics.requestsRejected.inc({ code: 'capture_backlog_full' })
       throw errors.unavailable('capture_backlog_full', 'Too many events are waiting to be written. Please retry shortly.')
     }
+    // the node's fullness first (503 for everybody), then the project's share (429 for it alone)
+    if (projectId !== undefined) this.checkShare(projectId, weight)
     let appended
     try {
       appended = this.wal.append(parts)
@@ -264,6 +278,7 @@ export class CaptureLog {
       throw error
     }
     this.appendedSinceBase += Math.max(appended.size, decodedBytes)
+    if (projectId !== undefined) this.shares.add(appended.seq, projectId, Math.max(appended.size, decodedBytes))
     this.publish(items)
     return appended.durable
       ? appended.durable.catch((error) => {
@@ -285,6 +300,25 @@ export class CaptureLog {
     } catch (error) {
       this.deps.log.warn({ err: error }, 'write-ahead log: could not start a new segment after an erasure; the current one is deleted once full and consumed')
     }
+  }
+
+  /**
+   * 429 when the project's unflushed bytes would pass its share of the log: the other projects keep their room
+   * (and /_ready stays about the node). A project's request larger than the whole share still goes in alone.
+   */
+  private checkShare(projectId: number, weight: number): void {
+    const share = this.options.projectShareBytes
+    if (share === undefined) return
+    const held = this.shares.bytesOf(projectId)
+    if (held === 0 || held + weight <= share) return
+    this.deps.metrics.requestsRejected.inc({ code: 'project_log_share' })
+    const now = Date.now()
+    if (now - (this.shareRefusalLogged.get(projectId) ?? 0) > 60_000) {
+      this.shareRefusalLogged.set(projectId, now)
+      if (this.shareRefusalLogged.size > 10_000) this.shareRefusalLogged.delete(this.shareRefusalLogged.keys().next().value!)
+      this.deps.log.warn({ projectId, unflushedBytes: held, shareBytes: share }, 'capture refused for a project over its share of the write-ahead log (429)')
+    }
+    throw errors.rateLimited('Too many events of this project are waiting to be written. Please retry shortly.')
   }
 
   /** Pass a notice to the flush worker's consumers (e.g. persons erased: the learner forgets their ids). */
