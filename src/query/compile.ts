@@ -1,14 +1,18 @@
 // The checked tree → one store's SQL. Names are resolved here (columns of events or of the subquery, SELECT
 // aliases), functions checked against the allowed list, aggregates checked, literals bound as parameters, and the
 // tenant condition added to every read of `events`, whatever the text said. Pure: no I/O.
+// Within a budget: an alias is compiled once and its SQL shared by every reference (a chain of aliases each
+// doubling the last costs its length, not 2^n), the statement's size, the tree's depth and the work done are
+// bounded, and the caller's deadline is checked as it goes (docs/query.md "Limits").
 import type { Expr, Select } from './ast'
-import { QueryError } from './errors'
+import { checkDeadline, QueryError, QueryLimitError } from './errors'
 import {
   clickhouseEvents, numberSql, Params, propertySql, sqliteEvents, timeLiteral,
   type DialectName, type EventsScope, type PropertyFlavor, type TimeType,
 } from './dialect'
 import { compileCall, isAggregate } from './functions'
 import { asciiLower, likeToGlob, parseTimeLiteral, shift, UNIT_MS } from './literals'
+import { LIMITS } from './parser'
 
 export { parseTimeLiteral, shift }
 
@@ -36,7 +40,16 @@ export interface Target {
   database?: string
   /** "now" for now() and today(), epoch ms */
   now: number
+  /** a `performance.now()` past which compiling stops (QueryDeadlineError) */
+  deadline?: number
 }
+
+export const COMPILE_LIMITS = {
+  /** bytes of the compiled statement, the values bound to it included */
+  maxStatementBytes: 256 * 1024,
+  /** expressions compiled: every alias reference and every repeat (ORDER BY 1) counts once */
+  maxWork: 200_000,
+} as const
 
 export interface CompiledQuery {
   sql: string
@@ -78,13 +91,25 @@ interface Level {
   sourceNames: Set<string>
   aliases: Map<string, Expr>
   expanding: Set<string>
+  /** aliases compiled already, by name, clause and wanted flavour, with the depth their tree adds */
+  compiledAliases: Map<string, { compiled: Compiled; height: number }>
   groups: Set<string> | null
+  /** the lengths of `groups`' members: most expressions are not looked up (a lookup flattens the string) */
+  groupLengths: Set<number>
   columns: Select['columns']
 }
 
 export class Compiler {
   readonly params: Params
   private levels = 0
+  /** expressions compiled so far (COMPILE_LIMITS.maxWork) */
+  private work = 0
+  /** expressions being compiled, one inside the other (LIMITS.maxDepth) */
+  private depth = 0
+  /** the deepest `depth` reached since the alias being compiled began */
+  private deepest = 0
+  /** times a name was read as a column because the alias of that name was being compiled */
+  private shadowed = 0
 
   constructor(private readonly target: Target) {
     this.params = new Params(target.dialect)
@@ -102,7 +127,18 @@ export class Compiler {
     const limit = Math.min(query.limit ?? DEFAULT_LIMIT, MAX_LIMIT)
     const offset = query.offset ?? 0
     const { sql, outputs } = this.select(query, true, { limit: limit + 1, offset })
-    return { sql: this.params.prune(sql), params: this.params, columns: outputs.map((o) => o.name), types: outputs.map((o) => o.type), limit, offset }
+    const pruned = this.params.prune(sql)
+    this.fits(pruned, ...this.params.sqlite.map(String), ...Object.values(this.params.clickhouse))
+    return { sql: pruned, params: this.params, columns: outputs.map((o) => o.name), types: outputs.map((o) => o.type), limit, offset }
+  }
+
+  /** Refuses SQL texts that together are larger than the statement may be (before they are joined into one). */
+  fits(...texts: string[]): void {
+    let bytes = 0
+    for (const text of texts) bytes += text.length
+    if (bytes > COMPILE_LIMITS.maxStatementBytes) {
+      throw new QueryLimitError(`The query is too complex: its compiled statement would be larger than ${COMPILE_LIMITS.maxStatementBytes} bytes`, 'statement')
+    }
   }
 
   private select(q: Select, top: boolean, page?: { limit: number; offset: number }): { sql: string; outputs: Output[] } {
@@ -110,7 +146,7 @@ export class Compiler {
     let source = ''
     const level: Level = {
       id, top, events: null, usesPerson: false, outputs: null, sourceNames: new Set(), aliases: new Map(),
-      expanding: new Set(), groups: null, columns: q.columns,
+      expanding: new Set(), compiledAliases: new Map(), groups: null, groupLengths: new Set(), columns: q.columns,
     }
     if (q.from.k === 'subquery') {
       const sub = this.select(q.from.query, false)
@@ -138,7 +174,9 @@ export class Compiler {
       if (c.agg) throw new QueryError('Aggregate functions are not allowed in GROUP BY')
       return c
     })
+    this.fits(...groupBy.map((g) => g.sql))
     level.groups = new Set(groupBy.map((g) => g.sql))
+    level.groupLengths = new Set(groupBy.map((g) => g.sql.length))
     // within its own expression an alias names the column it may shadow (toStartOfDay(timestamp) AS timestamp)
     const columns = q.columns.map((c) => {
       if (c.alias) level.expanding.add(c.alias)
@@ -163,6 +201,7 @@ export class Compiler {
         : clickhouseEvents(this.target.database!, this.target.teamId, level.usesPerson, id)
       source = scope.from
     }
+    this.fits(source, ...columns.map((c) => c.sql), where?.sql ?? '', having?.sql ?? '', ...orderBy.map((o) => o.c.sql))
     const outputs: Output[] = q.columns.map((c, i) => ({ name: c.alias ?? c.text, sql: `_q${id}_${i}`, type: columns[i].type }))
     const parts = [`SELECT ${q.distinct ? 'DISTINCT ' : ''}${columns.map((c, i) => `${c.sql} AS ${outputs[i].sql}`).join(', ')}`, `FROM ${source}`]
     const conditions = [level.events?.tenant, where ? `(${where.sql})` : undefined].filter(Boolean)
@@ -185,28 +224,62 @@ export class Compiler {
       if (!column) throw new QueryError(`${clause === 'group' ? 'GROUP' : 'ORDER'} BY ${e.value}: there is no column ${e.value}`)
       return this.item(column.expr, level, 'select')
     }
-    if (e.k === 'name' && e.parts.length === 1 && level.aliases.has(e.parts[0]) && !level.expanding.has(e.parts[0])) {
-      return this.expandAlias(e.parts[0], level, clause, 'item')
+    if (e.k === 'name' && e.parts.length === 1 && level.aliases.has(e.parts[0])) {
+      if (!level.expanding.has(e.parts[0])) return this.expandAlias(e.parts[0], level, clause, 'item')
+      this.shadowed++
     }
     // a bare property at the top level comes back as sent (its JSON, decoded by the service)
     return this.expr(e, level, clause, e.k === 'property' && level.top ? 'raw' : 'any')
   }
 
+  /**
+   * An alias's expression, compiled once per clause and flavour and then shared: its SQL is the same string (its
+   * size counted where it is used). Not kept when a name in it was read as the column the alias shadows (then it
+   * depends on which aliases were being compiled around it).
+   */
   private expandAlias(name: string, level: Level, clause: string, want: Want | 'item'): Compiled {
+    const key = `${name}\0${clause}\0${want}`
+    const known = level.compiledAliases.get(key)
+    if (known) {
+      this.deeper(this.depth + known.height)
+      return known.compiled
+    }
+    const shadowedBefore = this.shadowed
+    const deepestBefore = this.deepest
+    this.deepest = this.depth
     level.expanding.add(name)
     try {
       const e = level.aliases.get(name)!
-      if (want === 'item') return this.item(e, level, 'select')
-      return this.expr(e, level, clause, want)
+      const compiled = want === 'item' ? this.item(e, level, 'select') : this.expr(e, level, clause, want)
+      if (this.shadowed === shadowedBefore) level.compiledAliases.set(key, { compiled, height: this.deepest - this.depth })
+      return compiled
     } finally {
       level.expanding.delete(name)
+      this.deepest = Math.max(this.deepest, deepestBefore)
     }
   }
 
+  private deeper(depth: number): void {
+    if (depth > LIMITS.maxDepth) {
+      throw new QueryLimitError(`The query nests expressions deeper than ${LIMITS.maxDepth} levels (each operator of a chain and each alias counted)`, 'depth')
+    }
+    if (depth > this.deepest) this.deepest = depth
+  }
+
   expr(e: Expr, level: Level, clause: string, want: Want, inAggregate = false): Compiled {
-    const c = this.node(e, level, clause, want, inAggregate)
-    if (c.loose && level.groups?.has(c.sql)) return { ...c, loose: null }
-    return c
+    if (++this.work > COMPILE_LIMITS.maxWork) {
+      throw new QueryLimitError(`The query is too complex: more than ${COMPILE_LIMITS.maxWork} expressions to compile (each alias reference counted)`, 'work')
+    }
+    if ((this.work & 255) === 0) checkDeadline(this.target.deadline)
+    this.deeper(++this.depth)
+    try {
+      const c = this.node(e, level, clause, want, inAggregate)
+      this.fits(c.sql)
+      if (c.loose && level.groupLengths.has(c.sql.length) && level.groups?.has(c.sql)) return { ...c, loose: null }
+      return c
+    } finally {
+      this.depth--
+    }
   }
 
   private node(e: Expr, level: Level, clause: string, want: Want, inAggregate: boolean): Compiled {
@@ -235,6 +308,7 @@ export class Compiler {
         return { ...a, sql: `(-${a.sql})`, type: a.type === 'Int' ? 'Int' : 'Float' }
       }
       case 'binary':
+        if (e.op === 'AND' || e.op === 'OR') return this.logical(e, level, clause, inAggregate)
         return this.binary(e.op, e.left, e.right, level, clause, inAggregate)
       case 'isNull': {
         const a = sub(e.arg)
@@ -245,6 +319,7 @@ export class Compiler {
         const numeric = items.every((i) => i.type === 'Int' || i.type === 'Float')
         const a = this.comparable(e.arg, items[0], level, clause, inAggregate, numeric)
         const list = items.map((i) => this.coerceTo(a, i))
+        this.fits(a.sql, ...list)
         return combine([a, ...items], `(${a.sql} ${e.not ? 'NOT IN' : 'IN'} (${list.join(', ')}))`, 'Bool')
       }
       case 'between': {
@@ -298,8 +373,9 @@ export class Compiler {
       column = parts[1]
     } else if (parts.length > 2) {
       throw new QueryError(`Unknown column ${parts.join('.')}`)
-    } else if (level.aliases.has(column) && !level.expanding.has(column)) {
-      return this.expandAlias(column, level, clause, want)
+    } else if (level.aliases.has(column)) {
+      if (!level.expanding.has(column)) return this.expandAlias(column, level, clause, want)
+      this.shadowed++
     }
     if (level.events) {
       const type = EVENT_COLUMNS[column]
@@ -355,12 +431,27 @@ export class Compiler {
     return this.dialect === 'sqlite' ? sql : `toDateTime(toUInt32(${sql}) * 86400, 'UTC')`
   }
 
+  /**
+   * `a AND b AND c …` (or OR): parsed as a tree as deep as the chain is long, so walked in a loop, never by
+   * recursion, and written as a balanced tree so that the store's own parser nests log2(n) levels, not n (SQLite
+   * refuses 1000, a current ClickHouse less).
+   */
+  private logical(e: Extract<Expr, { k: 'binary' }>, level: Level, clause: string, inAggregate: boolean): Compiled {
+    const operands: Expr[] = []
+    let at: Expr = e
+    while (at.k === 'binary' && at.op === e.op) {
+      operands.push(at.right)
+      at = at.left
+    }
+    operands.push(at)
+    operands.reverse()
+    const parts = operands.map((x) => this.expr(x, level, clause, 'any', inAggregate))
+    this.fits(...parts.map((p) => p.sql))
+    return combine(parts, balanced(parts.map((p) => p.sql), ` ${e.op} `, 0, parts.length), 'Bool')
+  }
+
   private binary(op: string, left: Expr, right: Expr, level: Level, clause: string, inAggregate: boolean): Compiled {
     const sub = (x: Expr, w: Want = 'any') => this.expr(x, level, clause, w, inAggregate)
-    if (op === 'AND' || op === 'OR') {
-      const [l, r] = [sub(left), sub(right)]
-      return combine([l, r], `(${l.sql} ${op} ${r.sql})`, 'Bool')
-    }
     if (['=', '!=', '<', '<=', '>', '>='].includes(op)) {
       // type each side by the other: a property against a number is compared as a number
       const probeR = right.k === 'property' ? null : sub(right)
@@ -416,6 +507,13 @@ export class Compiler {
     }
     return { ...a, sql: `(${not}like(${subject}, ${this.params.string(pattern)}))`, type: 'Bool' }
   }
+}
+
+/** `(a OP b)` for two, `((a OP b) OP (c OP d))` for four: log2(n) levels deep (items[from, to), never empty). */
+function balanced(items: string[], op: string, from: number, to: number): string {
+  if (to - from === 1) return items[from]
+  const middle = (from + to) >>> 1
+  return `(${balanced(items, op, from, middle)}${op}${balanced(items, op, middle, to)})`
 }
 
 export function combine(parts: Compiled[], sql: string, type: ValueType): Compiled {

@@ -1,5 +1,5 @@
 // The query text → tokens, each with its line and column (1-based) for error messages.
-import { QueryError } from './errors'
+import { checkDeadline, QueryError, QueryLimitError } from './errors'
 
 export type TokenKind = 'ident' | 'quoted' | 'number' | 'string' | 'op' | 'eof'
 
@@ -30,7 +30,8 @@ export function positionOf(text: string, offset: number): { line: number; column
   return { line, column: offset - lineStart + 1 }
 }
 
-export function tokenize(text: string, maxTokens: number): Token[] {
+/** `deadline`: a `performance.now()` past which tokenizing stops (checked every few thousand tokens). */
+export function tokenize(text: string, maxTokens: number, deadline?: number): Token[] {
   const tokens: Token[] = []
   let i = 0
   let line = 1
@@ -42,7 +43,11 @@ export function tokenize(text: string, maxTokens: number): Token[] {
   let startLine = 1
   let startLineStart = 0
   const push = (kind: TokenKind, value: string, start: number) => {
-    if (tokens.length >= maxTokens) fail(`The query has more than ${maxTokens} tokens`, start)
+    if (tokens.length >= maxTokens) {
+      const p = positionOf(text, start)
+      throw new QueryLimitError(`The query has more than ${maxTokens} tokens (at line ${p.line}, column ${p.column})`, 'tokens')
+    }
+    if ((tokens.length & 4095) === 4095) checkDeadline(deadline)
     tokens.push({ kind, text: value, offset: start, end: i, line: startLine, column: start - startLineStart + 1 })
   }
   while (i < text.length) {
