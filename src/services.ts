@@ -236,7 +236,7 @@ export async function startServices(config: Config, log: Logger, options: { metr
       cohorts,
       erasure,
       users,
-      query: new QueryService(queryRunner, config.QUERY_TIMEOUT_MS),
+      query: new QueryService(queryRunner, config.QUERY_TIMEOUT_MS, metrics),
       lifecycle,
       readiness,
       close,

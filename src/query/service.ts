@@ -2,8 +2,9 @@
 // the same shape whatever the store (times as ISO 8601 UTC, numbers as numbers, properties as sent).
 import { ApiError, errors } from '../http/errors'
 import { parseClickHouseDateTime } from '../events/dialect'
-import { compileQuery, type ValueType } from './compile'
-import { QueryError } from './errors'
+import type { Metrics } from '../ops/metrics'
+import { compileQuery, type CompiledQuery, type ValueType } from './compile'
+import { QueryDeadlineError, QueryError, QueryLimitError } from './errors'
 import { parseQuery } from './parser'
 import { QueryRunError, type QueryRunner } from './repository'
 
@@ -33,21 +34,16 @@ export class QueryService {
   constructor(
     private readonly runner: QueryRunner,
     private readonly timeoutMs: number,
+    private readonly metrics?: Pick<Metrics, 'queryCompileRefused' | 'queryCompileSeconds'>,
   ) {}
 
   async run(teamId: number, text: string, signal?: AbortSignal): Promise<QueryAnswer> {
-    const refuse = (message: string) => errors.validation('invalid_query', message, 'query')
-    let compiled
-    try {
-      const dialect = await this.runner.dialect()
-      compiled = compileQuery(parseQuery(text), { dialect, teamId, database: this.runner.database, now: Date.now() })
-    } catch (error) {
-      if (error instanceof QueryError) throw refuse(error.message)
-      throw this.runError(error)
-    }
+    // compiling and running share QUERY_TIMEOUT_MS
+    const deadline = performance.now() + this.timeoutMs
+    const compiled = await this.compile(teamId, text, deadline)
     let rows: unknown[][]
     try {
-      rows = await this.runner.run(compiled, { timeoutMs: this.timeoutMs, signal })
+      rows = await this.runner.run(compiled, { timeoutMs: Math.max(1, Math.floor(deadline - performance.now())), signal })
     } catch (error) {
       throw this.runError(error)
     }
@@ -61,6 +57,33 @@ export class QueryService {
       hasMore,
       limit: compiled.limit,
       offset: compiled.offset,
+    }
+  }
+
+  /**
+   * Parsed and compiled on this thread within the limits of docs/query.md (each step linear in the text, checked
+   * against the deadline as it goes); between the two the event loop gets a turn when parsing took a while.
+   */
+  private async compile(teamId: number, text: string, deadline: number): Promise<CompiledQuery> {
+    try {
+      const dialect = await this.runner.dialect()
+      let started = performance.now()
+      const parsed = parseQuery(text, { deadline })
+      let spent = performance.now() - started
+      if (spent > 1) await new Promise((resolve) => setImmediate(resolve))
+      started = performance.now()
+      const compiled = compileQuery(parsed, { dialect, teamId, database: this.runner.database, now: Date.now(), deadline })
+      spent += performance.now() - started
+      this.metrics?.queryCompileSeconds.observe(spent / 1000)
+      return compiled
+    } catch (error) {
+      if (error instanceof QueryLimitError) this.metrics?.queryCompileRefused.inc({ limit: error.limit })
+      if (error instanceof QueryError) throw errors.validation('invalid_query', error.message, 'query')
+      if (error instanceof QueryDeadlineError) {
+        this.metrics?.queryCompileRefused.inc({ limit: 'time' })
+        throw new ApiError(504, 'server_error', 'query_timeout', `${error.message} (${this.timeoutMs} ms)`)
+      }
+      throw this.runError(error)
     }
   }
 
