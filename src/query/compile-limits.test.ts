@@ -3,7 +3,8 @@
 // past 256 KiB. Each is answered (compiled) or refused with a QueryError naming the limit, quickly; timings are
 // printed, bounds asserted generously (the machine is shared).
 import { describe, expect, test } from 'bun:test'
-import { COMPILE_LIMITS, compileQuery, type CompiledQuery } from './compile'
+import { COMPILE_LIMITS } from './budget'
+import { compileQuery, type CompiledQuery } from './compile'
 import type { DialectName } from './dialect'
 import { QueryDeadlineError, QueryError, QueryLimitError } from './errors'
 import { LIMITS, parseQuery } from './parser'

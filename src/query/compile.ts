@@ -3,16 +3,16 @@
 // tenant condition added to every read of `events`, whatever the text said. Pure: no I/O.
 // Within a budget: an alias is compiled once and its SQL shared by every reference (a chain of aliases each
 // doubling the last costs its length, not 2^n), the statement's size, the tree's depth and the work done are
-// bounded, and the caller's deadline is checked as it goes (docs/query.md "Limits").
+// bounded, and the caller's deadline is checked as it goes (budget.ts, docs/query.md "Limits").
 import type { Expr, Select } from './ast'
-import { checkDeadline, QueryError, QueryLimitError } from './errors'
+import { balanced, CompileBudget, COMPILE_LIMITS, fitsStatement } from './budget'
+import { QueryError } from './errors'
 import {
   clickhouseEvents, numberSql, Params, propertySql, sqliteEvents, timeLiteral,
   type DialectName, type EventsScope, type PropertyFlavor, type TimeType,
 } from './dialect'
 import { compileCall, isAggregate } from './functions'
 import { asciiLower, likeToGlob, parseTimeLiteral, shift, UNIT_MS } from './literals'
-import { LIMITS } from './parser'
 
 export { parseTimeLiteral, shift }
 
@@ -43,13 +43,6 @@ export interface Target {
   /** a `performance.now()` past which compiling stops (QueryDeadlineError) */
   deadline?: number
 }
-
-export const COMPILE_LIMITS = {
-  /** bytes of the compiled statement, the values bound to it included */
-  maxStatementBytes: 256 * 1024,
-  /** expressions compiled: every alias reference and every repeat (ORDER BY 1) counts once */
-  maxWork: 200_000,
-} as const
 
 export interface CompiledQuery {
   sql: string
@@ -102,17 +95,13 @@ interface Level {
 export class Compiler {
   readonly params: Params
   private levels = 0
-  /** expressions compiled so far (COMPILE_LIMITS.maxWork) */
-  private work = 0
-  /** expressions being compiled, one inside the other (LIMITS.maxDepth) */
-  private depth = 0
-  /** the deepest `depth` reached since the alias being compiled began */
-  private deepest = 0
+  private readonly budget: CompileBudget
   /** times a name was read as a column because the alias of that name was being compiled */
   private shadowed = 0
 
   constructor(private readonly target: Target) {
     this.params = new Params(target.dialect)
+    this.budget = new CompileBudget(target.deadline)
   }
 
   get dialect(): DialectName {
@@ -128,18 +117,10 @@ export class Compiler {
     const offset = query.offset ?? 0
     const { sql, outputs } = this.select(query, true, { limit: limit + 1, offset })
     const pruned = this.params.prune(sql)
-    this.fits(pruned, ...this.params.sqlite.map(String), ...Object.values(this.params.clickhouse))
+    fitsStatement([pruned, ...this.params.sqlite.map(String), ...Object.values(this.params.clickhouse)])
     return { sql: pruned, params: this.params, columns: outputs.map((o) => o.name), types: outputs.map((o) => o.type), limit, offset }
   }
 
-  /** Refuses SQL texts that together are larger than the statement may be (before they are joined into one). */
-  fits(...texts: string[]): void {
-    let bytes = 0
-    for (const text of texts) bytes += text.length
-    if (bytes > COMPILE_LIMITS.maxStatementBytes) {
-      throw new QueryLimitError(`The query is too complex: its compiled statement would be larger than ${COMPILE_LIMITS.maxStatementBytes} bytes`, 'statement')
-    }
-  }
 
   private select(q: Select, top: boolean, page?: { limit: number; offset: number }): { sql: string; outputs: Output[] } {
     const id = this.levels++
@@ -174,7 +155,7 @@ export class Compiler {
       if (c.agg) throw new QueryError('Aggregate functions are not allowed in GROUP BY')
       return c
     })
-    this.fits(...groupBy.map((g) => g.sql))
+    fitsStatement(groupBy.map((g) => g.sql))
     level.groups = new Set(groupBy.map((g) => g.sql))
     level.groupLengths = new Set(groupBy.map((g) => g.sql.length))
     // within its own expression an alias names the column it may shadow (toStartOfDay(timestamp) AS timestamp)
@@ -201,7 +182,7 @@ export class Compiler {
         : clickhouseEvents(this.target.database!, this.target.teamId, level.usesPerson, id)
       source = scope.from
     }
-    this.fits(source, ...columns.map((c) => c.sql), where?.sql ?? '', having?.sql ?? '', ...orderBy.map((o) => o.c.sql))
+    fitsStatement([source, ...columns.map((c) => c.sql), where?.sql ?? '', having?.sql ?? '', ...orderBy.map((o) => o.c.sql)])
     const outputs: Output[] = q.columns.map((c, i) => ({ name: c.alias ?? c.text, sql: `_q${id}_${i}`, type: columns[i].type }))
     const parts = [`SELECT ${q.distinct ? 'DISTINCT ' : ''}${columns.map((c, i) => `${c.sql} AS ${outputs[i].sql}`).join(', ')}`, `FROM ${source}`]
     const conditions = [level.events?.tenant, where ? `(${where.sql})` : undefined].filter(Boolean)
@@ -240,45 +221,35 @@ export class Compiler {
   private expandAlias(name: string, level: Level, clause: string, want: Want | 'item'): Compiled {
     const key = `${name}\0${clause}\0${want}`
     const known = level.compiledAliases.get(key)
+    const budget = this.budget
     if (known) {
-      this.deeper(this.depth + known.height)
+      budget.reach(budget.depth + known.height)
       return known.compiled
     }
     const shadowedBefore = this.shadowed
-    const deepestBefore = this.deepest
-    this.deepest = this.depth
+    const deepestBefore = budget.deepest
+    budget.deepest = budget.depth
     level.expanding.add(name)
     try {
       const e = level.aliases.get(name)!
       const compiled = want === 'item' ? this.item(e, level, 'select') : this.expr(e, level, clause, want)
-      if (this.shadowed === shadowedBefore) level.compiledAliases.set(key, { compiled, height: this.deepest - this.depth })
+      if (this.shadowed === shadowedBefore) level.compiledAliases.set(key, { compiled, height: budget.deepest - budget.depth })
       return compiled
     } finally {
       level.expanding.delete(name)
-      this.deepest = Math.max(this.deepest, deepestBefore)
+      budget.deepest = Math.max(budget.deepest, deepestBefore)
     }
-  }
-
-  private deeper(depth: number): void {
-    if (depth > LIMITS.maxDepth) {
-      throw new QueryLimitError(`The query nests expressions deeper than ${LIMITS.maxDepth} levels (each operator of a chain and each alias counted)`, 'depth')
-    }
-    if (depth > this.deepest) this.deepest = depth
   }
 
   expr(e: Expr, level: Level, clause: string, want: Want, inAggregate = false): Compiled {
-    if (++this.work > COMPILE_LIMITS.maxWork) {
-      throw new QueryLimitError(`The query is too complex: more than ${COMPILE_LIMITS.maxWork} expressions to compile (each alias reference counted)`, 'work')
-    }
-    if ((this.work & 255) === 0) checkDeadline(this.target.deadline)
-    this.deeper(++this.depth)
+    this.budget.enter()
     try {
       const c = this.node(e, level, clause, want, inAggregate)
-      this.fits(c.sql)
+      if (c.sql.length > COMPILE_LIMITS.maxStatementBytes) fitsStatement([c.sql])
       if (c.loose && level.groupLengths.has(c.sql.length) && level.groups?.has(c.sql)) return { ...c, loose: null }
       return c
     } finally {
-      this.depth--
+      this.budget.leave()
     }
   }
 
@@ -319,7 +290,7 @@ export class Compiler {
         const numeric = items.every((i) => i.type === 'Int' || i.type === 'Float')
         const a = this.comparable(e.arg, items[0], level, clause, inAggregate, numeric)
         const list = items.map((i) => this.coerceTo(a, i))
-        this.fits(a.sql, ...list)
+        fitsStatement([a.sql, ...list])
         return combine([a, ...items], `(${a.sql} ${e.not ? 'NOT IN' : 'IN'} (${list.join(', ')}))`, 'Bool')
       }
       case 'between': {
@@ -446,8 +417,9 @@ export class Compiler {
     operands.push(at)
     operands.reverse()
     const parts = operands.map((x) => this.expr(x, level, clause, 'any', inAggregate))
-    this.fits(...parts.map((p) => p.sql))
-    return combine(parts, balanced(parts.map((p) => p.sql), ` ${e.op} `, 0, parts.length), 'Bool')
+    const texts = parts.map((p) => p.sql)
+    fitsStatement(texts)
+    return combine(parts, balanced(texts, ` ${e.op} `), 'Bool')
   }
 
   private binary(op: string, left: Expr, right: Expr, level: Level, clause: string, inAggregate: boolean): Compiled {
@@ -507,13 +479,6 @@ export class Compiler {
     }
     return { ...a, sql: `(${not}like(${subject}, ${this.params.string(pattern)}))`, type: 'Bool' }
   }
-}
-
-/** `(a OP b)` for two, `((a OP b) OP (c OP d))` for four: log2(n) levels deep (items[from, to), never empty). */
-function balanced(items: string[], op: string, from: number, to: number): string {
-  if (to - from === 1) return items[from]
-  const middle = (from + to) >>> 1
-  return `(${balanced(items, op, from, middle)}${op}${balanced(items, op, middle, to)})`
 }
 
 export function combine(parts: Compiled[], sql: string, type: ValueType): Compiled {

@@ -1,6 +1,7 @@
 // The functions a query may call (DESIGN.md "Query API"), each written for every store so that it gives the same
 // values everywhere. Anything not listed here is refused by name.
 import type { Expr } from './ast'
+import { fitsStatement } from './budget'
 import { combine, parseTimeLiteral, shift, type Compiled, type Compiler, type ValueType } from './compile'
 import { DAY_MS, timeLiteral } from './dialect'
 import { QueryError } from './errors'
@@ -187,14 +188,14 @@ export function compileCall(compiler: Compiler, e: Extract<Expr, { k: 'call' }>,
       arity(name, args, 1, 100)
       const parts = args.map((x) => arg(x, 'string'))
       const texts = parts.map((p) => asText(compiler, p))
-      compiler.fits(...texts)
+      fitsStatement(texts)
       return combine(parts, sqlite ? `(${texts.join(' || ')})` : `concat(${texts.length === 1 ? `${texts[0]}, ''` : texts.join(', ')})`, 'String')
     }
     case 'substring': {
       arity(name, args, 2, 3)
       const parts = [arg(args[0], 'string'), ...args.slice(1).map((x) => arg(x, 'number'))]
       const texts = [asText(compiler, parts[0]), ...parts.slice(1).map((p) => p.sql)]
-      compiler.fits(...texts)
+      fitsStatement(texts)
       const list = texts.join(', ')
       return combine(parts, sqlite ? `substr(${list})` : `substringUTF8(${list})`, 'String')
     }
@@ -203,7 +204,7 @@ export function compileCall(compiler: Compiler, e: Extract<Expr, { k: 'call' }>,
       arity(name, args, name === 'ifNull' ? 2 : 1, name === 'ifNull' ? 2 : 100)
       const parts = args.map((x) => arg(x, 'string'))
       const type = parts.find((p) => p.type !== 'Null')?.type ?? 'Null'
-      compiler.fits(...parts.map((p) => p.sql))
+      fitsStatement(parts.map((p) => p.sql))
       return combine(parts, `coalesce(${parts.map((p) => p.sql).join(', ')})`, type)
     }
     case 'if': {

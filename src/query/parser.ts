@@ -7,7 +7,7 @@ import { checkDeadline, QueryError, QueryLimitError, type QueryLimit } from './e
 import { tokenize, type Token } from './lexer'
 
 export const LIMITS = {
-  /** bytes of query text (the compiled statement has a budget of its own: compile.ts COMPILE_LIMITS) */
+  /** bytes of query text (the compiled statement has a budget of its own: budget.ts) */
   maxQueryBytes: 256 * 1024,
   maxTokens: 30_000,
   /**
