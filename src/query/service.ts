@@ -65,17 +65,17 @@ export class QueryService {
    * against the deadline as it goes); between the two the event loop gets a turn when parsing took a while.
    */
   private async compile(teamId: number, text: string, deadline: number): Promise<CompiledQuery> {
+    let spent = 0
+    let started = 0
     try {
       const dialect = await this.runner.dialect()
-      let started = performance.now()
+      started = performance.now()
       const parsed = parseQuery(text, { deadline })
-      let spent = performance.now() - started
+      spent = performance.now() - started
+      started = 0
       if (spent > 1) await new Promise((resolve) => setImmediate(resolve))
       started = performance.now()
-      const compiled = compileQuery(parsed, { dialect, teamId, database: this.runner.database, now: Date.now(), deadline })
-      spent += performance.now() - started
-      this.metrics?.queryCompileSeconds.observe(spent / 1000)
-      return compiled
+      return compileQuery(parsed, { dialect, teamId, database: this.runner.database, now: Date.now(), deadline })
     } catch (error) {
       if (error instanceof QueryLimitError) this.metrics?.queryCompileRefused.inc({ limit: error.limit })
       if (error instanceof QueryError) throw errors.validation('invalid_query', error.message, 'query')
@@ -84,6 +84,10 @@ export class QueryService {
         throw new ApiError(504, 'server_error', 'query_timeout', `${error.message} (${this.timeoutMs} ms)`)
       }
       throw this.runError(error)
+    } finally {
+      // refused or not, this is how long the thread was held
+      if (started) spent += performance.now() - started
+      this.metrics?.queryCompileSeconds.observe(spent / 1000)
     }
   }
 
