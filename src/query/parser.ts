@@ -1,7 +1,7 @@
 // A recursive-descent parser (Pratt for expressions) for exactly the grammar of DESIGN.md "Query API".
 // Recursion is bounded (nesting depth, subquery depth, token count), so hostile text gets a 400, never a stack
 // overflow; every error names what was refused and where. Chains of operators (`1+1+…`, `a AND b AND …`) are read
-// in a loop, not by recursion; the compiler bounds the depth of the tree they make (compile.ts).
+// in a loop, not by recursion; the compiler bounds the depth of the tree they make (budget.ts).
 import type { BinaryOp, Expr, IntervalUnit, Select, SelectColumn, Source } from './ast'
 import { checkDeadline, QueryError, QueryLimitError, type QueryLimit } from './errors'
 import { tokenize, type Token } from './lexer'
