@@ -30,6 +30,7 @@ import { STORE_WRITER } from './pipeline/store-writer'
 import { HISTORY_WRITER } from './pipeline/history-writer'
 import { applyInitAdmin, UserService } from './users/service'
 import { SessionCookieResolver } from './users/session-cookie'
+import { CompileThread } from './query/compile-thread'
 import { QueryService } from './query/service'
 import { createQueryRunner } from './query/factory'
 
@@ -113,6 +114,8 @@ export async function startServices(config: Config, log: Logger, options: { metr
     closers.push(() => events.close())
     const queryRunner = createQueryRunner(config)
     closers.push(() => queryRunner.close())
+    const queryCompiler = new CompileThread()
+    closers.push(async () => queryCompiler.close())
     if (config.CLICKHOUSE_URL && !(await valueWithin(events.health(), 3000, false))) {
       const { url, database } = parseClickHouseUrl(config.CLICKHOUSE_URL)
       log.warn({ clickhouse: `${url}/${database}` }, 'ClickHouse (CLICKHOUSE_URL) is not reachable: capture keeps logging events, /_ready answers 503 until it answers')
@@ -236,7 +239,7 @@ export async function startServices(config: Config, log: Logger, options: { metr
       cohorts,
       erasure,
       users,
-      query: new QueryService(queryRunner, config.QUERY_TIMEOUT_MS, metrics),
+      query: new QueryService(queryRunner, config.QUERY_TIMEOUT_MS, metrics, queryCompiler),
       lifecycle,
       readiness,
       close,

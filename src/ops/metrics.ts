@@ -172,7 +172,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
     }),
     queryCompileSeconds: new Histogram({
       name: 'query_compile_seconds',
-      help: 'Time the query API spent parsing and compiling one query on the thread that serves requests',
+      help: 'Time the query API spent parsing and compiling one query (on a thread of its own, not the one that serves requests)',
       buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1],
       registers: [registry],
     }),

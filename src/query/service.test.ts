@@ -7,12 +7,14 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ApiError } from '../http/errors'
 import { createMetrics } from '../ops/metrics'
+import { CompileThread } from './compile-thread'
 import { SqliteQueryRunner } from './repository'
 import { QueryService } from './service'
 
-describe('QueryService: compiling within the query’s budget', () => {
+for (const where of ['on the caller’s thread', 'on a thread of its own'] as const) describe(`QueryService: compiling within the query’s budget, ${where}`, () => {
   let dir: string
   let runner: SqliteQueryRunner
+  const thread = where === 'on a thread of its own' ? new CompileThread() : undefined
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'phog-query-service-'))
     const db = new Database(join(dir, 'events.sqlite'))
@@ -21,6 +23,7 @@ describe('QueryService: compiling within the query’s budget', () => {
     runner = new SqliteQueryRunner(join(dir, 'events.sqlite'), 1)
   })
   afterAll(async () => {
+    thread?.close()
     await runner.close()
     rmSync(dir, { recursive: true, force: true })
   })
@@ -31,7 +34,7 @@ describe('QueryService: compiling within the query’s budget', () => {
 
   test('a query whose compiling outlasts QUERY_TIMEOUT_MS is answered 504 query_timeout', async () => {
     const metrics = createMetrics()
-    const service = new QueryService(runner, 0, metrics) // the deadline is the moment run() starts
+    const service = new QueryService(runner, 0, metrics, thread) // the deadline is the moment run() starts
     const error = await failure(service.run(1, `SELECT count() FROM events WHERE ${Array(5_000).fill("event = 'x'").join(' OR ')}`))
     expect(error).toBeInstanceOf(ApiError)
     expect(error).toMatchObject({ status: 504, code: 'query_timeout' })
@@ -40,7 +43,7 @@ describe('QueryService: compiling within the query’s budget', () => {
 
   test('a query past a limit is 400 invalid_query naming it, counted by limit; a plain one runs', async () => {
     const metrics = createMetrics()
-    const service = new QueryService(runner, 30_000, metrics)
+    const service = new QueryService(runner, 30_000, metrics, thread)
     const chain = `SELECT event AS a0, ${Array.from({ length: 23 }, (_, i) => `concat(a${i}, a${i}) AS a${i + 1}`).join(', ')} FROM events`
     const error = await failure(service.run(1, chain))
     expect(error).toMatchObject({ status: 400, code: 'invalid_query', attr: 'query' })

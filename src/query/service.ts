@@ -3,9 +3,8 @@
 import { ApiError, errors } from '../http/errors'
 import { parseClickHouseDateTime } from '../events/dialect'
 import type { Metrics } from '../ops/metrics'
-import { compileQuery, type CompiledQuery, type ValueType } from './compile'
-import { QueryDeadlineError, QueryError, QueryLimitError } from './errors'
-import { parseQuery } from './parser'
+import type { CompiledQuery, ValueType } from './compile'
+import { compiledQuery, compileHere, type CompileThread } from './compile-thread'
 import { QueryRunError, type QueryRunner } from './repository'
 
 export interface QueryAnswer {
@@ -35,6 +34,8 @@ export class QueryService {
     private readonly runner: QueryRunner,
     private readonly timeoutMs: number,
     private readonly metrics?: Pick<Metrics, 'queryCompileRefused' | 'queryCompileSeconds'>,
+    /** where queries are compiled (none: on the caller's thread) */
+    private readonly compiler?: CompileThread,
   ) {}
 
   async run(teamId: number, text: string, signal?: AbortSignal): Promise<QueryAnswer> {
@@ -61,34 +62,22 @@ export class QueryService {
   }
 
   /**
-   * Parsed and compiled on this thread within the limits of docs/query.md (each step linear in the text, checked
-   * against the deadline as it goes); between the two the event loop gets a turn when parsing took a while.
+   * Parsed and compiled within the limits of docs/query.md, on the compiler's own thread when there is one (the
+   * server's), so that not even the first large query holds the thread that answers capture and /decide.
    */
   private async compile(teamId: number, text: string, deadline: number): Promise<CompiledQuery> {
-    let spent = 0
-    let started = 0
-    try {
-      const dialect = await this.runner.dialect()
-      started = performance.now()
-      const parsed = parseQuery(text, { deadline })
-      spent = performance.now() - started
-      started = 0
-      if (spent > 1) await new Promise((resolve) => setImmediate(resolve))
-      started = performance.now()
-      return compileQuery(parsed, { dialect, teamId, database: this.runner.database, now: Date.now(), deadline })
-    } catch (error) {
-      if (error instanceof QueryLimitError) this.metrics?.queryCompileRefused.inc({ limit: error.limit })
-      if (error instanceof QueryError) throw errors.validation('invalid_query', error.message, 'query')
-      if (error instanceof QueryDeadlineError) {
-        this.metrics?.queryCompileRefused.inc({ limit: 'time' })
-        throw new ApiError(504, 'server_error', 'query_timeout', `${error.message} (${this.timeoutMs} ms)`)
-      }
-      throw this.runError(error)
-    } finally {
-      // refused or not, this is how long the thread was held
-      if (started) spent += performance.now() - started
-      this.metrics?.queryCompileSeconds.observe(spent / 1000)
+    const dialect = await this.runner.dialect()
+    const request = { text, target: { dialect, teamId, database: this.runner.database, now: Date.now() }, deadline: Date.now() + (deadline - performance.now()) }
+    const answer = this.compiler ? await this.compiler.compile(request) : compileHere(request)
+    this.metrics?.queryCompileSeconds.observe(answer.ms / 1000)
+    if ('compiled' in answer) return compiledQuery(dialect, answer.compiled)
+    if ('failed' in answer) throw Object.assign(new Error(`Compiling a query failed: ${answer.failed.message}`), { stack: answer.failed.stack })
+    if (answer.refused === 'deadline') {
+      this.metrics?.queryCompileRefused.inc({ limit: 'time' })
+      throw new ApiError(504, 'server_error', 'query_timeout', `${answer.message} (${this.timeoutMs} ms)`)
     }
+    if (answer.limit) this.metrics?.queryCompileRefused.inc({ limit: answer.limit })
+    throw errors.validation('invalid_query', answer.message, 'query')
   }
 
   /** The person each distinct id belongs to now (for the events API's person_id). */
