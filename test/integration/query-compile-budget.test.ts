@@ -1,8 +1,8 @@
 // Queries made to be expensive to compile, sent over HTTP to a service on the embedded stores while /_health and
 // capture are called back to back. Before the compiler had a budget, the 574-byte alias chain below held every
 // tenant's /_health, /decide and capture for 15–27 s (and grew the process to 1.9 GB), a flat 49,000-term sum or
-// 13,333 ANDs answered 500 (a stack overflow in the compiler). Each is now answered 200 or 400 at once, and the
-// other endpoints keep answering meanwhile; /metrics counts the refusals by limit.
+// 13,333 ANDs answered 500 (a stack overflow in the compiler). Each is now answered 200 or 400 at once, compiled
+// on a thread of its own, and the other endpoints keep answering meanwhile; /metrics counts the refusals by limit.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { spawnService, type ServiceProcess } from '../helpers/spawn-service'
 import { freshEnv, PERSONAL_KEY, PROJECT_KEY } from '../helpers/stack'
