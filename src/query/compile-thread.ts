@@ -79,6 +79,7 @@ export class CompileThread {
     worker.onerror = (event) => {
       // the thread is gone: what waited on it fails (a 500, logged), the next query starts another
       if (this.worker === worker) this.worker = undefined
+      worker.terminate()
       this.failAll(`the compiler thread failed: ${event.message}`)
     }
     return worker
