@@ -66,7 +66,12 @@ export class QueryService {
    * server's), so that not even the first large query holds the thread that answers capture and /decide.
    */
   private async compile(teamId: number, text: string, deadline: number): Promise<CompiledQuery> {
-    const dialect = await this.runner.dialect()
+    let dialect
+    try {
+      dialect = await this.runner.dialect() // ClickHouse's is read from the server: it may be unreachable (503)
+    } catch (error) {
+      throw this.runError(error)
+    }
     const request = { text, target: { dialect, teamId, database: this.runner.database, now: Date.now() }, deadline: Date.now() + (deadline - performance.now()) }
     const answer = this.compiler ? await this.compiler.compile(request) : compileHere(request)
     this.metrics?.queryCompileSeconds.observe(answer.ms / 1000)
