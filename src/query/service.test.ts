@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import { ApiError } from '../http/errors'
 import { createMetrics } from '../ops/metrics'
 import { CompileThread } from './compile-thread'
-import { SqliteQueryRunner } from './repository'
+import { ClickHouseQueryRunner, SqliteQueryRunner } from './repository'
 import { QueryService } from './service'
 
 for (const where of ['on the caller’s thread', 'on a thread of its own'] as const) describe(`QueryService: compiling within the query’s budget, ${where}`, () => {
@@ -52,4 +52,11 @@ for (const where of ['on the caller’s thread', 'on a thread of its own'] as co
     expect(await service.run(1, 'SELECT count() FROM events')).toMatchObject({ results: [[0]] })
     expect((await metrics.queryCompileSeconds.get()).values.find((v) => v.metricName === 'query_compile_seconds_count')?.value).toBe(2) // the refused one held the thread too
   })
+})
+
+test('a ClickHouse that cannot be reached while its dialect is read: the runner’s error, mapped, not a 500', async () => {
+  const service = new QueryService(new ClickHouseQueryRunner('http://127.0.0.1:1/nowhere'), 30_000, createMetrics())
+  const error = await service.run(1, 'SELECT count() FROM events').then(() => null, (e) => e as ApiError)
+  expect(error).toBeInstanceOf(ApiError)
+  expect(error!.status).not.toBe(500)
 })
