@@ -31,6 +31,7 @@ import { STORE_WRITER } from './pipeline/store-writer'
 import { HISTORY_WRITER } from './pipeline/history-writer'
 import { applyInitAdmin, UserService } from './users/service'
 import { SessionCookieResolver } from './users/session-cookie'
+import { CompileThread } from './query/compile-thread'
 import { QueryService } from './query/service'
 import { createQueryRunner } from './query/factory'
 
@@ -114,6 +115,8 @@ export async function startServices(config: Config, log: Logger, options: { metr
     closers.push(() => events.close())
     const queryRunner = createQueryRunner(config)
     closers.push(() => queryRunner.close())
+    const queryCompiler = new CompileThread()
+    closers.push(async () => queryCompiler.close())
     if (config.CLICKHOUSE_URL && !(await valueWithin(events.health(), 3000, false))) {
       const { url, database } = parseClickHouseUrl(config.CLICKHOUSE_URL)
       log.warn({ clickhouse: `${url}/${database}` }, 'ClickHouse (CLICKHOUSE_URL) is not reachable: capture keeps logging events, /_ready answers 503 until it answers')
@@ -233,7 +236,7 @@ export async function startServices(config: Config, log: Logger, options: { metr
     }
 
     metrics.beforeScrape.push(readiness) // store_up is current at every scrape
-    const query = new QueryService(queryRunner, { timeoutMs: config.QUERY_TIMEOUT_MS, maxResultBytes: config.QUERY_MAX_RESULT_BYTES, metrics })
+    const query = new QueryService(queryRunner, { timeoutMs: config.QUERY_TIMEOUT_MS, maxResultBytes: config.QUERY_MAX_RESULT_BYTES, metrics, compiler: queryCompiler })
     metrics.beforeScrape.push(() => {
       const { running, waiting } = query.slotUse()
       metrics.querySlots.set({ state: 'running' }, running)

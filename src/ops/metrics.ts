@@ -221,6 +221,18 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
       labelNames: ['outcome'] as const,
       registers: [registry],
     }),
+    queryCompileRefused: new Counter({
+      name: 'query_compile_refused_total',
+      help: 'Query API queries refused before they ran, by the limit they went past (text, tokens, depth, work, statement, time…)',
+      labelNames: ['limit'] as const,
+      registers: [registry],
+    }),
+    queryCompileSeconds: new Histogram({
+      name: 'query_compile_seconds',
+      help: 'Time the query API spent parsing and compiling one query (on a thread of its own, not the one that serves requests)',
+      buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1],
+      registers: [registry],
+    }),
   }
   return { ...metrics, countHttpRequest: httpRequestCounter(metrics.httpRequests) }
 }

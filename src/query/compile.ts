@@ -1,7 +1,11 @@
 // The checked tree → one store's SQL. Names are resolved here (columns of events or of the subquery, SELECT
 // aliases), functions checked against the allowed list, aggregates checked, literals bound as parameters, and the
 // tenant condition added to every read of `events`, whatever the text said. Pure: no I/O.
+// Within a budget: an alias is compiled once and its SQL shared by every reference (a chain of aliases each
+// doubling the last costs its length, not 2^n), the statement's size, the tree's depth and the work done are
+// bounded, and the caller's deadline is checked as it goes (budget.ts, docs/query.md "Limits").
 import type { Expr, Select } from './ast'
+import { balanced, CompileBudget, COMPILE_LIMITS, fitsStatement } from './budget'
 import { QueryError } from './errors'
 import {
   clickhouseEvents, numberSql, Params, propertySql, sqliteEvents, timeLiteral,
@@ -36,6 +40,8 @@ export interface Target {
   database?: string
   /** "now" for now() and today(), epoch ms */
   now: number
+  /** a `performance.now()` past which compiling stops (QueryDeadlineError) */
+  deadline?: number
 }
 
 export interface CompiledQuery {
@@ -78,16 +84,24 @@ interface Level {
   sourceNames: Set<string>
   aliases: Map<string, Expr>
   expanding: Set<string>
+  /** aliases compiled already, by name, clause and wanted flavour, with the depth their tree adds */
+  compiledAliases: Map<string, { compiled: Compiled; height: number }>
   groups: Set<string> | null
+  /** the lengths of `groups`' members: most expressions are not looked up (a lookup flattens the string) */
+  groupLengths: Set<number>
   columns: Select['columns']
 }
 
 export class Compiler {
   readonly params: Params
   private levels = 0
+  private readonly budget: CompileBudget
+  /** times a name was read as a column because the alias of that name was being compiled */
+  private shadowed = 0
 
   constructor(private readonly target: Target) {
     this.params = new Params(target.dialect)
+    this.budget = new CompileBudget(target.deadline)
   }
 
   get dialect(): DialectName {
@@ -102,15 +116,18 @@ export class Compiler {
     const limit = Math.min(query.limit ?? DEFAULT_LIMIT, MAX_LIMIT)
     const offset = query.offset ?? 0
     const { sql, outputs } = this.select(query, true, { limit: limit + 1, offset })
-    return { sql: this.params.prune(sql), params: this.params, columns: outputs.map((o) => o.name), types: outputs.map((o) => o.type), limit, offset }
+    const pruned = this.params.prune(sql)
+    fitsStatement([pruned, ...this.params.sqlite.map(String), ...Object.values(this.params.clickhouse)])
+    return { sql: pruned, params: this.params, columns: outputs.map((o) => o.name), types: outputs.map((o) => o.type), limit, offset }
   }
+
 
   private select(q: Select, top: boolean, page?: { limit: number; offset: number }): { sql: string; outputs: Output[] } {
     const id = this.levels++
     let source = ''
     const level: Level = {
       id, top, events: null, usesPerson: false, outputs: null, sourceNames: new Set(), aliases: new Map(),
-      expanding: new Set(), groups: null, columns: q.columns,
+      expanding: new Set(), compiledAliases: new Map(), groups: null, groupLengths: new Set(), columns: q.columns,
     }
     if (q.from.k === 'subquery') {
       const sub = this.select(q.from.query, false)
@@ -138,7 +155,9 @@ export class Compiler {
       if (c.agg) throw new QueryError('Aggregate functions are not allowed in GROUP BY')
       return c
     })
+    fitsStatement(groupBy.map((g) => g.sql))
     level.groups = new Set(groupBy.map((g) => g.sql))
+    level.groupLengths = new Set(groupBy.map((g) => g.sql.length))
     // within its own expression an alias names the column it may shadow (toStartOfDay(timestamp) AS timestamp)
     const columns = q.columns.map((c) => {
       if (c.alias) level.expanding.add(c.alias)
@@ -163,6 +182,7 @@ export class Compiler {
         : clickhouseEvents(this.target.database!, this.target.teamId, level.usesPerson, id)
       source = scope.from
     }
+    fitsStatement([source, ...columns.map((c) => c.sql), where?.sql ?? '', having?.sql ?? '', ...orderBy.map((o) => o.c.sql)])
     const outputs: Output[] = q.columns.map((c, i) => ({ name: c.alias ?? c.text, sql: `_q${id}_${i}`, type: columns[i].type }))
     const parts = [`SELECT ${q.distinct ? 'DISTINCT ' : ''}${columns.map((c, i) => `${c.sql} AS ${outputs[i].sql}`).join(', ')}`, `FROM ${source}`]
     const conditions = [level.events?.tenant, where ? `(${where.sql})` : undefined].filter(Boolean)
@@ -185,28 +205,52 @@ export class Compiler {
       if (!column) throw new QueryError(`${clause === 'group' ? 'GROUP' : 'ORDER'} BY ${e.value}: there is no column ${e.value}`)
       return this.item(column.expr, level, 'select')
     }
-    if (e.k === 'name' && e.parts.length === 1 && level.aliases.has(e.parts[0]) && !level.expanding.has(e.parts[0])) {
-      return this.expandAlias(e.parts[0], level, clause, 'item')
+    if (e.k === 'name' && e.parts.length === 1 && level.aliases.has(e.parts[0])) {
+      if (!level.expanding.has(e.parts[0])) return this.expandAlias(e.parts[0], level, clause, 'item')
+      this.shadowed++
     }
     // a bare property at the top level comes back as sent (its JSON, decoded by the service)
     return this.expr(e, level, clause, e.k === 'property' && level.top ? 'raw' : 'any')
   }
 
+  /**
+   * An alias's expression, compiled once per clause and flavour and then shared: its SQL is the same string (its
+   * size counted where it is used). Not kept when a name in it was read as the column the alias shadows (then it
+   * depends on which aliases were being compiled around it).
+   */
   private expandAlias(name: string, level: Level, clause: string, want: Want | 'item'): Compiled {
+    const key = `${name}\0${clause}\0${want}`
+    const known = level.compiledAliases.get(key)
+    const budget = this.budget
+    if (known) {
+      budget.reach(budget.depth + known.height)
+      return known.compiled
+    }
+    const shadowedBefore = this.shadowed
+    const deepestBefore = budget.deepest
+    budget.deepest = budget.depth
     level.expanding.add(name)
     try {
       const e = level.aliases.get(name)!
-      if (want === 'item') return this.item(e, level, 'select')
-      return this.expr(e, level, clause, want)
+      const compiled = want === 'item' ? this.item(e, level, 'select') : this.expr(e, level, clause, want)
+      if (this.shadowed === shadowedBefore) level.compiledAliases.set(key, { compiled, height: budget.deepest - budget.depth })
+      return compiled
     } finally {
       level.expanding.delete(name)
+      budget.deepest = Math.max(budget.deepest, deepestBefore)
     }
   }
 
   expr(e: Expr, level: Level, clause: string, want: Want, inAggregate = false): Compiled {
-    const c = this.node(e, level, clause, want, inAggregate)
-    if (c.loose && level.groups?.has(c.sql)) return { ...c, loose: null }
-    return c
+    this.budget.enter()
+    try {
+      const c = this.node(e, level, clause, want, inAggregate)
+      if (c.sql.length > COMPILE_LIMITS.maxStatementBytes) fitsStatement([c.sql])
+      if (c.loose && level.groupLengths.has(c.sql.length) && level.groups?.has(c.sql)) return { ...c, loose: null }
+      return c
+    } finally {
+      this.budget.leave()
+    }
   }
 
   private node(e: Expr, level: Level, clause: string, want: Want, inAggregate: boolean): Compiled {
@@ -235,6 +279,7 @@ export class Compiler {
         return { ...a, sql: `(-${a.sql})`, type: a.type === 'Int' ? 'Int' : 'Float' }
       }
       case 'binary':
+        if (e.op === 'AND' || e.op === 'OR') return this.logical(e, level, clause, inAggregate)
         return this.binary(e.op, e.left, e.right, level, clause, inAggregate)
       case 'isNull': {
         const a = sub(e.arg)
@@ -245,6 +290,7 @@ export class Compiler {
         const numeric = items.every((i) => i.type === 'Int' || i.type === 'Float')
         const a = this.comparable(e.arg, items[0], level, clause, inAggregate, numeric)
         const list = items.map((i) => this.coerceTo(a, i))
+        fitsStatement([a.sql, ...list])
         return combine([a, ...items], `(${a.sql} ${e.not ? 'NOT IN' : 'IN'} (${list.join(', ')}))`, 'Bool')
       }
       case 'between': {
@@ -298,8 +344,9 @@ export class Compiler {
       column = parts[1]
     } else if (parts.length > 2) {
       throw new QueryError(`Unknown column ${parts.join('.')}`)
-    } else if (level.aliases.has(column) && !level.expanding.has(column)) {
-      return this.expandAlias(column, level, clause, want)
+    } else if (level.aliases.has(column)) {
+      if (!level.expanding.has(column)) return this.expandAlias(column, level, clause, want)
+      this.shadowed++
     }
     if (level.events) {
       const type = EVENT_COLUMNS[column]
@@ -355,12 +402,28 @@ export class Compiler {
     return this.dialect === 'sqlite' ? sql : `toDateTime(toUInt32(${sql}) * 86400, 'UTC')`
   }
 
+  /**
+   * `a AND b AND c …` (or OR): parsed as a tree as deep as the chain is long, so walked in a loop, never by
+   * recursion, and written as a balanced tree so that the store's own parser nests log2(n) levels, not n (SQLite
+   * refuses 1000, a current ClickHouse less).
+   */
+  private logical(e: Extract<Expr, { k: 'binary' }>, level: Level, clause: string, inAggregate: boolean): Compiled {
+    const operands: Expr[] = []
+    let at: Expr = e
+    while (at.k === 'binary' && at.op === e.op) {
+      operands.push(at.right)
+      at = at.left
+    }
+    operands.push(at)
+    operands.reverse()
+    const parts = operands.map((x) => this.expr(x, level, clause, 'any', inAggregate))
+    const texts = parts.map((p) => p.sql)
+    fitsStatement(texts)
+    return combine(parts, balanced(texts, ` ${e.op} `), 'Bool')
+  }
+
   private binary(op: string, left: Expr, right: Expr, level: Level, clause: string, inAggregate: boolean): Compiled {
     const sub = (x: Expr, w: Want = 'any') => this.expr(x, level, clause, w, inAggregate)
-    if (op === 'AND' || op === 'OR') {
-      const [l, r] = [sub(left), sub(right)]
-      return combine([l, r], `(${l.sql} ${op} ${r.sql})`, 'Bool')
-    }
     if (['=', '!=', '<', '<=', '>', '>='].includes(op)) {
       // type each side by the other: a property against a number is compared as a number
       const probeR = right.k === 'property' ? null : sub(right)

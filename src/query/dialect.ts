@@ -24,20 +24,33 @@ export class Params {
    */
   prune(sql: string): string {
     if (this.dialect === 'sqlite') {
-      const renumbered = new Map<number, number>()
+      // a scan by indexOf, not a replace with a callback: a statement may refer to thousands of parameters
+      const renumbered = new Int32Array(this.sqlite.length + 1) // 0: not seen yet
       const kept: (string | number)[] = []
-      const out = sql.replace(/\?(\d+)/g, (_, n: string) => {
-        const old = Number(n)
-        let now = renumbered.get(old)
-        if (now === undefined) {
+      const pieces: string[] = []
+      let copied = 0
+      let changed = false
+      for (let at = sql.indexOf('?'); at !== -1; at = sql.indexOf('?', at + 1)) {
+        let end = at + 1
+        while (end < sql.length && sql.charCodeAt(end) >= 48 && sql.charCodeAt(end) <= 57) end++
+        if (end === at + 1) continue
+        const old = Number(sql.slice(at + 1, end))
+        if (old < 1 || old > this.sqlite.length) continue
+        let now = renumbered[old]
+        if (now === 0) {
           kept.push(this.sqlite[old - 1])
           now = kept.length
-          renumbered.set(old, now)
+          renumbered[old] = now
         }
-        return `?${now}`
-      })
-      this.sqlite.splice(0, this.sqlite.length, ...kept)
-      return out
+        if (now !== old) changed = true
+        pieces.push(sql.slice(copied, at + 1), String(now))
+        copied = end
+      }
+      this.sqlite.length = 0
+      for (const value of kept) this.sqlite.push(value)
+      if (!changed) return sql
+      pieces.push(sql.slice(copied))
+      return pieces.join('')
     }
     if (this.dialect === 'clickhouse-modern') {
       const used = new Set([...sql.matchAll(/\{(p\d+):String\}/g)].map((m) => m[1]))

@@ -1,6 +1,7 @@
 // The functions a query may call (DESIGN.md "Query API"), each written for every store so that it gives the same
 // values everywhere. Anything not listed here is refused by name.
 import type { Expr } from './ast'
+import { fitsStatement } from './budget'
 import { combine, parseTimeLiteral, shift, type Compiled, type Compiler, type ValueType } from './compile'
 import { DAY_MS, timeLiteral } from './dialect'
 import { QueryError } from './errors'
@@ -45,8 +46,8 @@ export function compileCall(compiler: Compiler, e: Extract<Expr, { k: 'call' }>,
   const args = e.args
 
   /** a time argument: a time column or expression, or a literal folded to a constant */
-  const timeArg = (x: Expr): Compiled => {
-    const c = arg(x, 'any')
+  const timeArg = (x: Expr): Compiled => asTime(arg(x, 'any'))
+  const asTime = (c: Compiled): Compiled => {
     if (isTime(c)) return c
     if (c.literal !== undefined) {
       const ms = parseTimeLiteral(c.literal)
@@ -145,7 +146,7 @@ export function compileCall(compiler: Compiler, e: Extract<Expr, { k: 'call' }>,
         // seconds since the epoch
         return { ...raw, sql: sqlite ? `(CAST(${raw.sql} AS INTEGER) * 1000)` : `toDateTime(toUInt32(${raw.sql}), 'UTC')`, type: 'DateTime' }
       }
-      const a = timeArg(args[0])
+      const a = asTime(raw) // compiled once: toDateTime(toDateTime(…)) must not compile its argument 2^n times
       const folded = fold(a, (ms) => ms, 'DateTime')
       if (folded) return folded
       return a.type === 'Date' ? { ...a, sql: compiler.dateToDateTime(a.sql), type: 'DateTime' } : a
@@ -187,12 +188,15 @@ export function compileCall(compiler: Compiler, e: Extract<Expr, { k: 'call' }>,
       arity(name, args, 1, 100)
       const parts = args.map((x) => arg(x, 'string'))
       const texts = parts.map((p) => asText(compiler, p))
+      fitsStatement(texts)
       return combine(parts, sqlite ? `(${texts.join(' || ')})` : `concat(${texts.length === 1 ? `${texts[0]}, ''` : texts.join(', ')})`, 'String')
     }
     case 'substring': {
       arity(name, args, 2, 3)
       const parts = [arg(args[0], 'string'), ...args.slice(1).map((x) => arg(x, 'number'))]
-      const list = [asText(compiler, parts[0]), ...parts.slice(1).map((p) => p.sql)].join(', ')
+      const texts = [asText(compiler, parts[0]), ...parts.slice(1).map((p) => p.sql)]
+      fitsStatement(texts)
+      const list = texts.join(', ')
       return combine(parts, sqlite ? `substr(${list})` : `substringUTF8(${list})`, 'String')
     }
     case 'coalesce':
@@ -200,6 +204,7 @@ export function compileCall(compiler: Compiler, e: Extract<Expr, { k: 'call' }>,
       arity(name, args, name === 'ifNull' ? 2 : 1, name === 'ifNull' ? 2 : 100)
       const parts = args.map((x) => arg(x, 'string'))
       const type = parts.find((p) => p.type !== 'Null')?.type ?? 'Null'
+      fitsStatement(parts.map((p) => p.sql))
       return combine(parts, `coalesce(${parts.map((p) => p.sql).join(', ')})`, type)
     }
     case 'if': {

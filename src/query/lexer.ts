@@ -1,5 +1,5 @@
 // The query text → tokens, each with its line and column (1-based) for error messages.
-import { QueryError } from './errors'
+import { checkDeadline, QueryError, QueryLimitError } from './errors'
 
 export type TokenKind = 'ident' | 'quoted' | 'number' | 'string' | 'op' | 'eof'
 
@@ -13,9 +13,13 @@ export interface Token {
   column: number
 }
 
-const OPERATORS = ['<=', '>=', '!=', '<>', '==', '(', ')', ',', '.', '[', ']', '+', '-', '*', '/', '%', '=', '<', '>', ';']
-const IDENT_START = /[A-Za-z_$]/
-const IDENT_PART = /[A-Za-z0-9_$]/
+const TWO_CHARACTER_OPERATORS = new Set(['<=', '>=', '!=', '<>', '=='])
+const OPERATORS = new Set(['(', ')', ',', '.', '[', ']', '+', '-', '*', '/', '%', '=', '<', '>', ';'])
+const ESCAPES: Record<string, string> = { n: '\n', t: '\t', r: '\r', '0': '\0', b: '\b', f: '\f' }
+// by character code: the lexer reads every character of up to 256 KiB of hostile text on the serving thread
+const isDigit = (code: number) => code >= 48 && code <= 57
+const isIdentStart = (code: number) => (code >= 65 && code <= 90) || (code >= 97 && code <= 122) || code === 95 || code === 36
+const isIdentPart = (code: number) => isIdentStart(code) || isDigit(code)
 
 /** Where an offset is, as "line L, column C". */
 export function positionOf(text: string, offset: number): { line: number; column: number } {
@@ -30,7 +34,8 @@ export function positionOf(text: string, offset: number): { line: number; column
   return { line, column: offset - lineStart + 1 }
 }
 
-export function tokenize(text: string, maxTokens: number): Token[] {
+/** `deadline`: a `performance.now()` past which tokenizing stops (checked every few thousand tokens). */
+export function tokenize(text: string, maxTokens: number, deadline?: number): Token[] {
   const tokens: Token[] = []
   let i = 0
   let line = 1
@@ -42,7 +47,11 @@ export function tokenize(text: string, maxTokens: number): Token[] {
   let startLine = 1
   let startLineStart = 0
   const push = (kind: TokenKind, value: string, start: number) => {
-    if (tokens.length >= maxTokens) fail(`The query has more than ${maxTokens} tokens`, start)
+    if (tokens.length >= maxTokens) {
+      const p = positionOf(text, start)
+      throw new QueryLimitError(`The query has more than ${maxTokens} tokens (at line ${p.line}, column ${p.column})`, 'tokens')
+    }
+    if ((tokens.length & 4095) === 4095) checkDeadline(deadline)
     tokens.push({ kind, text: value, offset: start, end: i, line: startLine, column: start - startLineStart + 1 })
   }
   while (i < text.length) {
@@ -64,24 +73,25 @@ export function tokenize(text: string, maxTokens: number): Token[] {
     const start = i
     startLine = line
     startLineStart = lineStart
-    if (IDENT_START.test(c)) {
-      while (i < text.length && IDENT_PART.test(text[i])) i++
+    const code = text.charCodeAt(i)
+    if (isIdentStart(code)) {
+      while (i < text.length && isIdentPart(text.charCodeAt(i))) i++
       push('ident', text.slice(start, i), start)
       continue
     }
-    if (/[0-9]/.test(c)) {
-      while (i < text.length && /[0-9]/.test(text[i])) i++
-      if (text[i] === '.' && /[0-9]/.test(text[i + 1] ?? '')) {
+    if (isDigit(code)) {
+      while (isDigit(text.charCodeAt(i))) i++
+      if (text[i] === '.' && isDigit(text.charCodeAt(i + 1))) {
         i++
-        while (i < text.length && /[0-9]/.test(text[i])) i++
+        while (isDigit(text.charCodeAt(i))) i++
       }
-      if ((text[i] === 'e' || text[i] === 'E') && /[0-9+-]/.test(text[i + 1] ?? '')) {
+      if ((text[i] === 'e' || text[i] === 'E') && (isDigit(text.charCodeAt(i + 1)) || text[i + 1] === '+' || text[i + 1] === '-')) {
         i++
         if (text[i] === '+' || text[i] === '-') i++
-        if (!/[0-9]/.test(text[i] ?? '')) fail('Malformed number', start)
-        while (i < text.length && /[0-9]/.test(text[i])) i++
+        if (!isDigit(text.charCodeAt(i))) fail('Malformed number', start)
+        while (isDigit(text.charCodeAt(i))) i++
       }
-      if (i < text.length && IDENT_PART.test(text[i])) fail('Malformed number', start)
+      if (i < text.length && isIdentPart(text.charCodeAt(i))) fail('Malformed number', start)
       push('number', text.slice(start, i), start)
       continue
     }
@@ -95,7 +105,7 @@ export function tokenize(text: string, maxTokens: number): Token[] {
         if (ch === '\\') {
           const next = text[i + 1]
           if (next === undefined) fail('Unterminated string', start)
-          value += ({ n: '\n', t: '\t', r: '\r', '0': '\0', b: '\b', f: '\f' } as Record<string, string>)[next] ?? next
+          value += ESCAPES[next] ?? next
           i += 2
           continue
         }
@@ -112,14 +122,18 @@ export function tokenize(text: string, maxTokens: number): Token[] {
           line++
           lineStart = i + 1
         }
-        value += ch
-        i++
+        // the run of plain characters up to the next escape, quote or newline, in one piece
+        let to = i + 1
+        while (to < text.length && text[to] !== '\\' && text[to] !== c && text[to] !== '\n') to++
+        value += text.slice(i, to)
+        i = to
       }
       push(c === "'" ? 'string' : 'quoted', value, start)
       continue
     }
-    const op = OPERATORS.find((o) => text.startsWith(o, i))
-    if (!op) fail(`Unexpected character ${JSON.stringify(c)}`, start)
+    const pair = text.slice(i, i + 2)
+    const op = TWO_CHARACTER_OPERATORS.has(pair) ? pair : OPERATORS.has(c) ? c : null
+    if (op === null) fail(`Unexpected character ${JSON.stringify(c)}`, start)
     i += op!.length
     push('op', op!, start)
   }

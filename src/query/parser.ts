@@ -1,15 +1,20 @@
 // A recursive-descent parser (Pratt for expressions) for exactly the grammar of DESIGN.md "Query API".
 // Recursion is bounded (nesting depth, subquery depth, token count), so hostile text gets a 400, never a stack
-// overflow; every error names what was refused and where.
+// overflow; every error names what was refused and where. Chains of operators (`1+1+…`, `a AND b AND …`) are read
+// in a loop, not by recursion; the compiler bounds the depth of the tree they make (budget.ts).
 import type { BinaryOp, Expr, IntervalUnit, Select, SelectColumn, Source } from './ast'
-import { QueryError } from './errors'
+import { checkDeadline, QueryError, QueryLimitError, type QueryLimit } from './errors'
 import { tokenize, type Token } from './lexer'
 
 export const LIMITS = {
-  /** bytes of query text */
-  maxQueryBytes: 512 * 1024,
-  maxTokens: 100_000,
-  /** nested expressions (parentheses, operators, function arguments) */
+  /** bytes of query text (the compiled statement has a budget of its own: budget.ts) */
+  maxQueryBytes: 256 * 1024,
+  maxTokens: 30_000,
+  /**
+   * nested expressions (parentheses, operators, function arguments; the compiler applies it to the tree too): a
+   * current ClickHouse refuses about 150 nested parenthesised operators (max_parser_depth), and each level may
+   * compile to a few
+   */
   maxDepth: 64,
   /** FROM (SELECT … FROM (SELECT …)) */
   maxSubqueryDepth: 4,
@@ -30,21 +35,24 @@ const INTERVAL_UNITS = new Set<IntervalUnit>(['SECOND', 'MINUTE', 'HOUR', 'DAY',
 // binding powers: higher binds tighter
 const BP = { OR: 10, AND: 20, NOT: 30, COMPARE: 40, ADD: 50, MUL: 60, UNARY: 70 }
 
-export function parseQuery(text: string): Select {
+/** `deadline`: a `performance.now()` past which parsing stops (QueryDeadlineError). */
+export function parseQuery(text: string, options: { deadline?: number } = {}): Select {
   if (Buffer.byteLength(text, 'utf8') > LIMITS.maxQueryBytes) {
-    throw new QueryError(`The query text is larger than ${LIMITS.maxQueryBytes} bytes`)
+    throw new QueryLimitError(`The query text is larger than ${LIMITS.maxQueryBytes} bytes`, 'text')
   }
-  return new Parser(text, tokenize(text, LIMITS.maxTokens)).parseStatement()
+  return new Parser(text, tokenize(text, LIMITS.maxTokens, options.deadline), options.deadline).parseStatement()
 }
 
 class Parser {
   private pos = 0
   private depth = 0
   private subqueryDepth = 0
+  private steps = 0
 
   constructor(
     private readonly text: string,
     private readonly tokens: Token[],
+    private readonly deadline: number | undefined,
   ) {}
 
   private get token(): Token {
@@ -53,6 +61,10 @@ class Parser {
 
   private fail(message: string, token: Token = this.token): never {
     throw new QueryError(`${message} at line ${token.line}, column ${token.column}`)
+  }
+
+  private refuse(message: string, limit: QueryLimit, token: Token = this.token): never {
+    throw new QueryLimitError(`${message} at line ${token.line}, column ${token.column}`, limit)
   }
 
   private describe(token: Token): string {
@@ -119,7 +131,7 @@ class Parser {
     const distinct = this.acceptKeyword('DISTINCT')
     const columns: SelectColumn[] = []
     do {
-      if (columns.length >= LIMITS.maxColumns) this.fail(`More than ${LIMITS.maxColumns} columns`)
+      if (columns.length >= LIMITS.maxColumns) this.refuse(`More than ${LIMITS.maxColumns} columns`, 'columns')
       if (this.isOp('*')) this.fail('SELECT * is not supported: name the columns')
       const start = this.token.offset
       const expr = this.parseExpr(0)
@@ -193,7 +205,7 @@ class Parser {
   private parseSource(): Source {
     if (this.acceptOp('(')) {
       if (!this.isKeyword('SELECT')) this.fail('Expected a subquery (SELECT …)')
-      if (++this.subqueryDepth > LIMITS.maxSubqueryDepth) this.fail(`Subqueries are nested deeper than ${LIMITS.maxSubqueryDepth}`)
+      if (++this.subqueryDepth > LIMITS.maxSubqueryDepth) this.refuse(`Subqueries are nested deeper than ${LIMITS.maxSubqueryDepth}`, 'subqueries')
       const query = this.parseSelect()
       this.subqueryDepth--
       this.expectOp(')')
@@ -215,7 +227,7 @@ class Parser {
 
   /** An expression whose operators bind tighter than `minBp`. */
   private parseExpr(minBp: number): Expr {
-    if (++this.depth > LIMITS.maxDepth) this.fail(`The query nests expressions deeper than ${LIMITS.maxDepth}`)
+    if (++this.depth > LIMITS.maxDepth) this.refuse(`The query nests expressions deeper than ${LIMITS.maxDepth} levels`, 'depth')
     let left = this.parsePrefix()
     for (;;) {
       const t = this.token
@@ -275,7 +287,7 @@ class Parser {
       const list: Expr[] = []
       if (!this.isOp(')')) {
         do {
-          if (list.length >= LIMITS.maxInList) this.fail(`An IN list holds more than ${LIMITS.maxInList} terms`)
+          if (list.length >= LIMITS.maxInList) this.refuse(`An IN list holds more than ${LIMITS.maxInList} terms`, 'in_list')
           list.push(this.parseExpr(0))
         } while (this.acceptOp(','))
       }
@@ -297,6 +309,7 @@ class Parser {
   }
 
   private parsePrefix(): Expr {
+    if ((++this.steps & 1023) === 0) checkDeadline(this.deadline)
     const t = this.token
     if (t.kind === 'number') {
       this.pos++
@@ -415,7 +428,7 @@ class Parser {
 
   private parseCall(nameToken: Token): Expr {
     this.expectOp('(')
-    if (++this.depth > LIMITS.maxDepth) this.fail(`The query nests expressions deeper than ${LIMITS.maxDepth}`)
+    if (++this.depth > LIMITS.maxDepth) this.refuse(`The query nests expressions deeper than ${LIMITS.maxDepth} levels`, 'depth')
     const distinct = this.acceptKeyword('DISTINCT')
     let star = false
     const args: Expr[] = []

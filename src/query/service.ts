@@ -2,10 +2,9 @@
 // the same shape whatever the store (times as ISO 8601 UTC, numbers as numbers, properties as sent).
 import { ApiError, errors } from '../http/errors'
 import { parseClickHouseDateTime } from '../events/dialect'
-import { compileQuery, type ValueType } from './compile'
-import { QueryError } from './errors'
-import { parseQuery } from './parser'
 import type { Metrics } from '../ops/metrics'
+import type { CompiledQuery, ValueType } from './compile'
+import { compiledQuery, compileHere, type CompileThread } from './compile-thread'
 import { QueryRunError, type QueryRunner } from './runner'
 
 export interface QueryAnswer {
@@ -35,7 +34,9 @@ export interface QueryServiceOptions {
   timeoutMs: number
   /** QUERY_MAX_RESULT_BYTES: rows past it are not read (hasMore) */
   maxResultBytes: number
-  metrics?: Pick<Metrics, 'queryRequests'>
+  metrics?: Pick<Metrics, 'queryRequests' | 'queryCompileRefused' | 'queryCompileSeconds'>
+  /** where queries are compiled (none: on the caller's thread) */
+  compiler?: CompileThread
 }
 
 type Outcome = 'ok' | 'truncated' | 'too_large' | 'invalid' | 'timeout' | 'client_closed' | 'unavailable'
@@ -67,12 +68,12 @@ export class QueryService {
   }
 
   private async answer(teamId: number, text: string, signal?: AbortSignal): Promise<{ body: QueryAnswer; truncated: boolean }> {
-    const started = Date.now()
-    const dialect = await this.runner.dialect()
-    const compiled = compileQuery(parseQuery(text), { dialect, teamId, database: this.runner.database, now: Date.now() })
+    // compiling, the wait for a slot and the run share QUERY_TIMEOUT_MS
+    const deadline = performance.now() + this.options.timeoutMs
+    const { compiled, dialect } = await this.compile(teamId, text, deadline)
     const { rows, truncated } = await this.runner.run(compiled, {
       teamId,
-      timeoutMs: Math.max(1, this.options.timeoutMs - (Date.now() - started)),
+      timeoutMs: Math.max(1, Math.floor(deadline - performance.now())),
       signal,
       maxBytes: this.options.maxResultBytes,
     })
@@ -90,6 +91,26 @@ export class QueryService {
     return { body, truncated }
   }
 
+  /**
+   * Parsed and compiled within the limits of docs/query.md, on the compiler's own thread when there is one (the
+   * server's), so that not even the first large query holds the thread that answers capture and /decide.
+   */
+  private async compile(teamId: number, text: string, deadline: number): Promise<{ compiled: CompiledQuery; dialect: Awaited<ReturnType<QueryRunner['dialect']>> }> {
+    const { metrics, compiler } = this.options
+    const dialect = await this.runner.dialect() // ClickHouse's is read from the server: it may be unreachable (503)
+    const request = { text, target: { dialect, teamId, database: this.runner.database, now: Date.now() }, deadline: Date.now() + (deadline - performance.now()) }
+    const answer = compiler ? await compiler.compile(request) : compileHere(request)
+    metrics?.queryCompileSeconds.observe(answer.ms / 1000)
+    if ('compiled' in answer) return { compiled: compiledQuery(dialect, answer.compiled), dialect }
+    if ('failed' in answer) throw Object.assign(new Error(`Compiling a query failed: ${answer.failed.message}`), { stack: answer.failed.stack })
+    if (answer.refused === 'deadline') {
+      metrics?.queryCompileRefused.inc({ limit: 'time' })
+      throw new ApiError(504, 'server_error', 'query_timeout', `${answer.message} (${this.options.timeoutMs} ms)`)
+    }
+    if (answer.limit) metrics?.queryCompileRefused.inc({ limit: answer.limit })
+    throw errors.validation('invalid_query', answer.message, 'query')
+  }
+
   /** The person each distinct id belongs to now (for the events API's person_id). */
   personIds(teamId: number, distinctIds: string[]): Promise<Map<string, string>> {
     return this.runner.personIds(teamId, distinctIds)
@@ -104,7 +125,6 @@ export class QueryService {
 /** What the client is answered when a query is not run or fails: phog's words, the store's kept as the cause. */
 function runError(error: unknown): ApiError {
   if (error instanceof ApiError) return error
-  if (error instanceof QueryError) return errors.validation('invalid_query', error.message, 'query')
   if (!(error instanceof QueryRunError)) throw error
   switch (error.kind) {
     case 'query':

@@ -46,6 +46,9 @@ describeWithChdb('query API on chDB (ClickHouse 26.7)', () => {
     ])
     expect(await rows('SELECT count() FROM events WHERE properties.n > 2')).toEqual([[1]])
     expect(await rows(FUNCTIONS_QUERY)).toEqual([FUNCTIONS_ROW])
+    // long chains are written as balanced trees: within max_parser_depth
+    expect(await rows(`SELECT count() FROM events WHERE ${Array(3_000).fill("event = 'x'").join(' OR ')} OR event = '$identify'`)).toEqual([[1]])
+    expect(await rows(`SELECT count() FROM events WHERE ${Array(3_000).fill('1 = 1').join(' AND ')} AND event = '$identify'`)).toEqual([[1]])
     expect(await rows('SELECT toStartOfDay(timestamp) AS d, count() FROM events GROUP BY d ORDER BY d')).toEqual([
       ['2024-05-06T00:00:00.000Z', 3],
       ['2024-05-07T00:00:00.000Z', 1],

@@ -185,6 +185,17 @@ export function queryApiContract(name: string, start: () => Promise<Stack>): voi
       expect(listing.results.map((e: { person_id: string | null }) => e.person_id)).toEqual([null, null])
     })
 
+    test('long AND / OR chains and alias chains run on every store; one doubling 23 times is refused', async () => {
+      // written as balanced trees: SQLite refuses an expression 1000 levels deep, a current ClickHouse fewer
+      const ors = `${Array(3_000).fill("event = 'x'").join(' OR ')} OR event = 'signup'`
+      expect(await rows(`SELECT count() FROM events WHERE ${ors}`)).toEqual([[1]])
+      expect(await rows(`SELECT count() FROM events WHERE ${Array(3_000).fill('1 = 1').join(' AND ')} AND event = '$pageview'`)).toEqual([[4]])
+      const chain = (levels: number) => `SELECT distinct_id AS a0, ${Array.from({ length: levels }, (_, i) => `concat(a${i}, a${i}) AS a${i + 1}`).join(', ')} FROM events WHERE event = 'signup'`
+      const [row] = await rows(chain(8))
+      expect(row[8]).toBe('user-b'.repeat(256))
+      expect(await refused(chain(23))).toMatch(/too complex/)
+    })
+
     test('refusals and attacks', async () => {
       expect(await refused('SELECT event FROM system.tables')).toMatch(/system\.tables/)
       expect(await refused("SELECT * FROM url('http://127.0.0.1/', CSV, 'a String')")).toMatch(/SELECT \*/)
