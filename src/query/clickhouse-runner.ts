@@ -116,15 +116,19 @@ export class ClickHouseQueryRunner implements QueryRunner {
   /**
    * The budgets the server enforces itself (18.16 and current servers take the same ones): the time, the memory,
    * and the result (the rows the statement's LIMIT allows; the bytes, a backstop behind the byte budget read here).
+   * Not the result limits on a cluster: the shards apply them to what they send the initiator (partial aggregates,
+   * sorted runs), and "break" there made a sorted answer skip rows of one shard (an answer that was no prefix of the
+   * ordered rows). There the byte budget read here, the kill and max_execution_time bound the statement.
    */
   private settings(query: CompiledQuery, timeoutMs: number, maxBytes: number): Record<string, string> {
     const settings: Record<string, string> = {
       max_execution_time: String(Math.max(1, Math.ceil(timeoutMs / 1000))),
       max_memory_usage: String(this.options.maxMemoryBytes ?? DEFAULT_MAX_MEMORY),
-      max_result_bytes: String(maxBytes * SERVER_RESULT_BYTES_FACTOR),
-      result_overflow_mode: 'break',
     }
-    // a user's statement ends in LIMIT limit+1 (a cluster's shards each answer up to offset+limit+1 rows)
+    if (this.options.cluster !== undefined) return settings
+    settings.max_result_bytes = String(maxBytes * SERVER_RESULT_BYTES_FACTOR)
+    settings.result_overflow_mode = 'break'
+    // a user's statement ends in LIMIT limit+1
     if (query.limit > 0) settings.max_result_rows = String(query.offset + query.limit + 1)
     return settings
   }

@@ -23,6 +23,9 @@ beforeAll(async () => {
     // a small log, so that the outage fills it: capture must then refuse (503), not accept what it cannot keep
     WAL_MAX_BYTES: String(2 * 1024 * 1024),
     WAL_SEGMENT_BYTES: String(256 * 1024),
+    // one project under load: its share is the whole log, so that the log fills (a share past which one project
+    // gets 429 while others continue is test/integration/log-share.test.ts)
+    WAL_PROJECT_SHARE: '1',
     LOG_LEVEL: 'info',
   }
   await auditInserts(env.CLICKHOUSE_URL)
