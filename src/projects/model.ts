@@ -24,7 +24,7 @@ export const ProjectUpdate = model('ProjectUpdate', t.Object(
     timezone: t.Optional(t.String({ maxLength: 64, description: 'an IANA timezone name, or "UTC"' })),
     week_start_day: t.Optional(t.Union([t.Literal(0), t.Literal(1), t.Null()], { description: '0 Sunday, 1 Monday; null: Sunday' })),
   },
-  { additionalProperties: true, description: 'other members of PostHog\'s project are ignored' },
+  { additionalProperties: true, description: 'the other members of the project’s answer are ignored; any other member is refused' },
 ))
 
 export const PersonalApiKey = model('PersonalApiKey', t.Object(

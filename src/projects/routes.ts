@@ -74,7 +74,7 @@ export function projectRoutes(deps: {
         params: t.Object({ project_id: t.String({ description: 'numeric id or @current' }) }),
         response: { 200: Project },
         detail: {
-          summary: 'Change the project’s timezone or first day of the week (the other members are ignored)',
+          summary: 'Change the project’s timezone or first day of the week (the answer’s other members are ignored, unknown ones refused)',
           tags: ['projects'],
           requestBody: checkedBody(ProjectUpdate),
         },
