@@ -71,8 +71,9 @@ export interface OffsetSpan {
 }
 
 // Offsets are sampled once a day, then each change found to the second: no zone has changed its offset twice
-// within a day since 1970. A UTC year's spans are kept per zone (a few entries each); outside these years the
-// zone data is read directly.
+// within a day since 1970. A UTC year's spans are kept per zone (a few entries each; at most the runtime's zones ×
+// 301 years, and in practice the years ranges may reach, 1970-2099); outside these years the zone data is read
+// directly.
 const SAMPLE_MS = DAY_MS
 const FIRST_CACHED_YEAR = 1900
 const LAST_CACHED_YEAR = 2200
