@@ -131,8 +131,10 @@ export function wallTimeOf(zone: string, utcMs: number): number {
  * to wall time with the span it falls in, e.g. in ClickHouse
  *   `timestamp + toIntervalSecond(multiIf(timestamp < t1, o0, timestamp < t2, o1, o2))`
  * (t = fromUtc, o = offsetMs, in seconds; everything before t1 takes o0), truncates that with the UTC functions
- * (toStartOfDay, toStartOfMonth, … in 'UTC'), and groups by it: the group key is the bucket's `wallStart`
- * (buckets.ts), which `bucketIndexOfWall` maps back to the bucket.
+ * (toStartOfDay, toStartOfMonth, toMonday in 'UTC'; weeks from Sunday, which 18.16 has no function for:
+ * `toMonday(local + 86400) - 1`), and groups by it: the group key is the bucket's `wallStart` (buckets.ts), which
+ * `bucketIndexOfWall` maps back to the bucket. test/integration/insight-buckets.contract.ts runs exactly this on
+ * ClickHouse 18.16 and 26 against their own timezone functions.
  */
 export function offsetTransitions(zone: string, fromMs: number, toMs: number): OffsetSpan[] {
   const spans: OffsetSpan[] = [{ fromUtc: fromMs, offsetMs: offsetAt(zone, fromMs) }]
