@@ -134,7 +134,8 @@ export function wallTimeOf(zone: string, utcMs: number): number {
  * (toStartOfDay, toStartOfMonth, toMonday in 'UTC'; weeks from Sunday, which 18.16 has no function for:
  * `toMonday(local + 86400) - 1`), and groups by it: the group key is the bucket's `wallStart` (buckets.ts), which
  * `bucketIndexOfWall` maps back to the bucket. test/integration/insight-buckets.contract.ts runs exactly this on
- * ClickHouse 18.16 and 26 against their own timezone functions.
+ * ClickHouse 18.16 and 26 against their own timezone functions; insight-buckets.embedded.test.ts on SQLite (a
+ * CASE over epoch milliseconds, then strftime's 'start of day' / 'start of month').
  */
 export function offsetTransitions(zone: string, fromMs: number, toMs: number): OffsetSpan[] {
   const spans: OffsetSpan[] = [{ fromUtc: fromMs, offsetMs: offsetAt(zone, fromMs) }]
