@@ -13,7 +13,18 @@ export const Project = model('Project', t.Object(
     }),
     api_token_hint: t.String({ description: 'first and last four characters of the token' }),
     created_at: t.Union([t.String({ format: 'date-time' }), t.Null()]),
+    timezone: t.String({ description: 'IANA name (e.g. "Europe/Berlin"): insights bucket, label and resolve relative dates in it' }),
+    week_start_day: t.Integer({ minimum: 0, maximum: 1, description: 'first day of a week in insights: 0 Sunday, 1 Monday' }),
   },
+))
+
+/** The project's settings a PATCH may change; checked member by member by the service (attr names the member). */
+export const ProjectUpdate = model('ProjectUpdate', t.Object(
+  {
+    timezone: t.Optional(t.String({ maxLength: 64, description: 'an IANA timezone name, or "UTC"' })),
+    week_start_day: t.Optional(t.Union([t.Literal(0), t.Literal(1), t.Null()], { description: '0 Sunday, 1 Monday; null: Sunday' })),
+  },
+  { additionalProperties: true, description: 'the other members of the project’s answer are ignored; any other member is refused' },
 ))
 
 export const PersonalApiKey = model('PersonalApiKey', t.Object(

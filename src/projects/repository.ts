@@ -12,6 +12,10 @@ export interface ProjectRow {
   /** null for a project created before tokens were kept in clear, until a request presents its token */
   apiToken: string | null
   createdAt: Date
+  /** IANA name; insights use it for buckets, labels and relative dates */
+  timezone: string
+  /** 0 Sunday, 1 Monday */
+  weekStartDay: number
 }
 
 export interface UserRow {
@@ -129,6 +133,15 @@ export async function resetProjectToken(sql: Tx, projectId: number): Promise<str
   return token
 }
 
+/** The project's insight settings changed (only the members given); callers have checked them. */
+export async function updateProjectSettings(sql: Tx, projectId: number, settings: { timezone?: string; weekStartDay?: number }): Promise<void> {
+  await sql`
+    update projects set
+      timezone = coalesce(${settings.timezone ?? null}::text, timezone),
+      week_start_day = coalesce(${settings.weekStartDay ?? null}::smallint, week_start_day)
+    where id = ${projectId}`
+}
+
 /** Every project with its token (null where not yet known), for the CLI. */
 export async function allProjects(sql: Tx): Promise<ProjectRow[]> {
   return sql<ProjectRow[]>`select ${PROJECT_COLUMNS(sql)} from projects p order by p.id`
@@ -136,7 +149,7 @@ export async function allProjects(sql: Tx): Promise<ProjectRow[]> {
 
 const PROJECT_COLUMNS = (sql: Tx) => sql`
   p.id, p.uuid, p.organization_id as "organizationId", p.name, p.api_token_mask as "apiTokenMask", p.api_token as "apiToken",
-  p.created_at as "createdAt"`
+  p.created_at as "createdAt", p.timezone, p.week_start_day as "weekStartDay"`
 
 /** The user's projects; with a key limited to some projects or organizations, only those. */
 export async function projectsOfUser(

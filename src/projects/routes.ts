@@ -1,4 +1,4 @@
-// GET /api/projects/, /api/projects/@current/, /api/projects/:project_id/
+// GET /api/projects/, /api/projects/@current/, /api/projects/:project_id/; PATCH /api/projects/:project_id/
 import { Elysia, t } from 'elysia'
 import type { Sql } from 'postgres'
 import type { PersonalKeyAuth } from './auth'
@@ -8,8 +8,10 @@ import { page, PageQuery, parsePaging, publicUrl } from '../http/pagination'
 import type { RateLimiter } from '../http/rate-limit'
 import { inTransaction } from '../db/postgres'
 import { errors } from '../http/errors'
+import { checkedBody } from '../http/openapi'
 import { announceKeyChange } from './key-changes'
-import { Project, ProjectPage } from './model'
+import { Project, ProjectPage, ProjectUpdate } from './model'
+import { changeProjectSettings } from './settings'
 import { isOrganizationAdmin, projectsOfUser, resetProjectToken, type ProjectRow } from './repository'
 import type { ProjectTokenCache } from './token-cache'
 
@@ -23,6 +25,8 @@ export function projectJson(p: ProjectRow) {
     api_token: p.apiToken,
     api_token_hint: p.apiTokenMask,
     created_at: isoDate(p.createdAt),
+    timezone: p.timezone,
+    week_start_day: p.weekStartDay,
   }
 }
 
@@ -58,6 +62,22 @@ export function projectRoutes(deps: {
         params: t.Object({ project_id: t.String({ description: 'numeric id or @current' }) }),
         response: { 200: Project },
         detail: { summary: 'One project', tags: ['projects'] },
+      },
+    )
+    .patch(
+      '/api/projects/:project_id/',
+      async ({ principal, project, body }) => {
+        await changeProjectSettings(deps.sql, project.id, body)
+        return projectJson(await deps.auth.project(principal, String(project.id)))
+      },
+      {
+        params: t.Object({ project_id: t.String({ description: 'numeric id or @current' }) }),
+        response: { 200: Project },
+        detail: {
+          summary: 'Change the project’s timezone or first day of the week (the answer’s other members are ignored, unknown ones refused)',
+          tags: ['projects'],
+          requestBody: checkedBody(ProjectUpdate),
+        },
       },
     )
     .patch(
