@@ -26,4 +26,17 @@ describe('bytes in flight', () => {
     budget.release('a', 1000)
     expect(budget.reservedBytes).toBe(0)
   })
+
+  test('the chunks of one body larger than the budget pass while nothing else is in flight; another body is refused', () => {
+    const budget = new InflightBodies(400)
+    let held = 0
+    for (let i = 0; i < 10; i++) {
+      expect(budget.reserve('a', 100, held)).toBe(true)
+      held += 100
+    }
+    expect(budget.reserve('b', 1)).toBe(false)
+    expect(budget.reserve('a', 1)).toBe(false) // a second body of the same address
+    budget.release('a', held)
+    expect(budget.reservedBytes).toBe(0)
+  })
 })

@@ -1,5 +1,6 @@
-// The process-wide budget of request-body bytes being received. Each body reserves its declared length before it is
-// read (a chunked one, each chunk as it arrives) and gives it back when the read ends, however it ends: 48 clients
+// The process-wide budget of request-body bytes being received. A small body reserves its declared length before it
+// is read, a larger or chunked one each chunk as it arrives (a client that declares 20 MB and sends nothing holds
+// nothing), and gives it back when the read ends, however it ends: 48 clients
 // each holding an unfinished 19.5 MB body took the process from 0.4 to 2.7 GB before this. Past the budget, or past
 // one address's share of it, the request is answered 503 with Retry-After and nothing of it is accepted.
 
@@ -29,15 +30,18 @@ export class InflightBodies {
     return this.reserved
   }
 
-  /** Reserve `bytes` for `address` (null: an address we could not learn, counted under one key); false when refused. */
-  reserve(address: string | null, bytes: number): boolean {
+  /**
+   * Reserve `bytes` for `address` (null: an address we could not learn, counted under one key); false when refused.
+   * `bodyHolds` is what the same body already reserved (its earlier chunks).
+   */
+  reserve(address: string | null, bytes: number, bodyHolds = 0): boolean {
     if (bytes <= 0) return true
     const key = address ?? ''
     const held = this.byAddress.get(key) ?? 0
     // a body is always let through when nothing else is being received, so that no single body within
     // MAX_BODY_BYTES is refused forever by a budget set below it
-    if (this.reserved > 0 && this.reserved + bytes > this.maxBytes) return this.refuse('process')
-    if (held > 0 && held + bytes > this.addressShare) return this.refuse('address')
+    if (this.reserved > bodyHolds && this.reserved + bytes > this.maxBytes) return this.refuse('process')
+    if (held > bodyHolds && held + bytes > this.addressShare) return this.refuse('address')
     this.reserved += bytes
     this.byAddress.set(key, held + bytes)
     this.counters.onChange?.(this.reserved)
