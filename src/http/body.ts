@@ -67,13 +67,18 @@ export async function readCappedBody(request: Request, limits: BodyLimits, addre
   const length = declared === null ? -1 : Number(declared)
   if (length > maxBytes) return refuseTooLarge(request)
   if (length === 0 || (length < 0 && request.body === null)) return EMPTY
-  // a small declared body reserves its whole length up front; a larger or chunked one each chunk as it comes
-  // (readStream): a client that declared 20 MB and sends nothing holds nothing of the budget
-  const upFront = length > 0 && length <= DECLARED_FAST_PATH_BYTES ? length : 0
-  if (upFront > 0 && inflight && !inflight.reserve(address, upFront)) throw errors.bodyBudget()
-  const held = { bytes: upFront }
+  // A small declared body reserves its whole length up front and is read at once; a larger or chunked one reserves
+  // each chunk as it comes (readStream): a client that declared 20 MB and sends nothing holds nothing of the budget.
+  // Declared lengths may hold only part of the budget: past it, a small body takes the stream too.
+  let fast = length > 0 && length <= DECLARED_FAST_PATH_BYTES
+  if (fast && inflight) {
+    const admitted = inflight.reserveDeclared(address, length)
+    if (admitted === 'refused') throw errors.bodyBudget()
+    fast = admitted === 'reserved'
+  }
+  const held = { bytes: fast ? length : 0 }
   try {
-    if (upFront > 0) return await readDeclared(request, limits.timeoutMs)
+    if (fast) return await readDeclared(request, limits.timeoutMs)
     if (request.body === null) return EMPTY
     return await readStream(request.body, limits, { address, held })
   } catch (error) {
@@ -81,7 +86,7 @@ export async function readCappedBody(request: Request, limits: BodyLimits, addre
     if (request.signal.aborted && !(error instanceof ApiError)) throw errors.clientClosed()
     throw error
   } finally {
-    inflight?.release(address, held.bytes)
+    inflight?.release(address, held.bytes, fast)
   }
 }
 

@@ -40,3 +40,21 @@ describe('bytes in flight', () => {
     expect(budget.reservedBytes).toBe(0)
   })
 })
+
+describe('declared lengths not yet received', () => {
+  test('hold at most half the budget; past it the caller reads the body chunk by chunk, within the rest', () => {
+    const budget = new InflightBodies(400)
+    expect(budget.reserveDeclared('a', 100)).toBe('reserved')
+    expect(budget.reserveDeclared('b', 100)).toBe('reserved')
+    expect(budget.reserveDeclared('c', 1)).toBe('full') // no refusal: the body takes the stream
+    expect(budget.reserve('c', 100)).toBe(true) // what has arrived still fits
+    budget.release('a', 100, true)
+    expect(budget.reserveDeclared('e', 100)).toBe('reserved')
+    expect(budget.reserveDeclared('a', 100)).toBe('full')
+    budget.release('b', 100, true)
+    budget.release('e', 100, true)
+    budget.release('c', 100)
+    expect(budget.reservedBytes).toBe(0)
+    expect(budget.reserveDeclared('d', 200)).toBe('reserved')
+  })
+})

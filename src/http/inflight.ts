@@ -6,6 +6,11 @@
 
 /** One address may hold at most this fraction of the budget, so that a few clients cannot take it all. */
 const ADDRESS_SHARE = 4
+/**
+ * Declared lengths reserved before their bytes arrive may hold at most this fraction: 1,024 connections declaring
+ * 256 KiB and sending nothing held the whole budget, and every other body was refused until they timed out.
+ */
+const DECLARED_SHARE = 2
 
 export interface InflightCounters {
   /** bytes reserved now (a gauge) */
@@ -16,14 +21,18 @@ export interface InflightCounters {
 
 export class InflightBodies {
   private reserved = 0
+  /** the part of `reserved` that is declared lengths, reserved before their bytes arrived */
+  private declared = 0
   private readonly byAddress = new Map<string, number>()
   readonly addressShare: number
+  readonly declaredShare: number
 
   constructor(
     readonly maxBytes: number,
     private readonly counters: InflightCounters = {},
   ) {
     this.addressShare = Math.floor(maxBytes / ADDRESS_SHARE)
+    this.declaredShare = Math.floor(maxBytes / DECLARED_SHARE)
   }
 
   get reservedBytes(): number {
@@ -48,8 +57,20 @@ export class InflightBodies {
     return true
   }
 
-  release(address: string | null, bytes: number): void {
+  /**
+   * A small body's declared length, reserved before it arrives (released with `declared` true). `full` when declared
+   * lengths already hold their share: the caller then reserves the body's bytes as they arrive, chunk by chunk.
+   */
+  reserveDeclared(address: string | null, bytes: number): 'reserved' | 'refused' | 'full' {
+    if (bytes > 0 && this.declared > 0 && this.declared + bytes > this.declaredShare) return 'full'
+    if (!this.reserve(address, bytes)) return 'refused'
+    this.declared += Math.max(0, bytes)
+    return 'reserved'
+  }
+
+  release(address: string | null, bytes: number, declared = false): void {
     if (bytes <= 0) return
+    if (declared) this.declared = Math.max(0, this.declared - bytes)
     const key = address ?? ''
     const left = (this.byAddress.get(key) ?? 0) - bytes
     if (left > 0) this.byAddress.set(key, left)

@@ -52,4 +52,26 @@ describe('bytes in flight: what holds the budget', () => {
     await Bun.sleep(300)
     expect(gauge(await (await fetch(`${svc.url}/metrics`)).text(), 'http_inflight_body_bytes')).toBe(0)
   }, 60_000)
+
+  test('1,030 connections declaring 256 KiB bodies (read at once, reserved up front) and sending nothing do not lock out other clients', async () => {
+    const holders = Array.from({ length: 1030 }, (_, i) => silentBody(svc.port, `127.0.0.${2 + (i % 5)}`, 256 * 1024))
+    await Bun.sleep(3000)
+    const held = gauge(await (await fetch(`${svc.url}/metrics`)).text(), 'http_inflight_body_bytes')
+    const started = performance.now()
+    const statuses: number[] = []
+    for (const size of [1, 1000]) {
+      const batch = Array.from({ length: size }, (_, i) => ({ event: 'legit', distinct_id: `u${i}`, properties: { pad: 'x'.repeat(100) } }))
+      const r = await fetch(`${svc.url}/batch/`, { method: 'POST', body: JSON.stringify({ api_key: PROJECT_KEY, batch }) })
+      statuses.push(r.status)
+    }
+    const decide = await fetch(`${svc.url}/decide/?v=3`, { method: 'POST', body: JSON.stringify({ api_key: PROJECT_KEY, distinct_id: 'u1' }) })
+    statuses.push(decide.status)
+    console.log(`[inflight] 1,030 silent 256 KiB bodies: ${held} bytes reserved; a legitimate client answered ${statuses.join(', ')} in ${Math.round(performance.now() - started)} ms`)
+    expect(statuses).toEqual([200, 200, 200])
+    // declared lengths hold at most half the budget
+    expect(held).toBeLessThanOrEqual(128 * 1024 * 1024 + 64 * 1024)
+    for (const h of holders) h.destroy()
+    await Bun.sleep(500)
+    expect(gauge(await (await fetch(`${svc.url}/metrics`)).text(), 'http_inflight_body_bytes')).toBe(0)
+  }, 60_000)
 })
