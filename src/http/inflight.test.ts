@@ -58,3 +58,14 @@ describe('declared lengths not yet received', () => {
     expect(budget.reserveDeclared('d', 200)).toBe('reserved')
   })
 })
+
+describe('an IPv6 client', () => {
+  test('holds one share for its whole /64', () => {
+    const budget = new InflightBodies(400)
+    expect(budget.reserve('2001:db8:0:1::1', 100)).toBe(true)
+    expect(budget.reserve('2001:db8:0:1::2', 1)).toBe(false)
+    expect(budget.reserve('2001:db8:0:2::1', 100)).toBe(true)
+    budget.release('2001:db8:0:1::1', 100)
+    expect(budget.reserve('2001:db8:0:1:ffff::9', 100)).toBe(true)
+  })
+})

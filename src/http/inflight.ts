@@ -4,7 +4,9 @@
 // each holding an unfinished 19.5 MB body took the process from 0.4 to 2.7 GB before this. Past the budget, or past
 // one address's share of it, the request is answered 503 with Retry-After and nothing of it is accepted.
 
-/** One address may hold at most this fraction of the budget, so that a few clients cannot take it all. */
+import { addressGroup } from './address'
+
+/** One address (an IPv6 one: its /64) may hold at most this fraction of the budget, so that a few clients cannot take it all. */
 const ADDRESS_SHARE = 4
 /**
  * Declared lengths reserved before their bytes arrive may hold at most this fraction: 1,024 connections declaring
@@ -45,7 +47,7 @@ export class InflightBodies {
    */
   reserve(address: string | null, bytes: number, bodyHolds = 0): boolean {
     if (bytes <= 0) return true
-    const key = address ?? ''
+    const key = address === null ? '' : addressGroup(address)
     const held = this.byAddress.get(key) ?? 0
     // a body is always let through when nothing else is being received, so that no single body within
     // MAX_BODY_BYTES is refused forever by a budget set below it
@@ -71,7 +73,7 @@ export class InflightBodies {
   release(address: string | null, bytes: number, declared = false): void {
     if (bytes <= 0) return
     if (declared) this.declared = Math.max(0, this.declared - bytes)
-    const key = address ?? ''
+    const key = address === null ? '' : addressGroup(address)
     const left = (this.byAddress.get(key) ?? 0) - bytes
     if (left > 0) this.byAddress.set(key, left)
     else this.byAddress.delete(key)
