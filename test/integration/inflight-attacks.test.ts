@@ -6,13 +6,13 @@ import { spawnService, type ServiceProcess } from '../helpers/spawn-service'
 import { freshEnv, PROJECT_KEY } from '../helpers/stack'
 
 /** A connection that declares a body of `declared` bytes, sends its headers and then nothing. */
-function silentBody(port: number, localAddress: string, declared: number) {
+function silentBody(port: number, localAddress: string, declared: number, path = '/batch/') {
   let answer = ''
   const socket: Socket = connect({ port, host: '127.0.0.1', localAddress })
   socket.on('error', () => undefined)
   socket.on('data', (d) => (answer += d.toString('latin1')))
   socket.on('connect', () => {
-    socket.write(`POST /batch/ HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${declared}\r\n\r\n{"api_key":"${PROJECT_KEY}","batch":[`)
+    socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${declared}\r\n\r\n{"api_key":"${PROJECT_KEY}","batch":[`)
   })
   return { status: () => answer.split('\r\n')[0] ?? '', destroy: () => socket.destroy() }
 }
@@ -70,6 +70,35 @@ describe('bytes in flight: what holds the budget', () => {
     expect(statuses).toEqual([200, 200, 200])
     // declared lengths hold at most half the budget
     expect(held).toBeLessThanOrEqual(128 * 1024 * 1024 + 64 * 1024)
+    for (const h of holders) h.destroy()
+    await Bun.sleep(500)
+    expect(gauge(await (await fetch(`${svc.url}/metrics`)).text(), 'http_inflight_body_bytes')).toBe(0)
+  }, 60_000)
+
+  test('1,030 silent 64 KiB sign-in bodies from one address hold that address\'s share, not every client\'s sign-in', async () => {
+    const holders = Array.from({ length: 1030 }, () => silentBody(svc.port, '127.0.0.7', 64 * 1024, '/api/login/'))
+    await Bun.sleep(3000)
+    const signIn = (localAddress: string) =>
+      new Promise<string>((resolve) => {
+        let answer = ''
+        const body = JSON.stringify({ email: 'someone@example.com', password: 'not the password' })
+        const socket = connect({ port: svc.port, host: '127.0.0.1', localAddress })
+        socket.on('error', () => resolve(answer))
+        socket.on('data', (d) => {
+          answer += d.toString('latin1')
+          socket.destroy()
+          resolve(answer.split('\r\n')[0] ?? '')
+        })
+        socket.on('connect', () => socket.write(`POST /api/login/ HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`))
+      })
+    const legitimate = await signIn('127.0.0.8')
+    const attacker = await signIn('127.0.0.7')
+    const refused = holders.filter((h) => h.status().startsWith('HTTP/1.1 503')).length
+    console.log(`[inflight] 1,030 silent sign-in bodies from one address: ${refused} refused; another address's sign-in: ${legitimate}; the attacker's own: ${attacker}`)
+    // before: every sign-in body counted under one unknown address, and the legitimate sign-in was 503
+    expect(legitimate).toBe('HTTP/1.1 401 Unauthorized')
+    expect(attacker).toStartWith('HTTP/1.1 503')
+    expect(refused).toBeGreaterThan(0)
     for (const h of holders) h.destroy()
     await Bun.sleep(500)
     expect(gauge(await (await fetch(`${svc.url}/metrics`)).text(), 'http_inflight_body_bytes')).toBe(0)
