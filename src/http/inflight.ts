@@ -19,6 +19,8 @@ export interface InflightCounters {
   onChange?(reservedBytes: number): void
   /** a refusal: `process` past the whole budget, `address` past one address's share */
   onRefused?(scope: 'process' | 'address'): void
+  /** a small body read chunk by chunk: declared lengths held their share */
+  onDeclaredFull?(): void
 }
 
 export class InflightBodies {
@@ -64,7 +66,10 @@ export class InflightBodies {
    * lengths already hold their share: the caller then reserves the body's bytes as they arrive, chunk by chunk.
    */
   reserveDeclared(address: string | null, bytes: number): 'reserved' | 'refused' | 'full' {
-    if (bytes > 0 && this.declared > 0 && this.declared + bytes > this.declaredShare) return 'full'
+    if (bytes > 0 && this.declared > 0 && this.declared + bytes > this.declaredShare) {
+      this.counters.onDeclaredFull?.()
+      return 'full'
+    }
     if (!this.reserve(address, bytes)) return 'refused'
     this.declared += Math.max(0, bytes)
     return 'reserved'
