@@ -1,12 +1,12 @@
 // The process-wide budget of request-body bytes being received. A small body reserves its declared length before it
 // is read, a larger or chunked one each chunk as it arrives (a client that declares 20 MB and sends nothing holds
-// nothing), and gives it back when the read ends, however it ends: 48 clients
-// each holding an unfinished 19.5 MB body took the process from 0.4 to 2.7 GB before this. Past the budget, or past
-// one address's share of it, the request is answered 503 with Retry-After and nothing of it is accepted.
+// nothing), and gives it back when the read ends, however it ends: 48 clients each holding an unfinished 19.5 MB
+// body took the process from 0.4 to 2.7 GB before this. Past the budget, or past one address's share of it, the
+// request is answered 503 with Retry-After and nothing of it is accepted.
 
 import { addressGroup } from './address'
 
-/** One address (an IPv6 one: its /64) may hold at most this fraction of the budget, so that a few clients cannot take it all. */
+/** One address (IPv6: its /64) may hold at most this fraction of the budget, so that a few clients cannot take it all. */
 const ADDRESS_SHARE = 4
 /**
  * Declared lengths reserved before their bytes arrive may hold at most this fraction: 1,024 connections declaring
