@@ -59,6 +59,7 @@ export function createApp(services: Services) {
   const inflight = new InflightBodies(services.config.MAX_INFLIGHT_BODY_BYTES, {
     onChange: (bytes) => metrics.inflightBodyBytes.set(bytes),
     onRefused: (scope) => metrics.bodyBudgetRefusals.labels({ scope }).inc(),
+    onDeclaredFull: () => metrics.bodiesStreamedDeclaredFull.inc(),
   })
   const bodyLimits: BodyLimits = { maxBytes: maxBodyBytes, timeoutMs: services.config.BODY_TIMEOUT_MS, inflight }
   const logRequests = services.config.LOG_REQUESTS && log.isLevelEnabled('info')

@@ -67,20 +67,26 @@ export async function readCappedBody(request: Request, limits: BodyLimits, addre
   const length = declared === null ? -1 : Number(declared)
   if (length > maxBytes) return refuseTooLarge(request)
   if (length === 0 || (length < 0 && request.body === null)) return EMPTY
-  // a declared body reserves its whole length up front; a chunked one reserves each chunk as it comes (readStream)
-  const upFront = length > 0 ? length : 0
-  if (upFront > 0 && inflight && !inflight.reserve(address, upFront)) throw errors.bodyBudget()
-  const held = { bytes: upFront }
+  // A small declared body reserves its whole length up front and is read at once; a larger or chunked one reserves
+  // each chunk as it comes (readStream): a client that declared 20 MB and sends nothing holds nothing of the budget.
+  // Declared lengths may hold only part of the budget: past it, a small body takes the stream too.
+  let fast = length > 0 && length <= DECLARED_FAST_PATH_BYTES
+  if (fast && inflight) {
+    const admitted = inflight.reserveDeclared(address, length)
+    if (admitted === 'refused') throw errors.bodyBudget()
+    fast = admitted === 'reserved'
+  }
+  const held = { bytes: fast ? length : 0 }
   try {
-    if (length > 0 && length <= DECLARED_FAST_PATH_BYTES) return await readDeclared(request, limits.timeoutMs)
+    if (fast) return await readDeclared(request, limits.timeoutMs)
     if (request.body === null) return EMPTY
-    return await readStream(request.body, limits, length < 0 ? { address, held } : null)
+    return await readStream(request.body, limits, { address, held })
   } catch (error) {
     // a client that went away mid-body is its own doing: no 500, no error line (the app counts it as client_closed)
     if (request.signal.aborted && !(error instanceof ApiError)) throw errors.clientClosed()
     throw error
   } finally {
-    inflight?.release(address, held.bytes)
+    inflight?.release(address, held.bytes, fast)
   }
 }
 
@@ -102,7 +108,7 @@ async function readDeclared(request: Request, timeoutMs: number): Promise<Uint8A
   }
 }
 
-async function readStream(stream: ReadableStream<Uint8Array>, limits: BodyLimits, chunked: { address: string | null; held: { bytes: number } } | null): Promise<Uint8Array> {
+async function readStream(stream: ReadableStream<Uint8Array>, limits: BodyLimits, reservation: { address: string | null; held: { bytes: number } }): Promise<Uint8Array> {
   const { maxBytes, inflight } = limits
   const reader = stream.getReader()
   let timedOut = false
@@ -123,12 +129,12 @@ async function readStream(stream: ReadableStream<Uint8Array>, limits: BodyLimits
         await discardRest(reader)
         throw errors.tooLarge()
       }
-      if (chunked && inflight) {
-        if (!inflight.reserve(chunked.address, value.byteLength)) {
+      if (inflight) {
+        if (!inflight.reserve(reservation.address, value.byteLength, reservation.held.bytes)) {
           reader.cancel().catch(() => undefined)
           throw errors.bodyBudget()
         }
-        chunked.held.bytes += value.byteLength
+        reservation.held.bytes += value.byteLength
       }
       chunks.push(value)
     }

@@ -38,6 +38,11 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
       help: 'Request-body bytes being received now (bounded by MAX_INFLIGHT_BODY_BYTES)',
       registers: [registry],
     }),
+    bodiesStreamedDeclaredFull: new Counter({
+      name: 'http_bodies_streamed_declared_share_full_total',
+      help: 'Small bodies read chunk by chunk (reserving what arrived) because declared lengths not yet received held their half of MAX_INFLIGHT_BODY_BYTES',
+      registers: [registry],
+    }),
     bodyBudgetRefusals: new Counter({
       name: 'http_body_budget_refusals_total',
       help: 'Requests answered 503 because the bytes being received passed MAX_INFLIGHT_BODY_BYTES (process) or one address\'s share of it (address)',

@@ -7,6 +7,7 @@ import { currentProjectId, projectOfUser, type ProjectRow } from './repository'
 import { ApiError, errors } from '../http/errors'
 import { RateLimiter } from '../http/rate-limit'
 import { effectiveScopes } from './scopes'
+import { addressGroup } from '../http/address'
 
 export interface Principal {
   userId: number
@@ -142,7 +143,8 @@ export class PersonalKeyAuth {
     const missedAt = this.unknown.get(secureValue)
     if (missedAt !== undefined && now - missedAt < this.negativeTtlMs) throw errors.invalidPersonalKey(candidate.source)
     const known = this.lastKnown.get(secureValue)
-    const address = clientAddress ?? 'unknown address'
+    // failed keys counted per address (an IPv6 one by its /64)
+    const address = clientAddress ? addressGroup(clientAddress) : 'unknown address'
     const blocked = this.blockedUntil.get(address)
     if (blocked !== undefined && blocked > now && !(known && now - known.at < RECENTLY_VALID_MS)) {
       throw errors.throttled(Math.max(1, Math.ceil((blocked - now) / 1000)))

@@ -28,10 +28,13 @@ function field(data: Record<string, unknown>, name: string, max: number): string
   return value
 }
 
-/** {email, password} of a sign-in request: 415 unless JSON, 413 past the cap, 400 for anything else amiss. */
-export async function readLoginBody(request: Request, limits: BodyLimits): Promise<{ email: string; password: string }> {
+/**
+ * {email, password} of a sign-in request: 415 unless JSON, 413 past the cap, 400 for anything else amiss. Its bytes
+ * in flight count against `address`'s share (without it, every client's sign-ins shared one share).
+ */
+export async function readLoginBody(request: Request, limits: BodyLimits, address: string | null): Promise<{ email: string; password: string }> {
   if (!isJsonContentType(request.headers.get('content-type'))) throw unsupportedMediaType()
-  const bytes = await readCappedBody(request, { ...limits, maxBytes: Math.min(limits.maxBytes, LOGIN_BODY_MAX_BYTES) })
+  const bytes = await readCappedBody(request, { ...limits, maxBytes: Math.min(limits.maxBytes, LOGIN_BODY_MAX_BYTES) }, address)
   let text: string
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(bytes)

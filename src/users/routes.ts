@@ -51,8 +51,8 @@ export function signInRoutes(deps: UserRouteDeps) {
       '/api/login/',
       async ({ request, server, set }) => {
         fromOwnOrigin(request)
-        const body = await readLoginBody(request, deps.body)
         const address = clientIp(request, server?.requestIP(request)?.address, deps.trustProxy)
+        const body = await readLoginBody(request, deps.body, address)
         const opened = await deps.users.login(body.email, body.password, address)
         set.headers['set-cookie'] = cookies(request, opened.token, opened.csrfToken, COOKIE_MAX_AGE_S)
         set.headers['cache-control'] = 'no-store'

@@ -8,6 +8,7 @@ describe('sign-in throttle rules (the counting itself is in Postgres: console-au
   test('an attempt counts for its email and, when per-address limiting is on, its address (bounded in length)', () => {
     expect(subjectsOf('a@example.com', '192.0.2.1', 50)).toEqual(['email:a@example.com', 'ip:192.0.2.1'])
     expect(subjectsOf('a@example.com', '192.0.2.1', 0)).toEqual(['email:a@example.com'])
+    expect(subjectsOf('a@example.com', '2001:db8:0:1::7', 50)).toEqual(['email:a@example.com', 'ip:2001:db8:0:1::/64'])
     expect(subjectsOf('a@example.com', null, 50)).toEqual(['email:a@example.com'])
     expect(subjectsOf('a@example.com', 'x'.repeat(10_000), 50)[1].length).toBe(300)
   })

@@ -4,6 +4,7 @@
 // however many arrive at once, at most `perEmail` of them are checked in a window. A success does not wipe earlier
 // failures: guessing would otherwise be free for whoever knows one password.
 import type { Sql } from 'postgres'
+import { addressGroup } from '../http/address'
 import { ApiError } from '../http/errors'
 import { deleteStaleAttempts, returnAttempts, takeAttempts, type AttemptTaken } from './repository'
 
@@ -22,7 +23,8 @@ const MAX_SUBJECT_LENGTH = 300
 
 export function subjectsOf(email: string, address: string | null, perAddress: number): string[] {
   const subjects = [`email:${email}`.slice(0, MAX_SUBJECT_LENGTH)]
-  if (address && perAddress > 0) subjects.push(`ip:${address}`.slice(0, MAX_SUBJECT_LENGTH))
+  // an IPv6 client counted by its /64: it may have 2^64 addresses to try from
+  if (address && perAddress > 0) subjects.push(`ip:${addressGroup(address)}`.slice(0, MAX_SUBJECT_LENGTH))
   return subjects
 }
 
