@@ -69,7 +69,13 @@ export class SqliteQueryRunner implements QueryRunner {
     const maxBytes = options.maxBytes ?? OWN_STATEMENT_BYTES
     const deadline = Date.now() + options.timeoutMs
     const release = await this.slots.acquire(options.teamId, deadline, options.signal)
-    const child = this.idle.pop() ?? this.spawn()
+    let child: ReturnType<SqliteQueryRunner['spawn']>
+    try {
+      child = this.idle.pop() ?? this.spawn()
+    } catch (error) {
+      release() // a process that could not start holds no slot
+      throw new QueryRunError('The query process could not start', 'unavailable', error)
+    }
     const id = ++this.next
     let stopped: 'timeout' | 'client_closed' | null = null
     const stop = (why: 'timeout' | 'client_closed') => {
