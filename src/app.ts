@@ -57,10 +57,11 @@ export function createApp(services: Services) {
   const { metrics, log } = services
   const maxBodyBytes = services.config.MAX_BODY_BYTES
   const inflight = new InflightBodies(services.config.MAX_INFLIGHT_BODY_BYTES, {
-    onChange: (bytes) => metrics.inflightBodyBytes.set(bytes),
     onRefused: (scope) => metrics.bodyBudgetRefusals.labels({ scope }).inc(),
     onDeclaredFull: () => metrics.bodiesStreamedDeclaredFull.inc(),
   })
+  // read at scrape time: setting a gauge twice a request cost /decide more than the budget itself
+  metrics.beforeScrape.push(() => metrics.inflightBodyBytes.set(inflight.reservedBytes))
   const bodyLimits: BodyLimits = { maxBytes: maxBodyBytes, timeoutMs: services.config.BODY_TIMEOUT_MS, inflight }
   const logRequests = services.config.LOG_REQUESTS && log.isLevelEnabled('info')
   const privateApi: PrivateApiDeps = {

@@ -59,53 +59,81 @@ const DECLARED_FAST_PATH_BYTES = 256 * 1024
 /**
  * Read the body whole, within the limits: 413 past the size (after a bounded linger), 408 past the time, 503 past
  * the bytes in flight (`address`'s share or the whole budget), 499 when the client left before it was all sent.
+ * Not an async function: the small-body path, every /decide and most captures, makes one promise, not three.
  */
-export async function readCappedBody(request: Request, limits: BodyLimits, address: string | null = null): Promise<Uint8Array> {
-  if (request.method !== 'POST' && request.method !== 'PUT' && request.method !== 'PATCH' && request.method !== 'DELETE') return EMPTY
+export function readCappedBody(request: Request, limits: BodyLimits, address: string | null = null): Promise<Uint8Array> {
+  if (request.method !== 'POST' && request.method !== 'PUT' && request.method !== 'PATCH' && request.method !== 'DELETE') return Promise.resolve(EMPTY)
   const { maxBytes, inflight } = limits
   const declared = request.headers.get('content-length')
   const length = declared === null ? -1 : Number(declared)
   if (length > maxBytes) return refuseTooLarge(request)
-  if (length === 0 || (length < 0 && request.body === null)) return EMPTY
+  if (length === 0 || (length < 0 && request.body === null)) return Promise.resolve(EMPTY)
   // A small declared body reserves its whole length up front and is read at once; a larger or chunked one reserves
   // each chunk as it comes (readStream): a client that declared 20 MB and sends nothing holds nothing of the budget.
   // Declared lengths may hold only part of the budget: past it, a small body takes the stream too.
-  let fast = length > 0 && length <= DECLARED_FAST_PATH_BYTES
-  if (fast && inflight) {
-    const admitted = inflight.reserveDeclared(address, length)
-    if (admitted === 'refused') throw errors.bodyBudget()
-    fast = admitted === 'reserved'
+  if (length > 0 && length <= DECLARED_FAST_PATH_BYTES) {
+    const admitted = inflight ? inflight.reserveDeclared(address, length) : 'reserved'
+    if (admitted === 'refused') return Promise.reject(errors.bodyBudget())
+    if (admitted === 'reserved') return readDeclared(request, limits.timeoutMs, () => inflight?.release(address, length, true))
   }
-  const held = { bytes: fast ? length : 0 }
+  return readStreamed(request, limits, address)
+}
+
+/** A client that went away mid-body is its own doing: no 500, no error line (the app counts it as client_closed). */
+function closedOr(request: Request, error: unknown): unknown {
+  return request.signal.aborted && !(error instanceof ApiError) ? errors.clientClosed() : error
+}
+
+async function readStreamed(request: Request, limits: BodyLimits, address: string | null): Promise<Uint8Array> {
+  const held = { bytes: 0 }
   try {
-    if (fast) return await readDeclared(request, limits.timeoutMs)
     if (request.body === null) return EMPTY
     return await readStream(request.body, limits, { address, held })
   } catch (error) {
-    // a client that went away mid-body is its own doing: no 500, no error line (the app counts it as client_closed)
-    if (request.signal.aborted && !(error instanceof ApiError)) throw errors.clientClosed()
-    throw error
+    throw closedOr(request, error)
   } finally {
-    inflight?.release(address, held.bytes, fast)
+    limits.inflight?.release(address, held.bytes)
   }
 }
 
+/**
+ * Small reads waiting for their bodies, swept by one timer: a timer (and a race) per request cost /decide more than
+ * the read itself. A read is failed with 408 within a quarter of a second of its deadline.
+ */
+const SWEEP_MS = 250
+const waitingReads = new Set<{ due: number; fail(): void }>()
+let sweeper: Timer | null = null
+function sweepLateReads(): void {
+  const now = Date.now()
+  for (const read of waitingReads) if (read.due <= now) read.fail()
+}
+
 /** A small body of declared length, whole, or 408 when it has not arrived in time (the 408 closes the connection). */
-async function readDeclared(request: Request, timeoutMs: number): Promise<Uint8Array> {
-  let timer: Timer | undefined
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(errors.bodyTimeout(timeoutMs)), timeoutMs)
-  })
-  const whole = request.arrayBuffer()
-  try {
-    return new Uint8Array(await Promise.race([whole, late]))
-  } catch (error) {
-    // the read is abandoned: when the connection closes it fails, and nobody waits for it any more
-    whole.catch(() => undefined)
-    throw error
-  } finally {
-    clearTimeout(timer)
+function readDeclared(request: Request, timeoutMs: number, done: () => void): Promise<Uint8Array> {
+  if (sweeper === null) {
+    sweeper = setInterval(sweepLateReads, SWEEP_MS)
+    sweeper.unref()
   }
+  return new Promise<Uint8Array>((resolve, reject) => {
+    let settled = false
+    const read = {
+      due: Date.now() + timeoutMs,
+      // the read is abandoned: when the connection closes it fails, and nobody waits for it any more
+      fail: () => settle(() => reject(errors.bodyTimeout(timeoutMs))),
+    }
+    const settle = (then: () => void) => {
+      if (settled) return
+      settled = true
+      waitingReads.delete(read)
+      done()
+      then()
+    }
+    waitingReads.add(read)
+    request.arrayBuffer().then(
+      (buffer) => settle(() => resolve(new Uint8Array(buffer))),
+      (error) => settle(() => reject(closedOr(request, error))),
+    )
+  })
 }
 
 async function readStream(stream: ReadableStream<Uint8Array>, limits: BodyLimits, reservation: { address: string | null; held: { bytes: number } }): Promise<Uint8Array> {

@@ -15,8 +15,6 @@ const ADDRESS_SHARE = 4
 const DECLARED_SHARE = 2
 
 export interface InflightCounters {
-  /** bytes reserved now (a gauge) */
-  onChange?(reservedBytes: number): void
   /** a refusal: `process` past the whole budget, `address` past one address's share */
   onRefused?(scope: 'process' | 'address'): void
   /** a small body read chunk by chunk: declared lengths held their share */
@@ -57,7 +55,6 @@ export class InflightBodies {
     if (held > bodyHolds && held + bytes > this.addressShare) return this.refuse('address')
     this.reserved += bytes
     this.byAddress.set(key, held + bytes)
-    this.counters.onChange?.(this.reserved)
     return true
   }
 
@@ -83,7 +80,6 @@ export class InflightBodies {
     if (left > 0) this.byAddress.set(key, left)
     else this.byAddress.delete(key)
     this.reserved = Math.max(0, this.reserved - bytes)
-    this.counters.onChange?.(this.reserved)
   }
 
   private refuse(scope: 'process' | 'address'): false {
