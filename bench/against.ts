@@ -5,7 +5,7 @@
 import { existsSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { KEY as DECIDE_KEY, PERSONAL, VARIANTS, benchFlags, decideBodies, manyFlags, returningBodies, setUp } from './decide'
-import { KEY as INGEST_KEY, batchBody } from './ingest'
+import { KEY as INGEST_KEY, ONE_PROJECT, batchBody } from './ingest'
 import { ROOT, startBaseline, startService, table, tempDir, wrk, type Proc, type WrkResult } from './lib'
 
 export const AGAINST_KINDS = ['decide', 'decide-stored', 'decide-500', 'ingest'] as const
@@ -31,7 +31,7 @@ export function planOf(kind: AgainstKind): Plan {
       return { path: '/decide/?v=3', baseline: 'echo', bodies: () => decideBodies(VARIANTS), env: decideEnv, setUp: (url) => setUp(url, manyFlags()), describe: '/decide?v=3, 500 flags, person_properties in the body' }
     case 'ingest':
       // the capture path alone: the flush is put off past the run, as in the ingest bench's second row
-      return { path: '/batch/', baseline: 'parse', bodies: () => [batchBody()], env: { INIT_PROJECT_API_KEY: INGEST_KEY, FLUSH_INTERVAL_MS: '3600000', FLUSH_MAX_EVENTS: '1000000000', SHUTDOWN_TIMEOUT_MS: '1000' }, describe: '/batch/, 100 events a request, capture path alone' }
+      return { path: '/batch/', baseline: 'parse', bodies: () => [batchBody()], env: { INIT_PROJECT_API_KEY: INGEST_KEY, ...ONE_PROJECT, FLUSH_INTERVAL_MS: '3600000', FLUSH_MAX_EVENTS: '1000000000', SHUTDOWN_TIMEOUT_MS: '1000' }, describe: '/batch/, 100 events a request, capture path alone' }
   }
 }
 
@@ -125,7 +125,8 @@ export async function againstBench(kind: AgainstKind, rev: string, seconds: numb
     const rows = [row(`new: ${current}${dirty ? ' + uncommitted changes' : ''}`, n), row(`old: ${old.sha}`, o), row('bare Bun.serve', b)]
     const ratio = rps(n) / rps(o)
     const p99Ratio = median(n.p99s) / median(o.p99s)
-    const verdict = ratio < 0.9 ? ' — a drop of more than 10 %: explain it' : ''
+    const failing = [n, o].some((t) => t.failures > t.requests / 100)
+    const verdict = (ratio < 0.9 ? ' — a drop of more than 10 %: explain it' : '') + (failing ? ' — more than 1 % non-2xx answers: the rates are not comparable' : '')
     return (
       `### ${kind} against ${old.sha}: POST ${plan.describe}; wrk 1 thread × 32 connections, ${rounds} rounds × ${seconds}s each, interleaved\n\n` +
       `${table(rows)}\n\nnew/old req/s: **${ratio.toFixed(2)}x**, p99 new/old: ${p99Ratio.toFixed(2)}x${verdict}\n`

@@ -7,6 +7,11 @@ import { startPostgres } from '../test/helpers/postgres-server'
 import { metric, rssMb, sampler, startBaseline, startService, table, tempDir, wrk, type WrkResult } from './lib'
 
 export const KEY = 'phc_bench_project_key_0001'
+/**
+ * The bench is one project: its share of the write-ahead log is the whole log (the share, a quarter by default, is
+ * what keeps one tenant from filling it for the others: a saturating single-tenant bench would measure 429s).
+ */
+export const ONE_PROJECT = { WAL_PROJECT_SHARE: '1' }
 
 export function batchBody(events = 100): string {
   const now = Date.now()
@@ -38,7 +43,7 @@ async function runService(
   processes: number,
   options: { drain: boolean } = { drain: true },
 ): Promise<Row> {
-  const service = await startService({ INIT_PROJECT_API_KEY: KEY, ...env }, processes)
+  const service = await startService({ INIT_PROJECT_API_KEY: KEY, ...ONE_PROJECT, ...env }, processes)
   let peakRss = 0
   let peakBacklog = 0
   const stopSampling = sampler(250, async () => {
