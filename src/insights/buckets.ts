@@ -4,8 +4,8 @@
 // clocks go back the hour that happens twice is one bucket of two real hours, and the hour the clocks skip has
 // no bucket (no instant belongs to it); days are 23 or 25 hours long on those dates.
 import { errors } from '../http/errors'
-import type { Interval, ResolvedDateRange } from './date-range'
-import { DAY_MS, HOUR_MS, isoDay, isoDayTime, wallFields, wallStartOfDay, wallStartOfMonth, wallStartOfWeek, wallTimeOf, wallToUtc } from './timezone'
+import { startOfUnit, type Interval, type ResolvedDateRange, type Unit } from './date-range'
+import { DAY_MS, HOUR_MS, isoDay, isoDayTime, wallFields, wallStartOfDay, wallTimeOf, wallToUtc } from './timezone'
 
 /** Past this many buckets a range is refused: a larger interval answers the same question. */
 export const MAX_BUCKETS = 10_000
@@ -32,17 +32,11 @@ export interface BucketOptions {
 
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec']
 
+/** A bucket's interval as the unit its start is truncated to. */
+const UNIT_OF: Record<Interval, Unit> = { hour: 'h', day: 'd', week: 'w', month: 'm' }
+
 function truncate(wall: number, interval: Interval, weekStartDay: number): number {
-  switch (interval) {
-    case 'hour':
-      return Math.floor(wall / HOUR_MS) * HOUR_MS
-    case 'day':
-      return wallStartOfDay(wall)
-    case 'week':
-      return wallStartOfWeek(wall, weekStartDay)
-    case 'month':
-      return wallStartOfMonth(wall)
-  }
+  return startOfUnit(wall, UNIT_OF[interval], weekStartDay)
 }
 
 function next(wall: number, interval: Interval): number {

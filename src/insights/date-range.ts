@@ -50,7 +50,7 @@ const ALL_FALLBACK_WALL = Date.UTC(2015, 0, 1)
 const RELATIVE = /^-?(\d{1,5})?([hdwmqy])(Start|End)?$/
 const ISO = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?(Z|[+-]\d{2}:?\d{2})?$/
 
-type Unit = 'h' | 'd' | 'w' | 'm' | 'q' | 'y'
+export type Unit = 'h' | 'd' | 'w' | 'm' | 'q' | 'y'
 
 /** A parsed end of the range: a wall time, and whether it already is a unit's exclusive end (`…End`). */
 interface Point {
@@ -64,7 +64,8 @@ function invalid(detail: string): Error {
   return errors.validation('invalid_date_range', detail, 'dateRange')
 }
 
-function startOfUnit(wall: number, unit: Unit, weekStartDay: number): number {
+/** The local wall time truncated to the start of its hour, day, week, month, quarter or year. */
+export function startOfUnit(wall: number, unit: Unit, weekStartDay: number): number {
   switch (unit) {
     case 'h':
       return Math.floor(wall / HOUR_MS) * HOUR_MS

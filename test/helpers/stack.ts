@@ -1,4 +1,5 @@
 // The service built in-process against real or embedded stores, for integration tests.
+import { Database } from 'bun:sqlite'
 import { cpSync, rmSync, existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { createApp, type App } from '../../src/app'
@@ -121,4 +122,20 @@ export async function learned(stack: Stack, ms = 15_000): Promise<void> {
     await Bun.sleep(25)
   }
   throw new Error(`not learned in time: ${JSON.stringify(stack.services.captureLog.stats())}`)
+}
+
+/** The embedded event store's SQLite file, opened once the flush worker has made its events table (for seeding rows). */
+export async function embeddedEvents(stack: Stack): Promise<Database> {
+  const db = new Database(join(stack.dataDir, 'events.sqlite'))
+  db.run('PRAGMA busy_timeout = 5000')
+  for (let tries = 0; tries < 100; tries++) {
+    try {
+      db.query('SELECT 1 FROM events LIMIT 1').all()
+      return db
+    } catch {
+      await Bun.sleep(100) // the flush worker creates the table
+    }
+  }
+  db.close()
+  throw new Error('the embedded event store made no events table within 10 s')
 }

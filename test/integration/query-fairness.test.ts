@@ -3,10 +3,8 @@
 // were taken first come, first served: a 5 ms count waited 7–9 s behind another tenant's queries. Clients that
 // hang up are answered 499 client_closed, counted, and are not errors.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { Database } from 'bun:sqlite'
-import { join } from 'node:path'
 import { createProject } from '../../src/projects/repository'
-import { BASE, json, PERSONAL_KEY, startStack, type Stack } from '../helpers/stack'
+import { BASE, embeddedEvents, json, PERSONAL_KEY, startStack, type Stack } from '../helpers/stack'
 
 const ROWS = 300_000
 // a product of the events with themselves through a subquery: minutes of work
@@ -18,16 +16,7 @@ describe('query API: slots shared fairly between projects', () => {
   beforeAll(async () => {
     stack = await startStack({ postgres: 'embedded', clickhouse: 'embedded' }, { FLUSH_INTERVAL_MS: 20, QUERY_TIMEOUT_MS: 120_000 })
     other = (await createProject(stack.services.db.sql, { name: 'Quick', token: 'phc_query_fairness_quick_01' })).id
-    const db = new Database(join(stack.dataDir, 'events.sqlite'))
-    db.run('PRAGMA busy_timeout = 5000')
-    for (let tries = 0; tries < 100; tries++) {
-      try {
-        db.query('SELECT 1 FROM events LIMIT 1').all()
-        break
-      } catch {
-        await Bun.sleep(100) // the flush worker creates the table
-      }
-    }
+    const db = await embeddedEvents(stack)
     const insert = db.prepare('INSERT INTO events (uuid, team_id, event, distinct_id, properties, timestamp, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
     const now = Date.now()
     db.transaction(() => {

@@ -1,9 +1,7 @@
 // A heavy query on the embedded store: stopped at QUERY_TIMEOUT_MS (504 query_timeout, its process killed), and
 // /decide answers all the while (the query runs in a child process, never on the thread that serves requests).
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { Database } from 'bun:sqlite'
-import { join } from 'node:path'
-import { BASE, json, PROJECT_KEY, startStack, type Stack } from '../helpers/stack'
+import { BASE, embeddedEvents, json, PROJECT_KEY, startStack, type Stack } from '../helpers/stack'
 
 const ROWS = 500_000
 
@@ -11,16 +9,7 @@ describe('query API: time limit on the embedded store', () => {
   let stack: Stack
   beforeAll(async () => {
     stack = await startStack({ postgres: 'embedded', clickhouse: 'embedded' }, { FLUSH_INTERVAL_MS: 20, QUERY_TIMEOUT_MS: 400 })
-    const db = new Database(join(stack.dataDir, 'events.sqlite'))
-    db.run('PRAGMA busy_timeout = 5000')
-    for (let tries = 0; tries < 100; tries++) {
-      try {
-        db.query('SELECT 1 FROM events LIMIT 1').all()
-        break
-      } catch {
-        await Bun.sleep(100) // the flush worker creates the table
-      }
-    }
+    const db = await embeddedEvents(stack)
     const insert = db.prepare('INSERT INTO events (uuid, team_id, event, distinct_id, properties, timestamp, created_at) VALUES (?, 1, ?, ?, ?, ?, ?)')
     const now = Date.now()
     db.transaction(() => {
