@@ -128,28 +128,26 @@ export function buckets(range: Pick<ResolvedDateRange, 'from' | 'to'>, interval:
   return result
 }
 
-/** The index of the bucket holding this instant (binary search), or -1 outside the range. */
-export function bucketIndexAt(list: readonly Bucket[], utcMs: number): number {
+/** Binary search: the index whose bucket `where` places at 0 (negative: before it, positive: after it), or -1. */
+function search(list: readonly Bucket[], where: (bucket: Bucket) => number): number {
   let low = 0
   let high = list.length - 1
   while (low <= high) {
     const mid = (low + high) >> 1
-    if (utcMs < list[mid].start) high = mid - 1
-    else if (utcMs >= list[mid].end) low = mid + 1
+    const side = where(list[mid])
+    if (side < 0) high = mid - 1
+    else if (side > 0) low = mid + 1
     else return mid
   }
   return -1
 }
 
+/** The index of the bucket holding this instant (binary search), or -1 outside the range. */
+export function bucketIndexAt(list: readonly Bucket[], utcMs: number): number {
+  return search(list, (bucket) => (utcMs < bucket.start ? -1 : utcMs >= bucket.end ? 1 : 0))
+}
+
 /** The index of the bucket whose local start is this wall time (what the SQL side groups by), or -1. */
 export function bucketIndexOfWall(list: readonly Bucket[], wallStart: number): number {
-  let low = 0
-  let high = list.length - 1
-  while (low <= high) {
-    const mid = (low + high) >> 1
-    if (wallStart < list[mid].wallStart) high = mid - 1
-    else if (wallStart > list[mid].wallStart) low = mid + 1
-    else return mid
-  }
-  return -1
+  return search(list, (bucket) => Math.sign(wallStart - bucket.wallStart))
 }

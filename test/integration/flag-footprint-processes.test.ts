@@ -8,8 +8,10 @@ import type { ServiceProcess } from '../helpers/spawn-service'
 import { PERSONAL_KEY, PROJECT_KEY } from '../helpers/stack'
 import { twoProcessesOnOnePostgres } from '../helpers/two-processes'
 
+// a fresh connection each time: the other process sits idle for the ~30 s of flag writes, and a pooled connection to
+// it may be closed by its idle timeout just as it is reused (ECONNRESET)
 const rss = async (p: ServiceProcess) => {
-  const text = await (await fetch(`${p.url}/metrics`)).text()
+  const text = await (await fetch(`${p.url}/metrics`, { keepalive: false })).text()
   const line = text.split('\n').find((l) => l.startsWith('process_resident_memory_bytes '))
   return Number(line?.split(' ')[1])
 }
@@ -24,7 +26,7 @@ describe('flag memory of two processes', () => {
 
   test('40 flags of ~1 MB: refused past the limit; both processes stay bounded', async () => {
     const { a, b } = pair
-    const flags = (p: ServiceProcess) => fetch(`${p.url}/flags/?v=2`, { method: 'POST', body: JSON.stringify({ token: PROJECT_KEY, distinct_id: 'someone' }) })
+    const flags = (p: ServiceProcess) => fetch(`${p.url}/flags/?v=2`, { method: 'POST', keepalive: false, body: JSON.stringify({ token: PROJECT_KEY, distinct_id: 'someone' }) })
     await Promise.all([flags(a), flags(b)])
     const before = { a: await rss(a), b: await rss(b) }
     let accepted = 0
