@@ -25,10 +25,6 @@ export interface UserRouteDeps {
 
 const tags = ['users']
 
-/** Sign-in and sign-out with the current user: mounted together (app.ts). */
-export function userRoutes(deps: UserRouteDeps) {
-  return new Elysia({ name: 'user-routes' }).use(signInRoutes(deps)).use(currentUserRoutes(deps))
-}
 
 /**
  * POST /api/login/ and /api/logout/. Sign-in reads its own body (parse: 'none', login-body.ts): mount it where no
