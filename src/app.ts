@@ -163,22 +163,20 @@ export function createApp(services: Services) {
 }
 
 /**
- * The private REST API (and sign-in): each body read through the capped reader (size, time, bytes in flight, chunked
- * included) and JSON parsed within the value budget. Its parse hook is this group's own, so that the public routes,
- * which read their bodies themselves, never pay for it.
+ * The private REST API: each body read through the capped reader (size, time, bytes in flight, chunked included)
+ * and JSON parsed within the value budget. Its parse hook is this group's own, so that the public routes, which read
+ * their bodies themselves, never pay for it.
  */
 function privateApiRoutes(services: Services, privateApi: PrivateApiDeps, bodyLimits: BodyLimits) {
   const trustProxy = services.auth.trustProxy
-  const parse = cappedBodyParser(bodyLimits, (request) => clientIp(request, peers.get(request), trustProxy))
-  const peers = new WeakMap<Request, string | undefined>()
+  const parse = cappedBodyParser(bodyLimits)
   return new Elysia({ name: 'private-api' })
     .onParse(async ({ request, contentType, server }) => {
-      const peer = server?.requestIP(request)?.address
-      peers.set(request, peer)
+      const address = clientIp(request, server?.requestIP(request)?.address, trustProxy)
       // the key (or the session and its CSRF header) is checked before a byte of the body is read: an anonymous
       // 70 MB chunked body is not parsed first; the route's guard then reuses this answer
-      if (request.body !== null) await services.auth.authenticateRequest(request, clientIp(request, peer, trustProxy))
-      return parse(request, contentType)
+      if (request.body !== null) await services.auth.authenticateRequest(request, address)
+      return parse(request, contentType, address)
     })
     .use(projectRoutes({ sql: services.db.sql, auth: services.auth, tokens: services.tokens, limiter: services.apiLimiter, trustProxy: services.config.TRUST_PROXY }))
     .use(

@@ -40,12 +40,12 @@ export function formObject(form: Awaited<ReturnType<Response["formData"]>>): Rec
 }
 
 /**
- * An Elysia parse hook. `address` says whose share of the in-flight budget a body counts against. Bodies with no
- * content type are left as text (the routes that take them parse it themselves).
+ * A request body for an Elysia parse hook. `address` says whose share of the in-flight budget it counts against.
+ * Bodies with no content type are left as text (the routes that take them parse it themselves).
  */
-export function cappedBodyParser(limits: BodyLimits, address: (request: Request) => string | null) {
-  return async (request: Request, contentType: string): Promise<unknown> => {
-    const bytes = await readCappedBody(request, limits, address(request))
+export function cappedBodyParser(limits: BodyLimits) {
+  return async (request: Request, contentType: string, address: string | null): Promise<unknown> => {
+    const bytes = await readCappedBody(request, limits, address)
     // nothing sent: no body, as Elysia has it (a route's optional body stays undefined)
     if (bytes.byteLength === 0) return undefined
     if (isJson(contentType)) return parseBoundedJson(decoder.decode(bytes), bytes.byteLength)
