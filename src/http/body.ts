@@ -1,7 +1,7 @@
 // Request bodies read whole, but never past the cap: a declared length over it is refused before reading,
 // and a chunked body is cut off as soon as it passes it. Either way the client gets the 413 error body
 // (Bun's own limit, which answers an empty 413 without CORS headers, is set well above this one).
-import { ApiError, errors } from './errors'
+import { errors } from './errors'
 import type { InflightBodies } from './inflight'
 
 const EMPTY = new Uint8Array(0)
@@ -58,7 +58,8 @@ const DECLARED_FAST_PATH_BYTES = 256 * 1024
 
 /**
  * Read the body whole, within the limits: 413 past the size (after a bounded linger), 408 past the time, 503 past
- * the bytes in flight (`address`'s share or the whole budget), 499 when the client left before it was all sent.
+ * the bytes in flight (`address`'s share or the whole budget); a client that left before it was all sent fails the
+ * read, which the app's error handler answers 499 client_closed.
  * Not an async function: the small-body path, every /decide and most captures, makes one promise, not three.
  */
 export function readCappedBody(request: Request, limits: BodyLimits, address: string | null = null): Promise<Uint8Array> {
@@ -79,18 +80,12 @@ export function readCappedBody(request: Request, limits: BodyLimits, address: st
   return readStreamed(request, limits, address)
 }
 
-/** A client that went away mid-body is its own doing: no 500, no error line (the app counts it as client_closed). */
-function closedOr(request: Request, error: unknown): unknown {
-  return request.signal.aborted && !(error instanceof ApiError) ? errors.clientClosed() : error
-}
-
 async function readStreamed(request: Request, limits: BodyLimits, address: string | null): Promise<Uint8Array> {
   const held = { bytes: 0 }
+  // a client that goes away mid-body fails the read; the app's error handler makes that a 499 (client_closed)
   try {
     if (request.body === null) return EMPTY
     return await readStream(request.body, limits, { address, held })
-  } catch (error) {
-    throw closedOr(request, error)
   } finally {
     limits.inflight?.release(address, held.bytes)
   }
@@ -131,7 +126,7 @@ function readDeclared(request: Request, timeoutMs: number, done: () => void): Pr
     waitingReads.add(read)
     request.arrayBuffer().then(
       (buffer) => settle(() => resolve(new Uint8Array(buffer))),
-      (error) => settle(() => reject(closedOr(request, error))),
+      (error) => settle(() => reject(error)),
     )
   })
 }
