@@ -19,7 +19,7 @@ import { groupTypeRoutes } from './people/group-types-routes'
 import { bumpFlagVersion } from './flags/repository'
 import { flagRoutes } from './flags/routes'
 import { cohortRoutes } from './cohorts/routes'
-import { queryRoutes } from './query/routes'
+import { queryRoutes } from './insights/routes'
 import { decideRoutes } from './flags/decide/routes'
 import { remoteConfigRoutes } from './remote-config/routes'
 import type { Services } from './services'
@@ -203,7 +203,7 @@ function privateApiRoutes(services: Services, privateApi: PrivateApiDeps, bodyLi
     // the signed-in user (sign-in and sign-out read their own bodies: mounted beside this group, in createApp)
     .use(currentUserRoutes({ users: services.users, auth: services.auth, limiter: services.apiLimiter }))
     .use(flagHistoryRoutes(privateApi))
-    .use(queryRoutes({ query: services.query, auth: services.auth, limiter: services.apiLimiter }))
+    .use(queryRoutes({ insights: services.insights, auth: services.auth, limiter: services.apiLimiter }))
 }
 
 export type App = ReturnType<typeof createApp>

@@ -101,6 +101,8 @@ export const ConfigSchema = Type.Object({
     minimum: 64 * 1024,
     description: 'largest query API answer, as read from the store; rows past it are not read (hasMore: true), a first row past it is 413 query_result_too_large',
   }),
+  INSIGHTS_CACHE_TTL_MS: Int({ default: 60_000, minimum: 0, description: 'how long a query API answer may be served again from the cache (refresh "force_blocking" computes it anew); 0: no cache' }),
+  INSIGHTS_CACHE_MAX_BYTES: Int({ default: 64 * 1024 * 1024, minimum: 0, description: 'memory for cached query API answers; an answer over an eighth of it is not kept' }),
   QUERY_MAX_MEMORY: Int({
     default: 1024 * 1024 * 1024,
     minimum: 16 * 1024 * 1024,

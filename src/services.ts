@@ -33,6 +33,8 @@ import { applyInitAdmin, UserService } from './users/service'
 import { SessionCookieResolver } from './users/session-cookie'
 import { CompileThread } from './query/compile-thread'
 import { QueryService } from './query/service'
+import { createInsightsService } from './insights/kinds'
+import type { InsightsService } from './insights/service'
 import { createQueryRunner } from './query/factory'
 
 export interface Lifecycle {
@@ -57,6 +59,7 @@ export interface Services {
   /** console users and sessions */
   users: UserService
   query: QueryService
+  insights: InsightsService
   lifecycle: Lifecycle
   readiness(): Promise<Readiness>
   close(): Promise<void>
@@ -242,6 +245,7 @@ export async function startServices(config: Config, log: Logger, options: { metr
       metrics.querySlots.set({ state: 'running' }, running)
       metrics.querySlots.set({ state: 'waiting' }, waiting)
     })
+    const insights = createInsightsService(query, { cacheTtlMs: config.INSIGHTS_CACHE_TTL_MS, cacheMaxBytes: config.INSIGHTS_CACHE_MAX_BYTES })
     log.info({ postgres: db.describe, events: events.kind }, 'stores ready')
     return {
       config,
@@ -259,6 +263,7 @@ export async function startServices(config: Config, log: Logger, options: { metr
       erasure,
       users,
       query,
+      insights,
       lifecycle,
       readiness,
       close,

@@ -1,0 +1,84 @@
+// PostHog's property filters as HogQL conditions over an event's properties. A missing property matches the
+// negative operators (is_not, not_icontains), as in PostHog; comparisons read the property as a number.
+import type { Static } from 'elysia'
+import { and, literal, prop, str, time, unsupported } from './hogql'
+import type { Properties, PropertyFilter } from './model'
+
+type PropertiesInput = Static<typeof Properties> | undefined
+
+/** `%`, `_` and `\` of a value matched literally inside an ILIKE pattern. */
+function likeEscaped(value: string): string {
+  return value.replace(/[\\%_]/g, (c) => `\\${c}`)
+}
+
+function values(value: PropertyFilter['value']): (string | number | boolean)[] {
+  if (Array.isArray(value)) return value
+  return value === null || value === undefined ? [] : [value]
+}
+
+function dateOf(value: PropertyFilter['value'], attr: string): string {
+  const text = String(Array.isArray(value) ? value[0] : value)
+  const ms = Date.parse(/^\d{4}-\d{2}-\d{2}$/.test(text) ? `${text}T00:00:00Z` : text)
+  if (!Number.isFinite(ms)) throw unsupported(`"${text.slice(0, 64)}" is not a date`, attr)
+  return time(ms)
+}
+
+/** One event property filter as a condition. */
+export function propertyCondition(filter: PropertyFilter, attr: string): string {
+  const type = filter.type ?? 'event'
+  if (type !== 'event') unsupported(`${type} property filters are not supported by insights yet: filter on event properties`, attr)
+  const column = prop(String(filter.key))
+  const operator = filter.operator ?? 'exact'
+  const list = values(filter.value)
+  const needsValue = () => {
+    if (list.length === 0) unsupported(`The "${operator}" filter on "${String(filter.key).slice(0, 64)}" needs a value`, attr)
+  }
+  switch (operator) {
+    case 'exact':
+      needsValue()
+      return list.length === 1 ? `${column} = ${literal(list[0])}` : `${column} IN (${list.map(literal).join(', ')})`
+    case 'is_not':
+      needsValue()
+      return `${column} IS NULL OR ${column} NOT IN (${list.map(literal).join(', ')})`
+    case 'icontains':
+      needsValue()
+      return list.map((v) => `toString(${column}) ILIKE ${str(`%${likeEscaped(String(v))}%`)}`).join(' OR ')
+    case 'not_icontains':
+      needsValue()
+      return `${column} IS NULL OR NOT (${list.map((v) => `toString(${column}) ILIKE ${str(`%${likeEscaped(String(v))}%`)}`).join(' OR ')})`
+    case 'gt':
+    case 'gte':
+    case 'lt':
+    case 'lte': {
+      needsValue()
+      const n = Number(list[0])
+      if (!Number.isFinite(n)) unsupported(`The "${operator}" filter needs a number`, attr)
+      const op = { gt: '>', gte: '>=', lt: '<', lte: '<=' }[operator]
+      return `toFloat(${column}) ${op} ${n}`
+    }
+    case 'is_set':
+      return `${column} IS NOT NULL`
+    case 'is_not_set':
+      return `${column} IS NULL`
+    case 'is_date_before':
+      return `toDateTime(${column}) < ${dateOf(filter.value, attr)}`
+    case 'is_date_after':
+      return `toDateTime(${column}) > ${dateOf(filter.value, attr)}`
+    default:
+      return unsupported(`The "${operator}" operator is not supported by insights yet`, attr)
+  }
+}
+
+/** A node's `properties` (a list: all must hold; or PostHog's AND/OR groups) as one condition; null when empty. */
+export function propertiesCondition(input: PropertiesInput, attr: string): string | null {
+  if (input === null || input === undefined) return null
+  if (Array.isArray(input)) return input.length === 0 ? null : and(input.map((f, i) => propertyCondition(f, `${attr}__${i}`)))
+  const parts = input.values.map((value, i) => {
+    if ('key' in value) return propertyCondition(value, `${attr}__values__${i}`)
+    const inner = value.values.map((f, j) => `(${propertyCondition(f, `${attr}__values__${i}__values__${j}`)})`)
+    return inner.length === 0 ? null : inner.join(value.type === 'OR' ? ' OR ' : ' AND ')
+  })
+  const present = parts.filter((p): p is string => p !== null)
+  if (present.length === 0) return null
+  return present.map((p) => `(${p})`).join(input.type === 'OR' ? ' OR ' : ' AND ')
+}

@@ -1,0 +1,242 @@
+// PostHog's insight query nodes, as phog reads them. Unknown members are refused by name, as PostHog's models do;
+// members PostHog's app sends that change nothing here (display hints, its own caching knobs) are accepted.
+import { t, type Static, type TSchema } from 'elysia'
+
+const Name = t.String({ maxLength: 400 })
+const PropertyValue = t.Union([t.String({ maxLength: 4096 }), t.Number(), t.Boolean(), t.Null(), t.Array(t.Union([t.String({ maxLength: 4096 }), t.Number(), t.Boolean()]), { maxItems: 1000 })])
+
+export const PropertyOperator = t.Union(
+  ['exact', 'is_not', 'icontains', 'not_icontains', 'regex', 'not_regex', 'gt', 'gte', 'lt', 'lte', 'is_set', 'is_not_set', 'is_date_before', 'is_date_after', 'is_date_exact'].map((o) => t.Literal(o)),
+)
+
+export const PropertyFilter = t.Object(
+  {
+    key: t.Union([t.String({ minLength: 1, maxLength: 400 }), t.Number()]),
+    value: t.Optional(PropertyValue),
+    operator: t.Optional(t.Union([PropertyOperator, t.Null()])),
+    type: t.Optional(t.Union(['event', 'person', 'cohort', 'precalculated-cohort', 'static-cohort'].map((k) => t.Literal(k)))),
+    label: t.Optional(t.Any()),
+    cohort_name: t.Optional(t.Any()),
+  },
+  { additionalProperties: false },
+)
+export type PropertyFilter = Static<typeof PropertyFilter>
+
+/** `properties`: a flat list (AND), or PostHog's group form with one level of AND/OR groups. */
+const PropertyGroup = t.Object(
+  {
+    type: t.Union([t.Literal('AND'), t.Literal('OR')]),
+    values: t.Array(t.Union([PropertyFilter, t.Object({ type: t.Union([t.Literal('AND'), t.Literal('OR')]), values: t.Array(PropertyFilter, { maxItems: 100 }) }, { additionalProperties: false })]), { maxItems: 100 }),
+  },
+  { additionalProperties: false },
+)
+export const Properties = t.Union([t.Array(PropertyFilter, { maxItems: 100 }), PropertyGroup, t.Null()])
+
+export const MathKind = t.Union(
+  ['total', 'dau', 'weekly_active', 'monthly_active', 'unique_session', 'sum', 'avg', 'min', 'max', 'median', 'p75', 'p90', 'p95', 'p99'].map((m) => t.Literal(m)),
+)
+
+export const EventsNode = t.Object(
+  {
+    kind: t.Literal('EventsNode'),
+    event: t.Optional(t.Union([t.String({ maxLength: 400 }), t.Null()])),
+    name: t.Optional(t.Union([Name, t.Null()])),
+    custom_name: t.Optional(t.Union([Name, t.Null()])),
+    math: t.Optional(t.Union([MathKind, t.Null()])),
+    math_property: t.Optional(t.Union([t.String({ maxLength: 400 }), t.Null()])),
+    math_property_type: t.Optional(t.Any()),
+    math_group_type_index: t.Optional(t.Any()),
+    properties: t.Optional(Properties),
+    fixedProperties: t.Optional(t.Any()),
+    limit: t.Optional(t.Any()),
+    orderBy: t.Optional(t.Any()),
+    response: t.Optional(t.Any()),
+  },
+  { additionalProperties: false },
+)
+export type EventsNode = Static<typeof EventsNode>
+
+export const DateRange = t.Object(
+  {
+    date_from: t.Optional(t.Union([t.String({ maxLength: 64 }), t.Null()])),
+    date_to: t.Optional(t.Union([t.String({ maxLength: 64 }), t.Null()])),
+    explicitDate: t.Optional(t.Union([t.Boolean(), t.Null()])),
+  },
+  { additionalProperties: false },
+)
+
+export const BreakdownFilter = t.Object(
+  {
+    breakdown: t.Optional(t.Union([t.String({ maxLength: 400 }), t.Number(), t.Null()])),
+    breakdown_type: t.Optional(t.Union([t.Literal('event'), t.Literal('person'), t.Null()])),
+    breakdown_limit: t.Optional(t.Union([t.Integer({ minimum: 1, maximum: 1000 }), t.Null()])),
+    breakdown_hide_other_aggregation: t.Optional(t.Union([t.Boolean(), t.Null()])),
+    breakdown_normalize_url: t.Optional(t.Any()),
+    breakdown_histogram_bin_count: t.Optional(t.Any()),
+    breakdown_group_type_index: t.Optional(t.Any()),
+  },
+  { additionalProperties: false },
+)
+
+/** Members every insight query node may carry. */
+const Common = {
+  dateRange: t.Optional(t.Union([DateRange, t.Null()])),
+  properties: t.Optional(Properties),
+  filterTestAccounts: t.Optional(t.Union([t.Boolean(), t.Null()])),
+  samplingFactor: t.Optional(t.Any()),
+  modifiers: t.Optional(t.Any()),
+  aggregation_group_type_index: t.Optional(t.Union([t.Null()])),
+  response: t.Optional(t.Any()),
+  version: t.Optional(t.Any()),
+  tags: t.Optional(t.Any()),
+  dataColorTheme: t.Optional(t.Any()),
+}
+
+export const TrendsQuery = t.Object(
+  {
+    kind: t.Literal('TrendsQuery'),
+    series: t.Array(EventsNode, { minItems: 1, maxItems: 20 }),
+    interval: t.Optional(t.Union([t.Literal('hour'), t.Literal('day'), t.Literal('week'), t.Literal('month'), t.Null()])),
+    breakdownFilter: t.Optional(t.Union([BreakdownFilter, t.Null()])),
+    trendsFilter: t.Optional(
+      t.Union([
+        t.Object(
+          {
+            display: t.Optional(t.Union([t.String({ maxLength: 64 }), t.Null()])),
+            formula: t.Optional(t.Union([t.String({ maxLength: 1000 }), t.Null()])),
+            formulas: t.Optional(t.Union([t.Array(t.String({ maxLength: 1000 }), { maxItems: 10 }), t.Null()])),
+            formulaNodes: t.Optional(t.Union([t.Array(t.Object({ formula: t.String({ maxLength: 1000 }), custom_name: t.Optional(t.Any()) }, { additionalProperties: false }), { maxItems: 10 }), t.Null()])),
+          },
+          // display options of PostHog's app (legends, axes, smoothing…) change nothing in the answer
+          { additionalProperties: true },
+        ),
+        t.Null(),
+      ]),
+    ),
+    compareFilter: t.Optional(t.Union([t.Object({ compare: t.Optional(t.Union([t.Boolean(), t.Null()])), compare_to: t.Optional(t.Union([t.String({ maxLength: 64 }), t.Null()])) }, { additionalProperties: false }), t.Null()])),
+    conversionGoal: t.Optional(t.Any()),
+    ...Common,
+  },
+  { additionalProperties: false },
+)
+export type TrendsQuery = Static<typeof TrendsQuery>
+
+export const FunnelsQuery = t.Object(
+  {
+    kind: t.Literal('FunnelsQuery'),
+    series: t.Array(EventsNode, { minItems: 2, maxItems: 20 }),
+    interval: t.Optional(t.Union([t.Literal('hour'), t.Literal('day'), t.Literal('week'), t.Literal('month'), t.Null()])),
+    breakdownFilter: t.Optional(t.Union([BreakdownFilter, t.Null()])),
+    funnelsFilter: t.Optional(
+      t.Union([
+        t.Object(
+          {
+            funnelWindowInterval: t.Optional(t.Union([t.Integer({ minimum: 1, maximum: 100_000 }), t.Null()])),
+            funnelWindowIntervalUnit: t.Optional(t.Union([...['second', 'minute', 'hour', 'day', 'week', 'month'].map((u) => t.Literal(u)), t.Null()])),
+            funnelOrderType: t.Optional(t.Union([t.Literal('ordered'), t.Literal('strict'), t.Literal('unordered'), t.Null()])),
+            funnelVizType: t.Optional(t.Union([t.Literal('steps'), t.Literal('trends'), t.Literal('time_to_convert'), t.Null()])),
+            exclusions: t.Optional(
+              t.Union([
+                t.Array(
+                  t.Object(
+                    { kind: t.Literal('EventsNode'), event: t.Optional(t.Union([t.String({ maxLength: 400 }), t.Null()])), funnelFromStep: t.Integer({ minimum: 0 }), funnelToStep: t.Integer({ minimum: 0 }), name: t.Optional(t.Any()), properties: t.Optional(Properties) },
+                    { additionalProperties: false },
+                  ),
+                  { maxItems: 20 },
+                ),
+                t.Null(),
+              ]),
+            ),
+            breakdownAttributionType: t.Optional(t.Union([t.Literal('first_touch'), t.Literal('last_touch'), t.Literal('all_events'), t.Literal('step'), t.Null()])),
+            breakdownAttributionValue: t.Optional(t.Any()),
+            funnelFromStep: t.Optional(t.Union([t.Integer({ minimum: 0 }), t.Null()])),
+            funnelToStep: t.Optional(t.Union([t.Integer({ minimum: 0 }), t.Null()])),
+            binCount: t.Optional(t.Union([t.Integer({ minimum: 1, maximum: 90 }), t.Null()])),
+          },
+          // display options of PostHog's app change nothing in the answer
+          { additionalProperties: true },
+        ),
+        t.Null(),
+      ]),
+    ),
+    ...Common,
+  },
+  { additionalProperties: false },
+)
+export type FunnelsQuery = Static<typeof FunnelsQuery>
+
+const Entity = t.Object(
+  { id: t.Optional(t.Union([t.String({ maxLength: 400 }), t.Number(), t.Null()])), type: t.Optional(t.Union([t.Literal('events'), t.Null()])), name: t.Optional(t.Any()), order: t.Optional(t.Any()), uuid: t.Optional(t.Any()), kind: t.Optional(t.Any()), properties: t.Optional(Properties) },
+  { additionalProperties: false },
+)
+
+export const RetentionQuery = t.Object(
+  {
+    kind: t.Literal('RetentionQuery'),
+    retentionFilter: t.Object(
+      {
+        targetEntity: t.Optional(Entity),
+        returningEntity: t.Optional(Entity),
+        period: t.Optional(t.Union([t.Literal('Hour'), t.Literal('Day'), t.Literal('Week'), t.Literal('Month'), t.Null()])),
+        totalIntervals: t.Optional(t.Union([t.Integer({ minimum: 1, maximum: 100 }), t.Null()])),
+        retentionType: t.Optional(t.Union([t.Literal('retention_first_time'), t.Literal('retention_recurring'), t.Null()])),
+      },
+      // display options of PostHog's app change nothing in the answer
+      { additionalProperties: true },
+    ),
+    breakdownFilter: t.Optional(t.Union([BreakdownFilter, t.Null()])),
+    ...Common,
+  },
+  { additionalProperties: false },
+)
+export type RetentionQuery = Static<typeof RetentionQuery>
+
+export const EventsQuery = t.Object(
+  {
+    kind: t.Literal('EventsQuery'),
+    select: t.Array(t.String({ minLength: 1, maxLength: 4096 }), { minItems: 1, maxItems: 100 }),
+    where: t.Optional(t.Union([t.Array(t.String({ minLength: 1, maxLength: 4096 }), { maxItems: 100 }), t.Null()])),
+    orderBy: t.Optional(t.Union([t.Array(t.String({ minLength: 1, maxLength: 4096 }), { maxItems: 20 }), t.Null()])),
+    event: t.Optional(t.Union([t.String({ maxLength: 400 }), t.Null()])),
+    properties: t.Optional(Properties),
+    fixedProperties: t.Optional(t.Any()),
+    after: t.Optional(t.Union([t.String({ maxLength: 64 }), t.Null()])),
+    before: t.Optional(t.Union([t.String({ maxLength: 64 }), t.Null()])),
+    limit: t.Optional(t.Union([t.Integer({ minimum: 1, maximum: 50_000 }), t.Null()])),
+    offset: t.Optional(t.Union([t.Integer({ minimum: 0, maximum: 10_000_000 }), t.Null()])),
+    personId: t.Optional(t.Union([t.String({ maxLength: 64 }), t.Null()])),
+    filterTestAccounts: t.Optional(t.Union([t.Boolean(), t.Null()])),
+    modifiers: t.Optional(t.Any()),
+    response: t.Optional(t.Any()),
+    tags: t.Optional(t.Any()),
+    source: t.Optional(t.Any()),
+  },
+  { additionalProperties: false },
+)
+export type EventsQuery = Static<typeof EventsQuery>
+
+export const HogQLQuery = t.Object(
+  {
+    kind: t.Literal('HogQLQuery'),
+    query: t.String({ minLength: 1, maxLength: 1024 * 1024, description: 'SELECT … FROM events … (see docs/query.md)' }),
+    values: t.Optional(t.Any()),
+    filters: t.Optional(t.Any()),
+    modifiers: t.Optional(t.Any()),
+    response: t.Optional(t.Any()),
+    name: t.Optional(t.Any()),
+    explain: t.Optional(t.Any()),
+    tags: t.Optional(t.Any()),
+    variables: t.Optional(t.Any()),
+  },
+  // as before insights: scripts written for the query API may carry members of their own
+  { additionalProperties: true },
+)
+
+/** The schema of each kind served, by name (the query node is checked against it before anything else). */
+export const QUERY_KINDS: Record<string, TSchema> = {
+  HogQLQuery,
+  TrendsQuery,
+  FunnelsQuery,
+  RetentionQuery,
+  EventsQuery,
+}

@@ -1,0 +1,226 @@
+// TrendsQuery: each series counted per bucket of the range (every bucket present, zeros included), in the project's
+// timezone, optionally broken down by an event property and compared with the previous period; formulas over the
+// series; "total value" displays answer one number per series instead. docs/insights.md says what each math means.
+import { buckets, type Bucket } from './buckets'
+import { comparisonRange, type Interval, type ResolvedDateRange } from './date-range'
+import { evaluateFormula, parseFormula } from './formula'
+import { propertiesCondition } from './filters'
+import { and, bucketOfRow, bucketStart, inRange, isEvent, prop, str, unsupported } from './hogql'
+import type { EventsNode, TrendsQuery } from './model'
+import type { InsightContext, KindAnswer } from './service'
+
+export const BREAKDOWN_OTHER = '$$_posthog_breakdown_other_$$'
+export const BREAKDOWN_NULL = '$$_posthog_breakdown_null_$$'
+const DEFAULT_BREAKDOWN_LIMIT = 25
+/** Rows one series' query may answer (buckets × breakdown values); past it the question is refused, not cut. */
+const MAX_ROWS = 50_000
+const TOTAL_VALUE_DISPLAYS = new Set(['BoldNumber', 'ActionsPie', 'ActionsBarValue', 'ActionsTable', 'WorldMap'])
+
+export interface TrendsResult {
+  data: number[]
+  labels: string[]
+  days: string[]
+  count: number
+  label: string
+  breakdown_value?: string
+  aggregated_value?: number
+  action: Record<string, unknown> | null
+  compare?: boolean
+  compare_label?: 'current' | 'previous'
+  filter?: Record<string, unknown>
+}
+
+/** The aggregate of a series' math over its events (HogQL). */
+function aggregate(series: EventsNode, attr: string): string {
+  const math = series.math ?? 'total'
+  const property = () => {
+    if (!series.math_property) unsupported(`math "${math}" needs math_property`, `${attr}__math_property`)
+    return `toFloat(${prop(series.math_property)})`
+  }
+  switch (math) {
+    case 'total':
+      return 'count()'
+    case 'dau':
+      return 'count(DISTINCT person_id)'
+    case 'unique_session':
+      return `count(DISTINCT ${prop('$session_id')})`
+    case 'sum':
+      return `coalesce(sum(${property()}), 0)`
+    case 'avg':
+    case 'min':
+    case 'max':
+      return `coalesce(${math}(${property()}), 0)`
+    default:
+      return unsupported(`math "${math}" is not supported by phog's trends yet (total, dau, unique_session, sum, avg, min, max are)`, `${attr}__math`)
+  }
+}
+
+function seriesName(series: EventsNode): string {
+  return series.event === null || series.event === undefined ? 'All events' : series.event
+}
+
+function actionOf(series: EventsNode, order: number): Record<string, unknown> {
+  return {
+    id: series.event ?? null,
+    type: 'events',
+    order,
+    name: series.name ?? seriesName(series),
+    custom_name: series.custom_name ?? null,
+    math: series.math ?? 'total',
+    math_property: series.math_property ?? null,
+    math_hogql: null,
+    properties: series.properties ?? [],
+  }
+}
+
+interface Plan {
+  query: TrendsQuery
+  interval: Interval
+  weekStartDay: number
+  totalValue: boolean
+  global: string | null
+  breakdown: { key: string; limit: number } | null
+}
+
+/** One series over one range: its result items (one, or one per breakdown value). */
+async function seriesResults(plan: Plan, series: EventsNode, order: number, range: ResolvedDateRange, ctx: InsightContext): Promise<TrendsResult[]> {
+  const attr = `query__series__${order}`
+  const { project } = ctx
+  const where = and([isEvent(series.event), inRange(range.from, range.to), plan.global, propertiesCondition(series.properties, `${attr}__properties`)])
+  const value = aggregate(series, attr)
+  const list = plan.totalValue ? [] : buckets(range, plan.interval, { timezone: project.timezone, weekStartDay: project.weekStartDay })
+  const bucket = bucketStart(plan.interval, project.timezone, range.from, range.to, project.weekStartDay)
+  const base = { labels: list.map((b) => b.label), days: list.map((b) => b.day), action: actionOf(series, order), label: series.custom_name ?? seriesName(series) }
+
+  if (!plan.breakdown) {
+    if (plan.totalValue) {
+      const answer = await ctx.hogql(`SELECT ${value} AS value FROM events WHERE ${where}`)
+      const total = Number(answer.results[0]?.[0] ?? 0)
+      return [{ ...base, data: [], count: total, aggregated_value: total }]
+    }
+    const answer = await ctx.hogql(`SELECT ${bucket} AS bucket, ${value} AS value FROM events WHERE ${where} GROUP BY bucket LIMIT ${MAX_ROWS}`)
+    const data = fill(list, answer.results, plan)
+    return [{ ...base, data, count: sum(data) }]
+  }
+
+  // breakdown: the values with the largest totals by name, the rest as "other", a missing one as "null"
+  const key = `coalesce(toString(${prop(plan.breakdown.key)}), ${str(BREAKDOWN_NULL)})`
+  const top = await ctx.hogql(
+    `SELECT ${key} AS breakdown_value, ${value} AS value FROM events WHERE ${where} GROUP BY breakdown_value ORDER BY value DESC, breakdown_value ASC LIMIT ${plan.breakdown.limit + 1}`,
+  )
+  const kept = top.results.slice(0, plan.breakdown.limit).map((row) => String(row[0]))
+  const hasOther = top.results.length > plan.breakdown.limit && plan.query.breakdownFilter?.breakdown_hide_other_aggregation !== true
+  if (kept.length === 0) return []
+  const grouped = `CASE WHEN ${key} IN (${kept.map(str).join(', ')}) THEN ${key} ELSE ${str(BREAKDOWN_OTHER)} END`
+  const restricted = hasOther ? where : and([where, `${key} IN (${kept.map(str).join(', ')})`])
+  const values = [...kept, ...(hasOther ? [BREAKDOWN_OTHER] : [])]
+  const labelOf = (v: string) => (plan.query.series.length > 1 ? `${base.label} - ${v}` : v)
+  if (plan.totalValue) {
+    const answer = await ctx.hogql(`SELECT ${grouped} AS breakdown_value, ${value} AS value FROM events WHERE ${restricted} GROUP BY breakdown_value LIMIT ${MAX_ROWS}`)
+    const totals = new Map(answer.results.map((row) => [String(row[0]), Number(row[1] ?? 0)]))
+    return values.map((v) => ({ ...base, data: [], count: totals.get(v) ?? 0, aggregated_value: totals.get(v) ?? 0, breakdown_value: v, label: labelOf(v) }))
+  }
+  const answer = await ctx.hogql(
+    `SELECT ${bucket} AS bucket, ${grouped} AS breakdown_value, ${value} AS value FROM events WHERE ${restricted} GROUP BY bucket, breakdown_value LIMIT ${MAX_ROWS}`,
+  )
+  if (answer.hasMore) unsupported(`More than ${MAX_ROWS} rows: pick a larger interval, a shorter range or a smaller breakdown_limit`, 'query__breakdownFilter')
+  const byValue = new Map<string, unknown[][]>()
+  for (const row of answer.results) {
+    const v = String(row[1])
+    byValue.set(v, [...(byValue.get(v) ?? []), [row[0], row[2]]])
+  }
+  return values.map((v) => {
+    const data = fill(list, byValue.get(v) ?? [], plan)
+    return { ...base, data, count: sum(data), breakdown_value: v, label: labelOf(v) }
+  })
+}
+
+/** Rows of (bucket start, value) spread over every bucket of the range. */
+function fill(list: readonly Bucket[], rows: unknown[][], plan: Plan): number[] {
+  const data = new Array<number>(list.length).fill(0)
+  for (const row of rows) {
+    const i = bucketOfRow(list, row[0], plan.interval, plan.weekStartDay)
+    if (i >= 0) data[i] += Number(row[1] ?? 0)
+  }
+  return data
+}
+
+function sum(data: number[]): number {
+  return data.reduce((a, b) => a + b, 0)
+}
+
+/** The formulas a query asks for (PostHog has three ways of writing them). */
+function formulasOf(query: TrendsQuery): { formula: string; custom_name?: unknown }[] {
+  const f = query.trendsFilter
+  if (!f) return []
+  if (f.formulaNodes && f.formulaNodes.length > 0) return f.formulaNodes
+  if (f.formulas && f.formulas.length > 0) return f.formulas.map((formula) => ({ formula }))
+  return f.formula ? [{ formula: f.formula }] : []
+}
+
+/** Formula results from the series' results of one period: per breakdown value when broken down. */
+function applyFormulas(query: TrendsQuery, perSeries: TrendsResult[][]): TrendsResult[] {
+  const out: TrendsResult[] = []
+  formulasOf(query).forEach(({ formula, custom_name }, index) => {
+    const ast = parseFormula(formula, perSeries.length, `query__trendsFilter__formula`)
+    const keys = [...new Set(perSeries.flatMap((items) => items.map((r) => r.breakdown_value ?? '')))]
+    for (const key of keys) {
+      const items = perSeries.map((results) => results.find((r) => (r.breakdown_value ?? '') === key))
+      const template = items.find((r) => r !== undefined)!
+      const length = template.data.length
+      const data = Array.from({ length }, (_, i) => evaluateFormula(ast, items.map((r) => r?.data[i] ?? 0)))
+      const label = typeof custom_name === 'string' && custom_name !== '' ? custom_name : formula
+      const aggregated = template.aggregated_value !== undefined ? evaluateFormula(ast, items.map((r) => r?.aggregated_value ?? 0)) : undefined
+      out.push({
+        data,
+        labels: template.labels,
+        days: template.days,
+        count: aggregated ?? sum(data),
+        label: key === '' ? label : `${label} - ${key}`,
+        action: null,
+        ...(key === '' ? {} : { breakdown_value: key }),
+        ...(aggregated === undefined ? {} : { aggregated_value: aggregated }),
+        filter: { formula, order: index },
+      })
+    }
+  })
+  return out
+}
+
+async function periodResults(plan: Plan, range: ResolvedDateRange, ctx: InsightContext): Promise<TrendsResult[]> {
+  const perSeries: TrendsResult[][] = []
+  // one at a time: each query holds a slot of the project's fair share
+  for (const [order, series] of plan.query.series.entries()) perSeries.push(await seriesResults(plan, series, order, range, ctx))
+  return formulasOf(plan.query).length > 0 ? applyFormulas(plan.query, perSeries) : perSeries.flat()
+}
+
+export async function runTrends(query: TrendsQuery, ctx: InsightContext): Promise<KindAnswer> {
+  const interval = query.interval ?? 'day'
+  const breakdownKey = query.breakdownFilter?.breakdown
+  if (breakdownKey !== undefined && breakdownKey !== null && (query.breakdownFilter?.breakdown_type ?? 'event') !== 'event') {
+    unsupported('Breakdowns by person property are not supported by insights yet: break down by an event property', 'query__breakdownFilter__breakdown_type')
+  }
+  const plan: Plan = {
+    query,
+    interval,
+    weekStartDay: ctx.project.weekStartDay,
+    totalValue: TOTAL_VALUE_DISPLAYS.has(query.trendsFilter?.display ?? ''),
+    global: propertiesCondition(query.properties, 'query__properties'),
+    breakdown: breakdownKey === undefined || breakdownKey === null || breakdownKey === '' ? null : { key: String(breakdownKey), limit: query.breakdownFilter?.breakdown_limit ?? DEFAULT_BREAKDOWN_LIMIT },
+  }
+  const range = await ctx.dateRange(query.dateRange, interval)
+  const current = await periodResults(plan, range, ctx)
+  if (!query.compareFilter?.compare) return { body: { results: current }, range }
+  const previousRange = comparisonRange(range, ctx.project.timezone, query.compareFilter.compare_to)
+  const previous = await periodResults(plan, previousRange, ctx)
+  return {
+    body: {
+      results: [
+        ...current.map((r) => ({ ...r, compare: true, compare_label: 'current' as const })),
+        // the previous period is shown on the current one's buckets: its own dates, the current labels' positions
+        ...previous.map((r) => ({ ...r, compare: true, compare_label: 'previous' as const })),
+      ],
+    },
+    range,
+  }
+}
