@@ -1,7 +1,7 @@
 // PostHog's property filters as HogQL conditions over an event's properties. A missing property matches the
 // negative operators (is_not, not_icontains), as in PostHog; comparisons read the property as a number.
 import type { Static } from 'elysia'
-import { and, literal, prop, str, time, unsupported } from './hogql'
+import { and, literal, str, time, unsupported, userProp } from './hogql'
 import type { Properties, PropertyFilter } from './model'
 
 type PropertiesInput = Static<typeof Properties> | undefined
@@ -27,7 +27,7 @@ function dateOf(value: PropertyFilter['value'], attr: string): string {
 export function propertyCondition(filter: PropertyFilter, attr: string): string {
   const type = filter.type ?? 'event'
   if (type !== 'event') unsupported(`${type} property filters are not supported by insights yet: filter on event properties`, attr)
-  const column = prop(String(filter.key))
+  const column = userProp(String(filter.key), `${attr}__key`)
   const operator = filter.operator ?? 'exact'
   const list = values(filter.value)
   const needsValue = () => {

@@ -23,14 +23,26 @@ export function prop(key: string): string {
   return `properties[${str(key)}]`
 }
 
+/**
+ * A property a user named, refused by `attr` when it holds what not every store can address (a double quote, a
+ * backslash, a control character): the same answer on every store, instead of a failure on one.
+ */
+export function userProp(key: string, attr: string): string {
+  if (/["\\\0-\x1f]/.test(key)) unsupported(`Property name ${JSON.stringify(key.slice(0, 100))} holds a quote, backslash or control character`, attr)
+  return prop(key)
+}
+
 /** A UTC instant as a HogQL time literal. */
 export function time(ms: number): string {
   return `toDateTime(${str(new Date(ms).toISOString())})`
 }
 
-/** The events of a time range, [from, to). */
+/**
+ * The events of a time range, [from, to), on whole seconds: ClickHouse keeps seconds, so an end 1 ms past a second
+ * (an explicit `date_to`, inclusive) must reach the next one for every store to count the same events.
+ */
 export function inRange(from: number, to: number): string {
-  return `timestamp >= ${time(from)} AND timestamp < ${time(to)}`
+  return `timestamp >= ${time(Math.floor(from / 1000) * 1000)} AND timestamp < ${time(Math.ceil(to / 1000) * 1000)}`
 }
 
 /** The events of one named event, or every event (null). */
@@ -50,7 +62,7 @@ export function and(conditions: (string | null | undefined)[]): string {
  */
 export function localTime(timezone: string, from: number, to: number, column = 'timestamp'): string {
   const spans = offsetTransitions(timezone, from, to)
-  const shifted = (offsetMs: number) => (offsetMs === 0 ? column : `${column} + INTERVAL ${offsetMs / 1000} SECOND`)
+  const shifted = (offsetMs: number) => (offsetMs === 0 ? column : `${column} ${offsetMs < 0 ? '-' : '+'} INTERVAL ${Math.abs(offsetMs) / 1000} SECOND`)
   if (spans.length === 1) return shifted(spans[0].offsetMs)
   const whens = spans.slice(1).map((span, i) => `WHEN ${column} < ${time(span.fromUtc)} THEN ${shifted(spans[i].offsetMs)}`)
   return `CASE ${whens.join(' ')} ELSE ${shifted(spans[spans.length - 1].offsetMs)} END`

@@ -5,7 +5,7 @@ import { buckets, type Bucket } from './buckets'
 import { comparisonRange, type Interval, type ResolvedDateRange } from './date-range'
 import { evaluateFormula, parseFormula } from './formula'
 import { propertiesCondition } from './filters'
-import { and, bucketOfRow, bucketStart, inRange, isEvent, prop, str, unsupported } from './hogql'
+import { and, bucketOfRow, bucketStart, inRange, isEvent, prop, str, unsupported, userProp } from './hogql'
 import type { EventsNode, TrendsQuery } from './model'
 import type { InsightContext, KindAnswer } from './service'
 
@@ -35,7 +35,7 @@ function aggregate(series: EventsNode, attr: string): string {
   const math = series.math ?? 'total'
   const property = () => {
     if (!series.math_property) unsupported(`math "${math}" needs math_property`, `${attr}__math_property`)
-    return `toFloat(${prop(series.math_property)})`
+    return `toFloat(${userProp(series.math_property, `${attr}__math_property`)})`
   }
   switch (math) {
     case 'total':
@@ -104,7 +104,7 @@ async function seriesResults(plan: Plan, series: EventsNode, order: number, rang
   }
 
   // breakdown: the values with the largest totals by name, the rest as "other", a missing one as "null"
-  const key = `coalesce(toString(${prop(plan.breakdown.key)}), ${str(BREAKDOWN_NULL)})`
+  const key = `coalesce(toString(${userProp(plan.breakdown.key, 'query__breakdownFilter__breakdown')}), ${str(BREAKDOWN_NULL)})`
   const top = await ctx.hogql(
     `SELECT ${key} AS breakdown_value, ${value} AS value FROM events WHERE ${where} GROUP BY breakdown_value ORDER BY value DESC, breakdown_value ASC LIMIT ${plan.breakdown.limit + 1}`,
   )
@@ -208,6 +208,8 @@ export async function runTrends(query: TrendsQuery, ctx: InsightContext): Promis
     global: propertiesCondition(query.properties, 'query__properties'),
     breakdown: breakdownKey === undefined || breakdownKey === null || breakdownKey === '' ? null : { key: String(breakdownKey), limit: query.breakdownFilter?.breakdown_limit ?? DEFAULT_BREAKDOWN_LIMIT },
   }
+  // a formula is read before anything runs: a mistake in it costs no query
+  for (const { formula } of formulasOf(query)) parseFormula(formula, query.series.length, 'query__trendsFilter__formula')
   const range = await ctx.dateRange(query.dateRange, interval)
   const current = await periodResults(plan, range, ctx)
   if (!query.compareFilter?.compare) return { body: { results: current }, range }

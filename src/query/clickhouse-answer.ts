@@ -33,6 +33,8 @@ export async function readJsonCompact(body: ReadableStream<Uint8Array>, maxBytes
   /** false: the budget is reached */
   const line = (text: string): boolean => {
     if (state === 'data') {
+      // no rows: the list is written with a blank line inside it
+      if (text === '') return true
       if (text === '\t]' || text === '\t],') {
         state = 'tail'
         return true

@@ -1,0 +1,5 @@
+// TrendsQuery on the embedded event store (SQLite, queries in a child process).
+import { startStack } from '../helpers/stack'
+import { insightsTrendsContract } from './insights-trends.contract'
+
+insightsTrendsContract('embedded store', () => startStack({ postgres: 'embedded', clickhouse: 'embedded' }, { FLUSH_INTERVAL_MS: 20 }))
