@@ -5,6 +5,7 @@ import { buckets, type Bucket } from './buckets'
 import { comparisonRange, type Interval, type ResolvedDateRange } from './date-range'
 import { evaluateFormula, parseFormula } from './formula'
 import { propertiesCondition } from './filters'
+import { ACTIVE_WINDOW_DAYS, activePersons, PERCENTILES, percentiles } from './trends-rows'
 import { and, bucketOfRow, bucketStart, inRange, isEvent, prop, str, unsupported, userProp } from './hogql'
 import type { EventsNode, TrendsQuery } from './model'
 import type { InsightContext, KindAnswer } from './service'
@@ -30,13 +31,23 @@ export interface TrendsResult {
   filter?: Record<string, unknown>
 }
 
+/** Weekly (monthly) active persons per week (month) or longer are the persons of the bucket: dau. */
+function effectiveMath(math: string, interval: Interval): string {
+  if (math === 'weekly_active' && (interval === 'week' || interval === 'month')) return 'dau'
+  if (math === 'monthly_active' && interval === 'month') return 'dau'
+  return math
+}
+
+/** A series' math_property read as a number (HogQL). */
+function propertyNumber(series: EventsNode, attr: string): string {
+  if (!series.math_property) unsupported(`math "${series.math}" needs math_property`, `${attr}__math_property`)
+  return `toFloat(${userProp(series.math_property, `${attr}__math_property`)})`
+}
+
 /** The aggregate of a series' math over its events (HogQL). */
 function aggregate(series: EventsNode, attr: string): string {
   const math = series.math ?? 'total'
-  const property = () => {
-    if (!series.math_property) unsupported(`math "${math}" needs math_property`, `${attr}__math_property`)
-    return `toFloat(${userProp(series.math_property, `${attr}__math_property`)})`
-  }
+  const property = () => propertyNumber(series, attr)
   switch (math) {
     case 'total':
       return 'count()'
@@ -51,7 +62,7 @@ function aggregate(series: EventsNode, attr: string): string {
     case 'max':
       return `coalesce(${math}(${property()}), 0)`
     default:
-      return unsupported(`math "${math}" is not supported by phog's trends yet (total, dau, unique_session, sum, avg, min, max are)`, `${attr}__math`)
+      return unsupported(`math "${math}" is not supported`, `${attr}__math`)
   }
 }
 
@@ -86,11 +97,27 @@ interface Plan {
 async function seriesResults(plan: Plan, series: EventsNode, order: number, range: ResolvedDateRange, ctx: InsightContext): Promise<TrendsResult[]> {
   const attr = `query__series__${order}`
   const { project } = ctx
-  const where = and([isEvent(series.event), inRange(range.from, range.to), plan.global, propertiesCondition(series.properties, `${attr}__properties`)])
-  const value = aggregate(series, attr)
+  const seriesFilter = propertiesCondition(series.properties, `${attr}__properties`)
+  const whereIn = (r: ResolvedDateRange) => and([isEvent(series.event), inRange(r.from, r.to), plan.global, seriesFilter])
+  const where = whereIn(range)
   const list = plan.totalValue ? [] : buckets(range, plan.interval, { timezone: project.timezone, weekStartDay: project.weekStartDay })
   const bucket = bucketStart(plan.interval, project.timezone, range.from, range.to, project.weekStartDay)
   const base = { labels: list.map((b) => b.label), days: list.map((b) => b.day), action: actionOf(series, order), label: series.custom_name ?? seriesName(series) }
+
+  // maths counted from rows: active persons over trailing windows, percentiles
+  const math = effectiveMath(series.math ?? 'total', plan.interval)
+  const windowDays = ACTIVE_WINDOW_DAYS[math]
+  const p = PERCENTILES[math]
+  if (windowDays !== undefined || p !== undefined) {
+    if (plan.breakdown) unsupported(`math "${math}" cannot be broken down yet`, `${attr}__math`)
+    const data =
+      windowDays !== undefined
+        ? await activePersons(ctx, whereIn, range, list, windowDays, `${attr}__math`)
+        : await percentiles(ctx, where, range, list, plan.interval, propertyNumber(series, attr), p!, `${attr}__math`)
+    if (plan.totalValue) return [{ ...base, data: [], count: data[0], aggregated_value: data[0] }]
+    return [{ ...base, data, count: sum(data) }]
+  }
+  const value = aggregate({ ...series, math }, attr)
 
   if (!plan.breakdown) {
     if (plan.totalValue) {

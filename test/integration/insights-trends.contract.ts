@@ -86,6 +86,12 @@ export function insightsTrendsContract(name: string, start: () => Promise<Stack>
       expect(await data({ series: [{ ...pageviews, math: 'sum', math_property: 'n' }] })).toEqual([[0, 2, 8, 0]])
       expect(await data({ series: [{ ...pageviews, math: 'max', math_property: 'n' }] })).toEqual([[0, 2, 5, 0]])
       expect(await data({ series: [{ kind: 'EventsNode', event: null }] })).toEqual([[1, 1, 3, 1]])
+      // the persons of the 7 (30) local days ending with each day
+      expect(await data({ series: [{ ...pageviews, math: 'weekly_active' }] })).toEqual([[1, 1, 2, 3]])
+      expect(await data({ series: [{ ...pageviews, math: 'monthly_active' }] })).toEqual([[1, 1, 2, 3]])
+      expect((await trends({ series: [{ ...pageviews, math: 'weekly_active' }], trendsFilter: { display: 'BoldNumber' } })).results[0].aggregated_value).toBe(3)
+      expect(await data({ series: [{ ...pageviews, math: 'median', math_property: 'n' }] })).toEqual([[0, 2, 4, 0]])
+      expect(await data({ series: [{ ...pageviews, math: 'p90', math_property: 'n' }] })).toEqual([[0, 2, 4.8, 0]])
     })
 
     test('intervals: hours and weeks (Sunday or Monday) in the project\'s timezone', async () => {
@@ -165,6 +171,7 @@ export function insightsTrendsContract(name: string, start: () => Promise<Stack>
       expect((await refusal({ kind: 'LifecycleQuery', series: [] })).attr).toBe('query__kind')
       expect((await refusal({ kind: 'TrendsQuery', series: [{ ...pageviews, bogus: 1 }] })).attr).toBe('query__series__0__bogus')
       expect((await refusal({ kind: 'TrendsQuery', series: [{ ...pageviews, math: 'sum' }] })).attr).toBe('query__series__0__math_property')
+      expect((await refusal({ kind: 'TrendsQuery', series: [{ ...pageviews, math: 'median', math_property: 'n' }], breakdownFilter: { breakdown: '$browser' } })).attr).toBe('query__series__0__math')
       expect((await refusal({ kind: 'TrendsQuery', series: [pageviews], dateRange: { date_from: 'yesterday-ish' } })).attr).toBe('dateRange')
       expect((await refusal({ kind: 'TrendsQuery', series: [pageviews], trendsFilter: { formula: 'A + C' } })).attr).toBe('query__trendsFilter__formula')
       expect((await refusal({ kind: 'TrendsQuery', series: [pageviews], interval: 'hour', dateRange: { date_from: '2000-01-01', date_to: '2024-01-01' } })).attr).toBe('interval')
