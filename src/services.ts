@@ -245,7 +245,7 @@ export async function startServices(config: Config, log: Logger, options: { metr
       metrics.querySlots.set({ state: 'running' }, running)
       metrics.querySlots.set({ state: 'waiting' }, waiting)
     })
-    const insights = createInsightsService(query, { cacheTtlMs: config.INSIGHTS_CACHE_TTL_MS, cacheMaxBytes: config.INSIGHTS_CACHE_MAX_BYTES })
+    const insights = createInsightsService(query, { cacheTtlMs: config.INSIGHTS_CACHE_TTL_MS, cacheMaxBytes: config.INSIGHTS_CACHE_MAX_BYTES }, db.sql)
     log.info({ postgres: db.describe, events: events.kind }, 'stores ready')
     return {
       config,

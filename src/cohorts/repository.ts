@@ -212,6 +212,12 @@ export async function listMembers(sql: Sql, cohortId: number, limit: number, off
 }
 
 /** Persons of the project after `afterId`, with the static cohorts each belongs to (for a dynamic cohort's members). */
+/** The project's cohorts as the engine reads them (deleted ones left out). */
+export function cohortDefinitions(sql: Sql, teamId: number): Promise<{ id: number; is_static: boolean; filters: unknown }[]> {
+  return sql<{ id: number; is_static: boolean; filters: unknown }[]>`
+    select id, is_static, filters from cohorts where team_id = ${teamId} and not deleted`
+}
+
 export async function personsWithMemberships(
   sql: Sql,
   teamId: number,

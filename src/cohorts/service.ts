@@ -15,6 +15,7 @@ import {
   activeFlagCohorts,
   addMembers,
   addMembersFromCsv,
+  cohortDefinitions,
   cohortGraph,
   createCohort,
   getCohort,
@@ -175,9 +176,7 @@ export class CohortService {
   }
 
   private async dynamicMembers(teamId: number, cohortId: number, limit: number, offset: number, maxBytes: number): Promise<{ rows: PersonListing[]; cut: boolean }> {
-    const rows = await this.deps.sql<{ id: number; is_static: boolean; filters: unknown }[]>`
-      select id, is_static, filters from cohorts where team_id = ${teamId} and not deleted`
-    const set = new CohortSet(rows)
+    const set = new CohortSet(await cohortDefinitions(this.deps.sql, teamId))
     const now = new Date()
     const out: PersonListing[] = []
     let skipped = 0

@@ -5,6 +5,8 @@ import { and, literal, str, time, unsupported, userProp } from './hogql'
 import type { Properties, PropertyFilter } from './model'
 
 type PropertiesInput = Static<typeof Properties> | undefined
+/** The persons of each person or cohort filter, found beforehand (person-sets.ts). */
+export type PersonsOfFilters = ReadonlyMap<PropertyFilter, readonly string[]>
 
 /** `%`, `_` and `\` of a value matched literally inside an ILIKE pattern. */
 function likeEscaped(value: string): string {
@@ -23,10 +25,28 @@ function dateOf(value: PropertyFilter['value'], attr: string): string {
   return time(ms)
 }
 
-/** One event property filter as a condition. */
-export function propertyCondition(filter: PropertyFilter, attr: string): string {
-  const type = filter.type ?? 'event'
-  if (type !== 'event') unsupported(`${type} property filters are not supported by insights yet: filter on event properties`, attr)
+function isPersonFilter(filter: PropertyFilter): boolean {
+  return filter.type !== undefined && filter.type !== 'event'
+}
+
+/** Every person or cohort filter of `properties`, with where it is (for the refusals). */
+export function personFilters(input: PropertiesInput, attr: string): { filter: PropertyFilter; attr: string }[] {
+  if (input === null || input === undefined) return []
+  if (Array.isArray(input)) return input.flatMap((filter, i) => (isPersonFilter(filter) ? [{ filter, attr: `${attr}__${i}` }] : []))
+  return input.values.flatMap((value, i) =>
+    'key' in value
+      ? isPersonFilter(value) ? [{ filter: value, attr: `${attr}__values__${i}` }] : []
+      : value.values.flatMap((filter, j) => (isPersonFilter(filter) ? [{ filter, attr: `${attr}__values__${i}__values__${j}` }] : [])),
+  )
+}
+
+/** One property filter as a condition: an event property's, or the persons a person or cohort filter holds. */
+export function propertyCondition(filter: PropertyFilter, attr: string, persons?: PersonsOfFilters): string {
+  if (isPersonFilter(filter)) {
+    const ids = persons?.get(filter)
+    if (!ids) return unsupported(`${filter.type} filters are not supported here`, attr)
+    return ids.length === 0 ? '1 = 0' : `person_id IN (${ids.map(str).join(', ')})`
+  }
   const column = userProp(String(filter.key), `${attr}__key`)
   const operator = filter.operator ?? 'exact'
   const list = values(filter.value)
@@ -70,12 +90,12 @@ export function propertyCondition(filter: PropertyFilter, attr: string): string 
 }
 
 /** A node's `properties` (a list: all must hold; or PostHog's AND/OR groups) as one condition; null when empty. */
-export function propertiesCondition(input: PropertiesInput, attr: string): string | null {
+export function propertiesCondition(input: PropertiesInput, attr: string, persons?: PersonsOfFilters): string | null {
   if (input === null || input === undefined) return null
-  if (Array.isArray(input)) return input.length === 0 ? null : and(input.map((f, i) => propertyCondition(f, `${attr}__${i}`)))
+  if (Array.isArray(input)) return input.length === 0 ? null : and(input.map((f, i) => propertyCondition(f, `${attr}__${i}`, persons)))
   const parts = input.values.map((value, i) => {
-    if ('key' in value) return propertyCondition(value, `${attr}__values__${i}`)
-    const inner = value.values.map((f, j) => `(${propertyCondition(f, `${attr}__values__${i}__values__${j}`)})`)
+    if ('key' in value) return propertyCondition(value, `${attr}__values__${i}`, persons)
+    const inner = value.values.map((f, j) => `(${propertyCondition(f, `${attr}__values__${i}__values__${j}`, persons)})`)
     return inner.length === 0 ? null : inner.join(value.type === 'OR' ? ' OR ' : ' AND ')
   })
   const present = parts.filter((p): p is string => p !== null)

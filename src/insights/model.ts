@@ -6,7 +6,7 @@ const Name = t.String({ maxLength: 400 })
 const PropertyValue = t.Union([t.String({ maxLength: 4096 }), t.Number(), t.Boolean(), t.Null(), t.Array(t.Union([t.String({ maxLength: 4096 }), t.Number(), t.Boolean()]), { maxItems: 1000 })])
 
 export const PropertyOperator = t.Union(
-  ['exact', 'is_not', 'icontains', 'not_icontains', 'regex', 'not_regex', 'gt', 'gte', 'lt', 'lte', 'is_set', 'is_not_set', 'is_date_before', 'is_date_after', 'is_date_exact'].map((o) => t.Literal(o)),
+  ['exact', 'is_not', 'icontains', 'not_icontains', 'regex', 'not_regex', 'gt', 'gte', 'lt', 'lte', 'is_set', 'is_not_set', 'is_date_before', 'is_date_after', 'is_date_exact', 'in', 'not_in'].map((o) => t.Literal(o)),
 )
 
 export const PropertyFilter = t.Object(

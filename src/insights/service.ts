@@ -1,12 +1,18 @@
 // Every query kind of POST /query/: the node checked against its kind's schema, run by the kind's runner through the
 // HogQL layer, answered with PostHog's envelope (is_cached, last_refresh, timezone, resolved_date_range, hogql), and
 // kept a short while in a bounded cache so that a dashboard opened twice does not run its insights twice.
+import type { Static } from 'elysia'
 import { errors } from '../http/errors'
 import type { QueryService } from '../query/service'
 import { AnswerCache } from './cache'
 import { resolveDateRange, type DateRangeInput, type Interval, type ResolvedDateRange } from './date-range'
 import { QUERY_KINDS } from './model'
+import { personFilters, propertiesCondition } from './filters'
+import type { Properties } from './model'
+import type { PersonSets } from './person-sets'
 import { checkNode } from './validate'
+
+type PropertiesInput = Static<typeof Properties> | undefined
 
 export interface InsightProject {
   id: number
@@ -21,6 +27,8 @@ export interface InsightContext {
   signal?: AbortSignal
   /** runs one HogQL query of the project; its text is kept for the answer's `hogql` */
   hogql(text: string): Promise<{ results: unknown[][]; columns: string[]; hasMore: boolean }>
+  /** a node's `properties` as one condition (null: none); person and cohort filters resolved to their persons */
+  properties(input: PropertiesInput, attr: string): Promise<string | null>
   /** the range of a query's dateRange in the project's timezone (`all` from the project's first event) */
   dateRange(input: DateRangeInput | null | undefined, interval: Interval): Promise<ResolvedDateRange>
 }
@@ -53,6 +61,8 @@ export class InsightsService {
   constructor(
     private readonly query: QueryService,
     options: InsightsOptions,
+    /** where person and cohort filters find their persons (none: such filters are refused) */
+    private readonly personSets?: PersonSets,
   ) {
     this.cache = new AnswerCache(options.cacheMaxBytes, options.cacheTtlMs)
   }
@@ -85,6 +95,11 @@ export class InsightsService {
       hogql: async (text) => {
         texts.push(text)
         return this.query.run(project.id, text, options.signal)
+      },
+      properties: async (input, attr) => {
+        const wanted = personFilters(input, attr)
+        if (wanted.length === 0 || !this.personSets) return propertiesCondition(input, attr)
+        return propertiesCondition(input, attr, await this.personSets.resolve(project.id, wanted))
       },
       dateRange: async (input, interval) => {
         const firstEventAt = input?.date_from === 'all' ? await this.firstEventAt(project.id, options.signal) : undefined

@@ -4,7 +4,6 @@
 import { buckets, type Bucket } from './buckets'
 import { comparisonRange, type Interval, type ResolvedDateRange } from './date-range'
 import { evaluateFormula, parseFormula } from './formula'
-import { propertiesCondition } from './filters'
 import { ACTIVE_WINDOW_DAYS, activePersons, PERCENTILES, percentiles } from './trends-rows'
 import { and, bucketOfRow, bucketStart, inRange, isEvent, prop, str, unsupported, userProp } from './hogql'
 import type { EventsNode, TrendsQuery } from './model'
@@ -97,7 +96,7 @@ interface Plan {
 async function seriesResults(plan: Plan, series: EventsNode, order: number, range: ResolvedDateRange, ctx: InsightContext): Promise<TrendsResult[]> {
   const attr = `query__series__${order}`
   const { project } = ctx
-  const seriesFilter = propertiesCondition(series.properties, `${attr}__properties`)
+  const seriesFilter = await ctx.properties(series.properties, `${attr}__properties`)
   const whereIn = (r: ResolvedDateRange) => and([isEvent(series.event), inRange(r.from, r.to), plan.global, seriesFilter])
   const where = whereIn(range)
   const list = plan.totalValue ? [] : buckets(range, plan.interval, { timezone: project.timezone, weekStartDay: project.weekStartDay })
@@ -232,7 +231,7 @@ export async function runTrends(query: TrendsQuery, ctx: InsightContext): Promis
     interval,
     weekStartDay: ctx.project.weekStartDay,
     totalValue: TOTAL_VALUE_DISPLAYS.has(query.trendsFilter?.display ?? ''),
-    global: propertiesCondition(query.properties, 'query__properties'),
+    global: await ctx.properties(query.properties, 'query__properties'),
     breakdown: breakdownKey === undefined || breakdownKey === null || breakdownKey === '' ? null : { key: String(breakdownKey), limit: query.breakdownFilter?.breakdown_limit ?? DEFAULT_BREAKDOWN_LIMIT },
   }
   // a formula is read before anything runs: a mistake in it costs no query

@@ -12,7 +12,7 @@ const ev = (event: string, distinctId: string, timestamp: string, properties: Re
 export const TREND_EVENTS = [
   ev('$pageview', 'anon-a', '2024-03-09T04:30:00Z', { $browser: 'Chrome' }), // NY: Mar 8 23:30
   ev('$pageview', 'anon-a', '2024-03-09T05:30:00Z', { $browser: 'Chrome', n: 2, $session_id: 's1' }), // NY: Mar 9 00:30
-  ev('$pageview', 'user-b', '2024-03-10T12:00:00Z', { $browser: 'Safari', n: 3, $session_id: 's2' }), // NY: Mar 10 08:00
+  ev('$pageview', 'user-b', '2024-03-10T12:00:00Z', { $browser: 'Safari', n: 3, $session_id: 's2', $set: { plan: 'pro' } }), // NY: Mar 10 08:00
   ev('$pageview', 'user-b', '2024-03-10T13:00:00Z', { $browser: 'Firefox', n: 5, $session_id: 's2' }), // NY: Mar 10 09:00
   ev('signup', 'user-b', '2024-03-11T03:00:00Z', { plan: 'pro' }), // NY: Mar 10 23:00
   ev('$pageview', 'anon-c', '2024-03-11T05:00:00Z', {}), // NY: Mar 11 01:00
@@ -140,6 +140,20 @@ export function insightsTrendsContract(name: string, start: () => Promise<Stack>
       expect(quoted.status).toBe(400)
       expect((await json(quoted)).attr).toBe('query__properties__0__key')
       expect(await data({ properties: [{ key: '$browser', value: '%', operator: 'icontains' }] })).toEqual([[0, 0, 0, 0]])
+    })
+
+    test('person and cohort filters: the persons they hold, found where persons live', async () => {
+      await setTimezone('America/New_York')
+      expect(await data({ properties: [{ key: 'plan', value: 'pro', operator: 'exact', type: 'person' }] })).toEqual([[0, 0, 2, 0]])
+      expect(await data({ properties: [{ key: 'plan', value: 'pro', operator: 'is_not', type: 'person' }] })).toEqual([[1, 1, 0, 1]])
+      const created = await stack.api('/api/projects/1/cohorts/', {
+        method: 'POST',
+        json: { name: 'Pro', filters: { properties: { type: 'OR', values: [{ type: 'AND', values: [{ key: 'plan', value: 'pro', operator: 'exact', type: 'person' }] }] } } },
+      })
+      if (created.status !== 201) throw new Error(JSON.stringify(await json(created)))
+      const cohort = (await json(created)).id
+      expect(await data({ series: [{ ...pageviews, properties: [{ key: 'id', value: cohort, type: 'cohort' }] }] })).toEqual([[0, 0, 2, 0]])
+      expect(await data({ properties: { type: 'OR', values: [{ type: 'AND', values: [{ key: 'id', value: cohort, type: 'cohort' }] }, { type: 'AND', values: [{ key: '$browser', value: 'Chrome' }] }] } })).toEqual([[1, 1, 2, 0]])
     })
 
     test('compare with the previous period; formulas; a total-value display', async () => {

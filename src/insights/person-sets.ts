@@ -1,0 +1,71 @@
+// Person and cohort filters of an insight: the persons they hold, found in Postgres (where persons live) and handed
+// to the event query as a list of person ids. Each filter is a cohort of one condition to the cohort engine, so it
+// means what it means for flags and cohorts; one scan of the project's persons answers every filter of a query.
+// Bounded twice: at most DYNAMIC_MEMBERS_SCAN_LIMIT persons are read, and a filter may hold at most MAX_PERSONS
+// (the event query carries them as text); past either, the filter is refused by name.
+import type { Sql } from 'postgres'
+import { cohortDefinitions, personsWithMemberships } from '../cohorts/repository'
+import { DYNAMIC_MEMBERS_SCAN_LIMIT } from '../cohorts/service'
+import { CohortSet, inCohort, UnsupportedCohortFilter } from '../flags/engine'
+import { unsupported } from './hogql'
+import type { PropertyFilter } from './model'
+
+/** Persons one person or cohort filter may hold. */
+export const MAX_PERSONS = 4_000
+const SCAN_CHUNK = 1_000
+
+export interface PersonFilterAt {
+  filter: PropertyFilter
+  attr: string
+}
+
+export class PersonSets {
+  constructor(private readonly sql: Sql) {}
+
+  /** The person ids (uuids) of each filter. */
+  async resolve(teamId: number, filters: readonly PersonFilterAt[]): Promise<Map<PropertyFilter, string[]>> {
+    const out = new Map<PropertyFilter, string[]>()
+    if (filters.length === 0) return out
+    const stored = await cohortDefinitions(this.sql, teamId)
+    // each filter a cohort of its own, numbered below every real cohort
+    const synthetic = filters.map(({ filter }, i) => ({
+      id: -1 - i,
+      is_static: false,
+      filters: { properties: { type: 'AND', values: [{ type: 'AND', values: [cohortFilterOf(filter)] }] } },
+    }))
+    const set = new CohortSet([...stored, ...synthetic])
+    const ids = filters.map(() => [] as string[])
+    const now = new Date()
+    let after = 0
+    for (let scanned = 0; scanned < DYNAMIC_MEMBERS_SCAN_LIMIT; scanned += SCAN_CHUNK) {
+      const persons = await personsWithMemberships(this.sql, teamId, after, SCAN_CHUNK)
+      if (persons.length === 0) break
+      for (const p of persons) {
+        const source = { overrides: {}, stored: p.properties, memberships: new Set(p.cohorts), now }
+        filters.forEach(({ filter, attr }, i) => {
+          let member = false
+          try {
+            member = inCohort(-1 - i, set, source)
+          } catch (error) {
+            if (error instanceof UnsupportedCohortFilter) unsupported('Behavioural cohorts cannot filter insights yet', attr)
+            throw error
+          }
+          if (!member) return
+          if (ids[i].length >= MAX_PERSONS) unsupported(`This filter holds more than ${MAX_PERSONS} persons: filter on event properties instead`, attr)
+          ids[i].push(p.uuid)
+        })
+      }
+      after = persons[persons.length - 1].id
+      if (persons.length < SCAN_CHUNK) break
+      if (scanned + SCAN_CHUNK >= DYNAMIC_MEMBERS_SCAN_LIMIT) unsupported(`The project has more than ${DYNAMIC_MEMBERS_SCAN_LIMIT} persons: person and cohort filters need fewer`, filters[0].attr)
+    }
+    filters.forEach(({ filter }, i) => out.set(filter, ids[i]))
+    return out
+  }
+}
+
+/** An insight's person or cohort filter as a cohort's filter. */
+function cohortFilterOf(filter: PropertyFilter): Record<string, unknown> {
+  if (filter.type === 'person') return { key: filter.key, value: filter.value, operator: filter.operator ?? 'exact', type: 'person' }
+  return { key: 'id', value: Number(filter.value), type: 'cohort', negation: filter.operator === 'not_in' }
+}
