@@ -6,6 +6,7 @@
 import type { Sql } from 'postgres'
 import { cohortDefinitions, personsWithMemberships } from '../cohorts/repository'
 import { DYNAMIC_MEMBERS_SCAN_LIMIT } from '../cohorts/service'
+import { personPropertyText } from '../people/repository'
 import { CohortSet, inCohort, UnsupportedCohortFilter } from '../flags/engine'
 import { unsupported } from './hogql'
 import type { PropertyFilter } from './model'
@@ -21,6 +22,15 @@ export interface PersonFilterAt {
 
 export class PersonSets {
   constructor(private readonly sql: Sql) {}
+
+  /** `key` of each of these persons (uuids) now: text, or null when absent (or the person is gone). */
+  async propertyOf(teamId: number, uuids: readonly string[], key: string): Promise<Map<string, string | null>> {
+    const out = new Map<string, string | null>()
+    for (let at = 0; at < uuids.length; at += LOOKUP_CHUNK) {
+      for (const row of await personPropertyText(this.sql, teamId, uuids.slice(at, at + LOOKUP_CHUNK), key)) out.set(row.uuid, row.value)
+    }
+    return out
+  }
 
   /** The person ids (uuids) of each filter. */
   async resolve(teamId: number, filters: readonly PersonFilterAt[]): Promise<Map<PropertyFilter, string[]>> {
@@ -63,6 +73,10 @@ export class PersonSets {
     return out
   }
 }
+
+/** Persons a person-property breakdown may read the property of. */
+export const MAX_BREAKDOWN_PERSONS = 50_000
+const LOOKUP_CHUNK = 5_000
 
 /** An insight's person or cohort filter as a cohort's filter. */
 function cohortFilterOf(filter: PropertyFilter): Record<string, unknown> {

@@ -8,6 +8,7 @@ import { AnswerCache } from './cache'
 import { resolveDateRange, type DateRangeInput, type Interval, type ResolvedDateRange } from './date-range'
 import { QUERY_KINDS } from './model'
 import { personFilters, propertiesCondition } from './filters'
+import { unsupported } from './hogql'
 import type { Properties } from './model'
 import type { PersonSets } from './person-sets'
 import { checkNode } from './validate'
@@ -29,6 +30,8 @@ export interface InsightContext {
   hogql(text: string): Promise<{ results: unknown[][]; columns: string[]; hasMore: boolean }>
   /** a node's `properties` as one condition (null: none); person and cohort filters resolved to their persons */
   properties(input: PropertiesInput, attr: string): Promise<string | null>
+  /** a property of these persons (uuids) as it is now, as text (null: absent) */
+  personProperty(uuids: readonly string[], key: string, attr: string): Promise<Map<string, string | null>>
   /** the range of a query's dateRange in the project's timezone (`all` from the project's first event) */
   dateRange(input: DateRangeInput | null | undefined, interval: Interval): Promise<ResolvedDateRange>
 }
@@ -100,6 +103,10 @@ export class InsightsService {
         const wanted = personFilters(input, attr)
         if (wanted.length === 0 || !this.personSets) return propertiesCondition(input, attr)
         return propertiesCondition(input, attr, await this.personSets.resolve(project.id, wanted))
+      },
+      personProperty: async (uuids, key, attr) => {
+        if (!this.personSets) return unsupported('Person properties are not available here', attr)
+        return this.personSets.propertyOf(project.id, uuids, key)
       },
       dateRange: async (input, interval) => {
         const firstEventAt = input?.date_from === 'all' ? await this.firstEventAt(project.id, options.signal) : undefined

@@ -1,7 +1,9 @@
 // TrendsQuery: each series counted per bucket of the range (every bucket present, zeros included), in the project's
 // timezone, optionally broken down by an event property and compared with the previous period; formulas over the
 // series; "total value" displays answer one number per series instead. docs/insights.md says what each math means.
+import { BREAKDOWN_NULL, BREAKDOWN_OTHER, DEFAULT_BREAKDOWN_LIMIT } from './breakdown-values'
 import { buckets, type Bucket } from './buckets'
+import { mathParts, personBreakdown } from './person-breakdown'
 import { comparisonRange, type Interval, type ResolvedDateRange } from './date-range'
 import { evaluateFormula, parseFormula } from './formula'
 import { ACTIVE_WINDOW_DAYS, activePersons, PERCENTILES, percentiles } from './trends-rows'
@@ -9,9 +11,6 @@ import { and, bucketOfRow, bucketStart, inRange, isEvent, prop, str, unsupported
 import type { EventsNode, TrendsQuery } from './model'
 import type { InsightContext, KindAnswer } from './service'
 
-export const BREAKDOWN_OTHER = '$$_posthog_breakdown_other_$$'
-export const BREAKDOWN_NULL = '$$_posthog_breakdown_null_$$'
-const DEFAULT_BREAKDOWN_LIMIT = 25
 /** Rows one series' query may answer (buckets × breakdown values); past it the question is refused, not cut. */
 const MAX_ROWS = 50_000
 const TOTAL_VALUE_DISPLAYS = new Set(['BoldNumber', 'ActionsPie', 'ActionsBarValue', 'ActionsTable', 'WorldMap'])
@@ -89,7 +88,29 @@ interface Plan {
   weekStartDay: number
   totalValue: boolean
   global: string | null
-  breakdown: { key: string; limit: number } | null
+  breakdown: { key: string; limit: number; person: boolean; hideOther: boolean } | null
+}
+
+type Base = Pick<TrendsResult, 'labels' | 'days' | 'action' | 'label'>
+
+/** Results per breakdown value from rows (bucket start | null, value, number). */
+function breakdownResults(plan: Plan, list: readonly Bucket[], base: Base, values: string[], rows: unknown[][]): TrendsResult[] {
+  const labelOf = (v: string) => (plan.query.series.length > 1 ? `${base.label} - ${v}` : v)
+  const byValue = new Map<string, unknown[][]>()
+  for (const row of rows) {
+    const v = String(row[1])
+    const list = byValue.get(v)
+    if (list) list.push([row[0], row[2]])
+    else byValue.set(v, [[row[0], row[2]]])
+  }
+  return values.map((v) => {
+    if (plan.totalValue) {
+      const total = Number(byValue.get(v)?.[0]?.[1] ?? 0)
+      return { ...base, data: [], count: total, aggregated_value: total, breakdown_value: v, label: labelOf(v) }
+    }
+    const data = fill(list, byValue.get(v) ?? [], plan)
+    return { ...base, data, count: sum(data), breakdown_value: v, label: labelOf(v) }
+  })
 }
 
 /** One series over one range: its result items (one, or one per breakdown value). */
@@ -116,6 +137,19 @@ async function seriesResults(plan: Plan, series: EventsNode, order: number, rang
     if (plan.totalValue) return [{ ...base, data: [], count: data[0], aggregated_value: data[0] }]
     return [{ ...base, data, count: sum(data) }]
   }
+  if (plan.breakdown?.person) {
+    const parts = mathParts(math, () => propertyNumber(series, attr), prop('$session_id'), `${attr}__math`)
+    const { values, rows } = await personBreakdown(ctx, {
+      where,
+      bucket: plan.totalValue ? null : bucket,
+      parts,
+      key: plan.breakdown.key,
+      limit: plan.breakdown.limit,
+      hideOther: plan.breakdown.hideOther,
+      attr: 'query__breakdownFilter__breakdown',
+    })
+    return breakdownResults(plan, list, base, values, rows)
+  }
   const value = aggregate({ ...series, math }, attr)
 
   if (!plan.breakdown) {
@@ -135,30 +169,16 @@ async function seriesResults(plan: Plan, series: EventsNode, order: number, rang
     `SELECT ${key} AS breakdown_value, ${value} AS value FROM events WHERE ${where} GROUP BY breakdown_value ORDER BY value DESC, breakdown_value ASC LIMIT ${plan.breakdown.limit + 1}`,
   )
   const kept = top.results.slice(0, plan.breakdown.limit).map((row) => String(row[0]))
-  const hasOther = top.results.length > plan.breakdown.limit && plan.query.breakdownFilter?.breakdown_hide_other_aggregation !== true
+  const hasOther = top.results.length > plan.breakdown.limit && !plan.breakdown.hideOther
   if (kept.length === 0) return []
   const grouped = `CASE WHEN ${key} IN (${kept.map(str).join(', ')}) THEN ${key} ELSE ${str(BREAKDOWN_OTHER)} END`
   const restricted = hasOther ? where : and([where, `${key} IN (${kept.map(str).join(', ')})`])
   const values = [...kept, ...(hasOther ? [BREAKDOWN_OTHER] : [])]
-  const labelOf = (v: string) => (plan.query.series.length > 1 ? `${base.label} - ${v}` : v)
-  if (plan.totalValue) {
-    const answer = await ctx.hogql(`SELECT ${grouped} AS breakdown_value, ${value} AS value FROM events WHERE ${restricted} GROUP BY breakdown_value LIMIT ${MAX_ROWS}`)
-    const totals = new Map(answer.results.map((row) => [String(row[0]), Number(row[1] ?? 0)]))
-    return values.map((v) => ({ ...base, data: [], count: totals.get(v) ?? 0, aggregated_value: totals.get(v) ?? 0, breakdown_value: v, label: labelOf(v) }))
-  }
-  const answer = await ctx.hogql(
-    `SELECT ${bucket} AS bucket, ${grouped} AS breakdown_value, ${value} AS value FROM events WHERE ${restricted} GROUP BY bucket, breakdown_value LIMIT ${MAX_ROWS}`,
-  )
+  const answer = plan.totalValue
+    ? await ctx.hogql(`SELECT NULL AS bucket, ${grouped} AS breakdown_value, ${value} AS value FROM events WHERE ${restricted} GROUP BY breakdown_value LIMIT ${MAX_ROWS}`)
+    : await ctx.hogql(`SELECT ${bucket} AS bucket, ${grouped} AS breakdown_value, ${value} AS value FROM events WHERE ${restricted} GROUP BY bucket, breakdown_value LIMIT ${MAX_ROWS}`)
   if (answer.hasMore) unsupported(`More than ${MAX_ROWS} rows: pick a larger interval, a shorter range or a smaller breakdown_limit`, 'query__breakdownFilter')
-  const byValue = new Map<string, unknown[][]>()
-  for (const row of answer.results) {
-    const v = String(row[1])
-    byValue.set(v, [...(byValue.get(v) ?? []), [row[0], row[2]]])
-  }
-  return values.map((v) => {
-    const data = fill(list, byValue.get(v) ?? [], plan)
-    return { ...base, data, count: sum(data), breakdown_value: v, label: labelOf(v) }
-  })
+  return breakdownResults(plan, list, base, values, answer.results)
 }
 
 /** Rows of (bucket start, value) spread over every bucket of the range. */
@@ -223,16 +243,21 @@ async function periodResults(plan: Plan, range: ResolvedDateRange, ctx: InsightC
 export async function runTrends(query: TrendsQuery, ctx: InsightContext): Promise<KindAnswer> {
   const interval = query.interval ?? 'day'
   const breakdownKey = query.breakdownFilter?.breakdown
-  if (breakdownKey !== undefined && breakdownKey !== null && (query.breakdownFilter?.breakdown_type ?? 'event') !== 'event') {
-    unsupported('Breakdowns by person property are not supported by insights yet: break down by an event property', 'query__breakdownFilter__breakdown_type')
-  }
   const plan: Plan = {
     query,
     interval,
     weekStartDay: ctx.project.weekStartDay,
     totalValue: TOTAL_VALUE_DISPLAYS.has(query.trendsFilter?.display ?? ''),
     global: await ctx.properties(query.properties, 'query__properties'),
-    breakdown: breakdownKey === undefined || breakdownKey === null || breakdownKey === '' ? null : { key: String(breakdownKey), limit: query.breakdownFilter?.breakdown_limit ?? DEFAULT_BREAKDOWN_LIMIT },
+    breakdown:
+      breakdownKey === undefined || breakdownKey === null || breakdownKey === ''
+        ? null
+        : {
+            key: String(breakdownKey),
+            limit: query.breakdownFilter?.breakdown_limit ?? DEFAULT_BREAKDOWN_LIMIT,
+            person: query.breakdownFilter?.breakdown_type === 'person',
+            hideOther: query.breakdownFilter?.breakdown_hide_other_aggregation === true,
+          },
   }
   // a formula is read before anything runs: a mistake in it costs no query
   for (const { formula } of formulasOf(query)) parseFormula(formula, query.series.length, 'query__trendsFilter__formula')

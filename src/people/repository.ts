@@ -163,6 +163,13 @@ export interface PersonListing {
  * What a person costs a list page, in bytes (its properties as text, its distinct ids — at most `ids` of them —
  * and the rest of its answer), computed in Postgres so that the rows are only read once they fit the page.
  */
+/** One property of these persons (by uuid) as text: strings as they are, other JSON as written; null when absent. */
+export function personPropertyText(sql: Sql, teamId: number, uuids: readonly string[], key: string): Promise<{ uuid: string; value: string | null }[]> {
+  return sql<{ uuid: string; value: string | null }[]>`
+    select uuid::text as uuid, properties ->> ${key} as value
+      from persons where team_id = ${teamId} and uuid = any(${uuids as string[]}::uuid[])`
+}
+
 export function personListingBytes(sql: Sql, ids: number | null = null) {
   const idBytes = ids === null
     ? sql`(select coalesce(sum(octet_length(d.distinct_id) + 4), 0) from person_distinct_ids d where d.person_id = p.id)`

@@ -126,6 +126,29 @@ export function insightsTrendsContract(name: string, start: () => Promise<Stack>
       expect(pie.results.map((r: { breakdown_value: string; aggregated_value: number }) => [r.breakdown_value, r.aggregated_value])).toEqual([['Chrome', 2], ['$$_posthog_breakdown_other_$$', 3]])
     })
 
+    test('breakdown by a person property: the person\'s value now, every math combined exactly', async () => {
+      await setTimezone('America/New_York')
+      const values = (body: { results: { breakdown_value: string; data: number[]; aggregated_value?: number }[] }) => body.results.map((r) => [r.breakdown_value, r.aggregated_value ?? r.data])
+      const person = { breakdown: 'plan', breakdown_type: 'person' }
+      expect(values(await trends({ breakdownFilter: person }))).toEqual([
+        ['$$_posthog_breakdown_null_$$', [1, 1, 0, 1]],
+        ['pro', [0, 0, 2, 0]],
+      ])
+      expect(values(await trends({ series: [{ ...pageviews, math: 'dau' }], breakdownFilter: person }))).toEqual([
+        ['$$_posthog_breakdown_null_$$', [1, 1, 0, 1]],
+        ['pro', [0, 0, 1, 0]],
+      ])
+      // ranked by the math itself: pro's average (4) is the larger
+      expect(values(await trends({ series: [{ ...pageviews, math: 'avg', math_property: 'n' }], breakdownFilter: person }))).toEqual([
+        ['pro', [0, 0, 4, 0]],
+        ['$$_posthog_breakdown_null_$$', [0, 2, 0, 0]],
+      ])
+      expect(values(await trends({ series: [{ ...pageviews, math: 'dau' }], breakdownFilter: { ...person, breakdown_limit: 1 }, trendsFilter: { display: 'ActionsTable' } }))).toEqual([
+        ['$$_posthog_breakdown_null_$$', 2],
+        ['$$_posthog_breakdown_other_$$', 1],
+      ])
+    })
+
     test('property filters with PostHog\'s operators; hostile keys and values are only values', async () => {
       await setTimezone('America/New_York')
       expect(await data({ properties: [{ key: '$browser', value: ['Chrome', 'Safari'], operator: 'exact', type: 'event' }] })).toEqual([[1, 1, 1, 0]])
