@@ -1,10 +1,11 @@
-// The query API on a real ClickHouse cluster (2 shards × 2 replicas of 18.16, ZooKeeper): events on the Distributed
+// The query API and trends on a real ClickHouse cluster (2 shards × 2 replicas of 18.16, ZooKeeper): events on the Distributed
 // table, the person mapping replicated to every node and joined locally on each shard.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { Params } from '../../src/query/dialect'
 import { ClickHouseQueryRunner } from '../../src/query/repository'
 import { startClickHouseCluster, type ClickHouseCluster } from '../helpers/clickhouse-cluster'
 import { startStack } from '../helpers/stack'
+import { insightsTrendsContract } from './insights-trends.contract'
 import { queryApiContract } from './query-api.contract'
 
 let cluster: ClickHouseCluster
@@ -20,6 +21,15 @@ queryApiContract('a 2 × 2 ClickHouse cluster', () => {
   return startStack(
     { postgres: 'embedded', clickhouse: 'embedded' },
     { FLUSH_INTERVAL_MS: 20, QUERY_MAX_RESULT_BYTES: 1024 * 1024, CLICKHOUSE_URL: `${cluster.nodes[0].server.url}/${database}`, CLICKHOUSE_CLUSTER: cluster.name },
+  )
+})
+
+// insights on the cluster: the same trends as on every store
+insightsTrendsContract('a 2 × 2 ClickHouse cluster', () => {
+  const database = `trends_${crypto.randomUUID().replace(/-/g, '').slice(0, 10)}`
+  return startStack(
+    { postgres: 'embedded', clickhouse: 'embedded' },
+    { FLUSH_INTERVAL_MS: 20, CLICKHOUSE_URL: `${cluster.nodes[0].server.url}/${database}`, CLICKHOUSE_CLUSTER: cluster.name },
   )
 })
 
