@@ -16,6 +16,9 @@ export const TREND_EVENTS = [
   ev('$pageview', 'user-b', '2024-03-10T13:00:00Z', { $browser: 'Firefox', n: 5, $session_id: 's2' }), // NY: Mar 10 09:00
   ev('signup', 'user-b', '2024-03-11T03:00:00Z', { plan: 'pro' }), // NY: Mar 10 23:00
   ev('$pageview', 'anon-c', '2024-03-11T05:00:00Z', {}), // NY: Mar 11 01:00
+  // anon-a signs in as user-a mid-range: one person from then on, also for anon-a's earlier events
+  ev('$identify', 'user-a', '2024-03-10T14:00:00Z', { $anon_distinct_id: 'anon-a' }), // NY: Mar 10 10:00
+  ev('$pageview', 'user-a', '2024-03-11T04:00:00Z', { $browser: 'Chrome' }), // NY: Mar 11 00:00
 ]
 const RANGE = { date_from: '2024-03-08', date_to: '2024-03-11' }
 const pageviews = { kind: 'EventsNode', event: '$pageview' }
@@ -45,7 +48,7 @@ export function insightsTrendsContract(name: string, start: () => Promise<Stack>
       // the events are flushed and their persons mapped (copied every half second)
       for (let i = 0; i < 200; i++) {
         const body = await json(post({ kind: 'HogQLQuery', query: 'SELECT count(), count(DISTINCT person_id) FROM events' }))
-        if (body.results?.[0]?.[0] === 6 && body.results?.[0]?.[1] === 3) break
+        if (body.results?.[0]?.[0] === 8 && body.results?.[0]?.[1] === 3) break
         await Bun.sleep(100)
       }
     }, 120_000)
@@ -56,17 +59,17 @@ export function insightsTrendsContract(name: string, start: () => Promise<Stack>
       const utc = await trends({})
       expect(utc.results).toHaveLength(1)
       expect(utc.results[0]).toMatchObject({
-        data: [0, 2, 2, 1],
+        data: [0, 2, 2, 2],
         days: ['2024-03-08', '2024-03-09', '2024-03-10', '2024-03-11'],
         labels: ['8-Mar-2024', '9-Mar-2024', '10-Mar-2024', '11-Mar-2024'],
-        count: 5,
+        count: 6,
         label: '$pageview',
         action: { id: '$pageview', type: 'events', order: 0, math: 'total' },
       })
       expect(utc).toMatchObject({ timezone: 'UTC', is_cached: false, resolved_date_range: { date_from: '2024-03-08T00:00:00Z' } })
       await setTimezone('America/New_York')
       const ny = await trends({})
-      expect(ny.results[0].data).toEqual([1, 1, 2, 1])
+      expect(ny.results[0].data).toEqual([1, 1, 2, 2])
       expect(ny).toMatchObject({
         timezone: 'America/New_York',
         resolved_date_range: { date_from: '2024-03-08T00:00:00-05:00', date_to: '2024-03-11T23:59:59.999999-04:00' },
@@ -74,19 +77,21 @@ export function insightsTrendsContract(name: string, start: () => Promise<Stack>
       expect(ny.hogql).toContain('SELECT')
       // the same question again is answered from the cache, unless asked to refresh
       // (the answer just computed was kept)
-      expect(await trends({}, 'blocking')).toMatchObject({ is_cached: true, results: [{ data: [1, 1, 2, 1] }] })
+      expect(await trends({}, 'blocking')).toMatchObject({ is_cached: true, results: [{ data: [1, 1, 2, 2] }] })
       expect((await trends({ interval: 'day' }, 'blocking')).is_cached).toBe(false)
       expect((await trends({}, 'force_blocking')).is_cached).toBe(false)
     })
 
     test('math: distinct persons, sessions, sums and averages of a property', async () => {
       await setTimezone('America/New_York')
-      expect(await data({ series: [{ ...pageviews, math: 'dau' }] })).toEqual([[1, 1, 1, 1]])
+      // anon-a and user-a are one person: counted once on Mar 11 with anon-c
+      expect(await data({ series: [{ ...pageviews, math: 'dau' }] })).toEqual([[1, 1, 1, 2]])
       expect(await data({ series: [{ ...pageviews, math: 'unique_session' }] })).toEqual([[0, 1, 1, 0]])
       expect(await data({ series: [{ ...pageviews, math: 'sum', math_property: 'n' }] })).toEqual([[0, 2, 8, 0]])
       expect(await data({ series: [{ ...pageviews, math: 'max', math_property: 'n' }] })).toEqual([[0, 2, 5, 0]])
-      expect(await data({ series: [{ kind: 'EventsNode', event: null }] })).toEqual([[1, 1, 3, 1]])
-      // the persons of the 7 (30) local days ending with each day
+      expect(await data({ series: [{ kind: 'EventsNode', event: null }] })).toEqual([[1, 1, 4, 2]])
+      // the persons of the 7 (30) local days ending with each day: on Mar 11 anon-a/user-a, user-b, anon-c (the merge
+      // makes anon-a's Mar 8-9 and user-a's Mar 11 one person)
       expect(await data({ series: [{ ...pageviews, math: 'weekly_active' }] })).toEqual([[1, 1, 2, 3]])
       expect(await data({ series: [{ ...pageviews, math: 'monthly_active' }] })).toEqual([[1, 1, 2, 3]])
       expect((await trends({ series: [{ ...pageviews, math: 'weekly_active' }], trendsFilter: { display: 'BoldNumber' } })).results[0].aggregated_value).toBe(3)
@@ -99,11 +104,11 @@ export function insightsTrendsContract(name: string, start: () => Promise<Stack>
       const hours = await trends({ interval: 'hour', dateRange: { date_from: '2024-03-10T07:00:00', date_to: '2024-03-10T09:00:00', explicitDate: true } })
       expect(hours.results[0]).toMatchObject({ data: [0, 1, 1], days: ['2024-03-10 07:00:00', '2024-03-10 08:00:00', '2024-03-10 09:00:00'], labels: ['10-Mar 07:00', '10-Mar 08:00', '10-Mar 09:00'] })
       const sunday = await trends({ interval: 'week', dateRange: { date_from: '2024-03-03', date_to: '2024-03-16' } })
-      expect(sunday.results[0]).toMatchObject({ data: [2, 3], days: ['2024-03-03', '2024-03-10'] })
+      expect(sunday.results[0]).toMatchObject({ data: [2, 4], days: ['2024-03-03', '2024-03-10'] })
       const r = await stack.api('/api/projects/1/', { method: 'PATCH', json: { week_start_day: 1 } })
       expect(r.status).toBe(200)
       const monday = await trends({ interval: 'week', dateRange: { date_from: '2024-03-04', date_to: '2024-03-17' } })
-      expect(monday.results[0]).toMatchObject({ data: [4, 1], days: ['2024-03-04', '2024-03-11'] })
+      expect(monday.results[0]).toMatchObject({ data: [4, 2], days: ['2024-03-04', '2024-03-11'] })
       await stack.api('/api/projects/1/', { method: 'PATCH', json: { week_start_day: 0 } })
     })
 
@@ -111,19 +116,19 @@ export function insightsTrendsContract(name: string, start: () => Promise<Stack>
       await setTimezone('America/New_York')
       const all = await trends({ breakdownFilter: { breakdown: '$browser', breakdown_type: 'event' } })
       expect(all.results.map((r: { breakdown_value: string; data: number[] }) => [r.breakdown_value, r.data])).toEqual([
-        ['Chrome', [1, 1, 0, 0]],
+        ['Chrome', [1, 1, 0, 1]],
         ['$$_posthog_breakdown_null_$$', [0, 0, 0, 1]],
         ['Firefox', [0, 0, 1, 0]],
         ['Safari', [0, 0, 1, 0]],
       ])
       const limited = await trends({ breakdownFilter: { breakdown: '$browser', breakdown_limit: 2 } })
       expect(limited.results.map((r: { breakdown_value: string; data: number[]; label: string }) => [r.breakdown_value, r.label, r.data])).toEqual([
-        ['Chrome', 'Chrome', [1, 1, 0, 0]],
+        ['Chrome', 'Chrome', [1, 1, 0, 1]],
         ['$$_posthog_breakdown_null_$$', '$$_posthog_breakdown_null_$$', [0, 0, 0, 1]],
         ['$$_posthog_breakdown_other_$$', '$$_posthog_breakdown_other_$$', [0, 0, 2, 0]],
       ])
       const pie = await trends({ breakdownFilter: { breakdown: '$browser', breakdown_limit: 1 }, trendsFilter: { display: 'ActionsPie' } })
-      expect(pie.results.map((r: { breakdown_value: string; aggregated_value: number }) => [r.breakdown_value, r.aggregated_value])).toEqual([['Chrome', 2], ['$$_posthog_breakdown_other_$$', 3]])
+      expect(pie.results.map((r: { breakdown_value: string; aggregated_value: number }) => [r.breakdown_value, r.aggregated_value])).toEqual([['Chrome', 3], ['$$_posthog_breakdown_other_$$', 3]])
     })
 
     test('breakdown by a person property: the person\'s value now, every math combined exactly', async () => {
@@ -131,11 +136,11 @@ export function insightsTrendsContract(name: string, start: () => Promise<Stack>
       const values = (body: { results: { breakdown_value: string; data: number[]; aggregated_value?: number }[] }) => body.results.map((r) => [r.breakdown_value, r.aggregated_value ?? r.data])
       const person = { breakdown: 'plan', breakdown_type: 'person' }
       expect(values(await trends({ breakdownFilter: person }))).toEqual([
-        ['$$_posthog_breakdown_null_$$', [1, 1, 0, 1]],
+        ['$$_posthog_breakdown_null_$$', [1, 1, 0, 2]],
         ['pro', [0, 0, 2, 0]],
       ])
       expect(values(await trends({ series: [{ ...pageviews, math: 'dau' }], breakdownFilter: person }))).toEqual([
-        ['$$_posthog_breakdown_null_$$', [1, 1, 0, 1]],
+        ['$$_posthog_breakdown_null_$$', [1, 1, 0, 2]],
         ['pro', [0, 0, 1, 0]],
       ])
       // ranked by the math itself: pro's average (4) is the larger
@@ -151,7 +156,7 @@ export function insightsTrendsContract(name: string, start: () => Promise<Stack>
 
     test('property filters with PostHog\'s operators; hostile keys and values are only values', async () => {
       await setTimezone('America/New_York')
-      expect(await data({ properties: [{ key: '$browser', value: ['Chrome', 'Safari'], operator: 'exact', type: 'event' }] })).toEqual([[1, 1, 1, 0]])
+      expect(await data({ properties: [{ key: '$browser', value: ['Chrome', 'Safari'], operator: 'exact', type: 'event' }] })).toEqual([[1, 1, 1, 1]])
       expect(await data({ properties: [{ key: '$browser', value: 'fire', operator: 'icontains' }] })).toEqual([[0, 0, 1, 0]])
       expect(await data({ properties: [{ key: '$browser', value: 'Chrome', operator: 'is_not' }] })).toEqual([[0, 0, 2, 1]])
       expect(await data({ properties: [{ key: '$browser', operator: 'is_not_set' }] })).toEqual([[0, 0, 0, 1]])
@@ -168,7 +173,7 @@ export function insightsTrendsContract(name: string, start: () => Promise<Stack>
     test('person and cohort filters: the persons they hold, found where persons live', async () => {
       await setTimezone('America/New_York')
       expect(await data({ properties: [{ key: 'plan', value: 'pro', operator: 'exact', type: 'person' }] })).toEqual([[0, 0, 2, 0]])
-      expect(await data({ properties: [{ key: 'plan', value: 'pro', operator: 'is_not', type: 'person' }] })).toEqual([[1, 1, 0, 1]])
+      expect(await data({ properties: [{ key: 'plan', value: 'pro', operator: 'is_not', type: 'person' }] })).toEqual([[1, 1, 0, 2]])
       const created = await stack.api('/api/projects/1/cohorts/', {
         method: 'POST',
         json: { name: 'Pro', filters: { properties: { type: 'OR', values: [{ type: 'AND', values: [{ key: 'plan', value: 'pro', operator: 'exact', type: 'person' }] }] } } },
@@ -176,23 +181,23 @@ export function insightsTrendsContract(name: string, start: () => Promise<Stack>
       if (created.status !== 201) throw new Error(JSON.stringify(await json(created)))
       const cohort = (await json(created)).id
       expect(await data({ series: [{ ...pageviews, properties: [{ key: 'id', value: cohort, type: 'cohort' }] }] })).toEqual([[0, 0, 2, 0]])
-      expect(await data({ properties: { type: 'OR', values: [{ type: 'AND', values: [{ key: 'id', value: cohort, type: 'cohort' }] }, { type: 'AND', values: [{ key: '$browser', value: 'Chrome' }] }] } })).toEqual([[1, 1, 2, 0]])
+      expect(await data({ properties: { type: 'OR', values: [{ type: 'AND', values: [{ key: 'id', value: cohort, type: 'cohort' }] }, { type: 'AND', values: [{ key: '$browser', value: 'Chrome' }] }] } })).toEqual([[1, 1, 2, 1]])
     })
 
     test('compare with the previous period; formulas; a total-value display', async () => {
       await setTimezone('America/New_York')
       const compared = await trends({ dateRange: { date_from: '2024-03-10', date_to: '2024-03-11' }, compareFilter: { compare: true } })
       expect(compared.results.map((r: { compare_label: string; data: number[]; days: string[] }) => [r.compare_label, r.data, r.days])).toEqual([
-        ['current', [2, 1], ['2024-03-10', '2024-03-11']],
+        ['current', [2, 2], ['2024-03-10', '2024-03-11']],
         ['previous', [1, 1], ['2024-03-08', '2024-03-09']],
       ])
       const formula = await trends({ series: [pageviews, { kind: 'EventsNode', event: 'signup' }], trendsFilter: { formula: 'A + B * 10' } })
       expect(formula.results).toHaveLength(1)
-      expect(formula.results[0]).toMatchObject({ data: [1, 1, 12, 1], label: 'A + B * 10', count: 15 })
+      expect(formula.results[0]).toMatchObject({ data: [1, 1, 12, 2], label: 'A + B * 10', count: 16 })
       const ratio = await trends({ series: [pageviews, { kind: 'EventsNode', event: 'signup' }], trendsFilter: { formula: 'B / A' } })
       expect(ratio.results[0].data).toEqual([0, 0, 0.5, 0])
       const bold = await trends({ trendsFilter: { display: 'BoldNumber' } })
-      expect(bold.results[0]).toMatchObject({ aggregated_value: 5, data: [] })
+      expect(bold.results[0]).toMatchObject({ aggregated_value: 6, data: [] })
       const boldDau = await trends({ series: [{ ...pageviews, math: 'dau' }], trendsFilter: { display: 'BoldNumber' } })
       expect(boldDau.results[0].aggregated_value).toBe(3)
     })
