@@ -167,7 +167,7 @@ export async function updateInsight(tx: Sql, teamId: number, id: number, userId:
  */
 export async function storeResult(sql: Sql, teamId: number, id: number, query: Record<string, unknown>, resultJson: string | null, bytes: number): Promise<Date | null> {
   const [row] = await sql<{ last_refresh: Date | null }[]>`
-    update insights set result = ${resultJson}::jsonb, result_bytes = ${bytes},
+    update insights set result = ${resultJson}::text::jsonb, result_bytes = ${bytes},
            last_refresh = case when ${resultJson === null}::boolean then null else now() end
      where team_id = ${teamId} and id = ${id} and query = ${sql.json(asJson(query))}::jsonb
     returning last_refresh`
