@@ -1,7 +1,6 @@
 // /api/projects/:project_id/dashboards/ — list, create, retrieve with tiles (?refresh recomputes them), PATCH
-// (tiles changed or removed by id; delete = PATCH {"deleted": true}; DELETE is 405). Documented in docs/dashboards.md.
+// (tiles changed or removed by id; delete = PATCH {"deleted": true}: DELETE, not served, is 405). Documented in docs/dashboards.md.
 import { Elysia, t } from 'elysia'
-import { errors } from '../http/errors'
 import { documentedAs } from '../http/openapi'
 import { page, PageQuery, parsePaging, publicUrl } from '../http/pagination'
 import type { RateLimiter } from '../http/rate-limit'
@@ -63,11 +62,4 @@ export function dashboardRoutes(deps: DashboardRouteDeps) {
       response: { 200: Dashboard },
       detail: { tags, summary: 'Update a dashboard; {"deleted": true} deletes it; tiles: [{id, deleted: true}] takes an insight off it' },
     })
-    .delete(
-      `${base}/:id/`,
-      () => {
-        throw errors.methodNotAllowed('DELETE')
-      },
-      { params: idParams, detail: { tags, summary: 'Not allowed (405): PATCH {"deleted": true} instead', hide: true } },
-    )
 }

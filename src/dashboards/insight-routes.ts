@@ -1,5 +1,5 @@
 // /api/projects/:project_id/insights/ — list, create, retrieve (?refresh computes), PATCH (delete = PATCH
-// {"deleted": true}; DELETE is 405, as PostHog answers it). Documented in docs/dashboards.md.
+// {"deleted": true}: DELETE, not served, is 405 as PostHog answers it). Documented in docs/dashboards.md.
 import { Elysia, t } from 'elysia'
 import { errors } from '../http/errors'
 import { documentedAs } from '../http/openapi'
@@ -114,11 +114,4 @@ export function insightRoutes(deps: InsightRouteDeps) {
       response: { 200: Insight },
       detail: { tags, summary: 'Update an insight; {"deleted": true} deletes it; "dashboards" is the list of dashboards it is on' },
     })
-    .delete(
-      `${base}/:id/`,
-      () => {
-        throw errors.methodNotAllowed('DELETE')
-      },
-      { params: idParams, detail: { tags, summary: 'Not allowed (405): PATCH {"deleted": true} instead', hide: true } },
-    )
 }

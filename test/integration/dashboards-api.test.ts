@@ -86,6 +86,7 @@ for (const postgres of ['real', 'embedded'] as StoreChoice[]) {
       const del = await stack.api(`/api/projects/1/insights/${i.id}/`, { method: 'DELETE' })
       expect(del.status).toBe(405)
       expect(await json(del)).toMatchObject({ code: 'method_not_allowed' })
+      expect(del.headers.get('allow')).toContain('PATCH')
       expect((await stack.api('/api/projects/1/insights/99999999/')).status).toBe(404)
       expect((await stack.api('/api/projects/1/insights/abc/')).status).toBe(404)
       await refused(stack.api(`/api/projects/1/insights/?short_id=${'x'.repeat(40)}`), 'short_id')
