@@ -76,7 +76,7 @@ export class DashboardService {
     const worker = async () => {
       while (next < due.length && !signal?.aborted) {
         const { tile, insight } = due[next++]!
-        if (performance.now() > deadline) {
+        if (performance.now() >= deadline) {
           this.deps.metrics?.insightRefreshes.inc({ outcome: 'skipped_budget' })
           outcomes.set(tile.id, { error: tileError('dashboard_refresh_budget', `Not refreshed: the dashboard's refresh ran out of its ${this.deps.refreshBudgetMs} ms; the last stored result is shown.`) })
           continue

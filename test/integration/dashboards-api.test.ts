@@ -6,6 +6,10 @@ import { createPersonalKeyFor } from '../../src/projects/personal-keys'
 import { createUser } from '../../src/projects/accounts'
 import { createProject } from '../../src/projects/repository'
 import { DASHBOARD_LIMITS } from '../../src/dashboards/validation'
+import { DashboardService } from '../../src/dashboards/dashboard-service'
+import { InsightService } from '../../src/dashboards/insight-service'
+import type { InsightQueryRunner } from '../../src/dashboards/runner'
+import { errors } from '../../src/http/errors'
 import { BASE, json, learned, PROJECT_KEY, startStack, type Stack, type StoreChoice } from '../helpers/stack'
 
 const hogql = (query: string) => ({ kind: 'DataTableNode', source: { kind: 'HogQLQuery', query } })
@@ -193,6 +197,46 @@ for (const postgres of ['real', 'embedded'] as StoreChoice[]) {
       expect((await stack.api('/api/projects/1/dashboards/99999999/')).status).toBe(404)
     })
 
+    test('a dashboard refresh computes two tiles at a time, carries a failing tile\'s error, and starts none past its time budget', async () => {
+      const project = await createProject(sql(), { name: `refresh-${postgres}` })
+      const d = await post('dashboards', { name: 'Slow' }, project.id)
+      for (let n = 0; n < 8; n++) await post('insights', { name: `slow ${n}`, query: hogql(n === 3 ? 'FAIL' : `SELECT ${n} FROM events`), dashboards: [d.id] }, project.id)
+      let running = 0
+      let most = 0
+      let calls = 0
+      // a runner that takes its time, so that overlapping tiles show
+      const runner: InsightQueryRunner = {
+        async run(_teamId, query) {
+          calls++
+          most = Math.max(most, ++running)
+          try {
+            await Bun.sleep(50)
+            const text = (query as { query: string }).query
+            if (text === 'FAIL') throw errors.validation('invalid_query', 'This query cannot run.', 'query')
+            return { results: [[text]], columns: ['x'] }
+          } finally {
+            running--
+          }
+        },
+      }
+      const insights = new InsightService({ sql: sql(), runner })
+      const context = { id: project.id, timezone: 'UTC' }
+      const started = performance.now()
+      const answer = await new DashboardService({ sql: sql(), insights, refreshBudgetMs: 30_000 }).retrieve(context, String(d.id), 'force')
+      console.log(`[dashboards] ${postgres}: 8 tiles of 50 ms refreshed in ${(performance.now() - started).toFixed(0)} ms, at most ${most} at a time`)
+      expect({ calls, most }).toEqual({ calls: 8, most: DASHBOARD_LIMITS.refreshConcurrency })
+      expect(answer.tiles.map((t) => t.error?.code ?? t.insight.result)).toEqual([
+        [['SELECT 0 FROM events']], [['SELECT 1 FROM events']], [['SELECT 2 FROM events']], 'invalid_query',
+        [['SELECT 4 FROM events']], [['SELECT 5 FROM events']], [['SELECT 6 FROM events']], [['SELECT 7 FROM events']],
+      ])
+      // no time left: no tile starts, each says why and shows its stored result
+      calls = 0
+      const late = await new DashboardService({ sql: sql(), insights, refreshBudgetMs: 0 }).retrieve(context, String(d.id), 'force')
+      expect(calls).toBe(0)
+      expect(late.tiles.map((t) => t.error?.code)).toEqual(Array(8).fill('dashboard_refresh_budget'))
+      expect(late.tiles[0]).toMatchObject({ is_cached: true, insight: { result: [['SELECT 0 FROM events']] } })
+    })
+
     test('hostile fields: each bound refused with 400 naming its field, nothing written', async () => {
       const before = (await get('insights/?limit=1')).count
       const insight = (body: unknown) => stack.api('/api/projects/1/insights/', { method: 'POST', json: body })
@@ -203,9 +247,9 @@ for (const postgres of ['real', 'embedded'] as StoreChoice[]) {
       await refused(insight({ tags: ['x'.repeat(65)] }), 'tags', 'max_length')
       await refused(insight({ tags: Array.from({ length: 100_000 }, () => 'same') }), 'tags', 'max_length')
       await refused(insight({ query: hogql(`SELECT '${'x'.repeat(70_000)}' FROM events`) }), 'query', 'max_length')
-      let deep: Record<string, unknown> = { kind: 'HogQLQuery', query: 'SELECT 1 FROM events' }
-      for (let n = 0; n < 40; n++) deep = { kind: 'DataTableNode', source: deep }
-      await refused(insight({ query: deep }), 'query', 'max_depth')
+      let deep: unknown = 1
+      for (let n = 0; n < 40; n++) deep = { a: deep }
+      await refused(insight({ query: { kind: 'HogQLQuery', query: 'SELECT 1 FROM events', values: deep } }), 'query', 'max_depth')
       await refused(insight({ query: { kind: 'SavedInsightNode', shortId: 'abc' } }), 'query')
       await refused(insight({ query: { kind: 'InsightVizNode' } }), 'query')
       await refused(insight({ query: 'SELECT 1' }), 'query')
