@@ -20,11 +20,12 @@ import {
   type TileRow,
 } from './dashboard-repository'
 import { withInsightLock, type InsightRow } from './insight-repository'
-import { countingRefusals, isStale, limitExceeded, type ComputedAnswer, type InsightMetrics, type InsightService, type ProjectContext } from './insight-service'
+import { countingRefusals, isStale, limitExceeded, type InsightMetrics, type InsightService, type ProjectContext } from './insight-service'
 import { dashboardBasicJson, insightJson, tileJson, type TileError } from './serialize'
 import { DASHBOARD_LIMITS, validateDashboardBody, type RefreshMode } from './validation'
 
-type TileOutcome = { computed: ComputedAnswer } | { error: TileError }
+/** A tile computed now keeps only its size and time here: the answers are read back from the store within the dashboard's budget. */
+type TileOutcome = { computed: { bytes: number; last_refresh: Date | string | null } } | { error: TileError }
 
 const tileError = (code: string, detail: string): TileError => ({ type: 'server_error', code, detail, attr: null })
 
@@ -82,7 +83,8 @@ export class DashboardService {
           continue
         }
         try {
-          outcomes.set(tile.id, { computed: await this.deps.insights.compute(project, insight, signal) })
+          const { bytes, last_refresh } = await this.deps.insights.compute(project, insight, signal)
+          outcomes.set(tile.id, { computed: { bytes, last_refresh } })
         } catch (error) {
           const { status, body } = toErrorResponse('UNKNOWN', error)
           if (status >= 500 && !(error instanceof ApiError)) this.deps.log?.error({ err: error, insightId: insight.id }, 'dashboard tile refresh failed')
@@ -94,7 +96,8 @@ export class DashboardService {
   }
 
   /**
-   * Each tile with its insight: the answer computed now, else the stored one. Results share one budget
+   * Each tile with its insight and its answer as stored (a refresh has just stored what it computed, when at most
+   * storedResultBytes). Results share one budget
    * (DASHBOARD_LIMITS.dashboardResultBytes) and each at most storedResultBytes: past either, the tile says so and
    * its insight is read on its own.
    */
@@ -105,24 +108,22 @@ export class DashboardService {
       const computed = outcome && 'computed' in outcome ? outcome.computed : null
       let error = outcome && 'error' in outcome ? outcome.error : null
       const bytes = computed ? computed.bytes : insight.result_bytes
-      let show: 'computed' | 'stored' | 'none' = computed ? 'computed' : insight.result_bytes > 0 ? 'stored' : 'none'
-      if (show !== 'none' && bytes > DASHBOARD_LIMITS.storedResultBytes) {
-        show = 'none'
+      let show = computed !== null || insight.result_bytes > 0
+      if (show && bytes > DASHBOARD_LIMITS.storedResultBytes) {
+        show = false
         error ??= tileError('result_too_large', `This result is ${bytes} bytes, more than a dashboard tile carries (${DASHBOARD_LIMITS.storedResultBytes}): retrieve the insight itself.`)
-      } else if (show !== 'none' && bytes > room) {
-        show = 'none'
+      } else if (show && bytes > room) {
+        show = false
         error ??= tileError('dashboard_too_large', `The dashboard's results passed ${DASHBOARD_LIMITS.dashboardResultBytes} bytes: retrieve this insight itself.`)
       }
-      if (show !== 'none') room -= bytes
+      if (show) room -= bytes
       return { tile, insight, computed, error, show }
     })
-    const stored = await storedResults(this.deps.sql, plan.filter((p) => p.show === 'stored').map((p) => p.insight.id))
+    const stored = await storedResults(this.deps.sql, plan.filter((p) => p.show).map((p) => p.insight.id))
     return plan.map(({ tile, insight, computed, error, show }) => {
-      const answer =
-        show === 'computed' && computed
-          ? computed
-          : { answer: show === 'stored' ? (stored.get(insight.id) ?? null) : null, is_cached: true, last_refresh: insight.last_refresh }
-      return tileJson(tile, insightJson(insight, answer, project.timezone), error)
+      const answer = show ? (stored.get(insight.id) ?? null) : null
+      const shown = computed ? { answer, is_cached: false, last_refresh: computed.last_refresh } : { answer, is_cached: true, last_refresh: insight.last_refresh }
+      return tileJson(tile, insightJson(insight, shown, project.timezone), error)
     })
   }
 

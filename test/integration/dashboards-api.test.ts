@@ -318,23 +318,48 @@ for (const postgres of ['real', 'embedded'] as StoreChoice[]) {
       const metrics = await (await stack.app.handle(new Request(`${BASE}/metrics`))).text()
       expect(metrics).toMatch(/insight_refreshes_total\{outcome="too_large_to_store"\} [1-9]/)
 
-      // twelve insights with stored answers of 0.9 MiB each: a page of 8 MiB holds eight
+      // on a dashboard, the answer too large to store is not carried: the tile says so, the dashboard answers
+      const d = await post('dashboards', { name: 'Big' }, project.id)
+      await stack.api(`/api/projects/${project.id}/insights/${i.id}/`, { method: 'PATCH', json: { dashboards: [d.id] } })
+      const refreshedDashboard = await json(stack.api(`/api/projects/${project.id}/dashboards/${d.id}/?refresh=true`))
+      expect(refreshedDashboard.tiles[0]).toMatchObject({ insight: { id: i.id, result: null }, error: { code: 'result_too_large' } })
+
+      // twenty insights with stored answers of 0.9 MiB each, on the dashboard: a list page of 8 MiB holds nine, the
+      // dashboard's 16 MiB seventeen (the others say so)
       const answer = JSON.stringify({ results: [['y'.repeat(900 * 1024)]], columns: ['y'] })
-      for (let n = 0; n < 12; n++) {
-        const made = await post('insights', { name: `stored ${n}`, query: hogql('SELECT 1 FROM events') }, project.id)
+      for (let n = 0; n < 20; n++) {
+        const made = await post('insights', { name: `stored ${n}`, query: hogql('SELECT 1 FROM events'), dashboards: [d.id] }, project.id)
         await sql()`update insights set result = ${answer}::text::jsonb, result_bytes = ${Buffer.byteLength(answer)}, last_refresh = now() where id = ${made.id}`
       }
-      const started = performance.now()
-      const first = await stack.api(`/api/projects/${project.id}/insights/?limit=100`)
-      const text = await first.text()
-      const page = JSON.parse(text)
-      console.log(`[dashboards] ${postgres}: insights page of ${page.results.length} of ${page.count}, ${(text.length / 1048576).toFixed(1)} MiB in ${(performance.now() - started).toFixed(0)} ms`)
-      expect(page.results.length).toBeLessThan(page.count)
-      expect(text.length).toBeLessThan(9 * 1024 * 1024)
-      const rest = await json(stack.api(page.next.replace(BASE, '')))
-      const ids = [...page.results, ...rest.results].map((x: { id: number }) => x.id)
-      expect(new Set(ids).size).toBe(page.count)
-      expect(new URL(page.next).searchParams.get('offset')).toBe(String(page.results.length))
+      let started = performance.now()
+      const dashboardText = await (await stack.api(`/api/projects/${project.id}/dashboards/${d.id}/`)).text()
+      const dashboard = JSON.parse(dashboardText)
+      console.log(`[dashboards] ${postgres}: dashboard of ${dashboard.tiles.length} tiles, ${(dashboardText.length / 1048576).toFixed(1)} MiB in ${(performance.now() - started).toFixed(0)} ms`)
+      const carried = dashboard.tiles.filter((t: { insight: { result: unknown } }) => t.insight.result !== null)
+      expect(carried.length).toBe(Math.floor(DASHBOARD_LIMITS.dashboardResultBytes / Buffer.byteLength(answer)))
+      expect(dashboard.tiles.filter((t: { error: { code: string } | null }) => t.error?.code === 'dashboard_too_large').length).toBe(20 - carried.length)
+      expect(dashboardText.length).toBeLessThan(DASHBOARD_LIMITS.dashboardResultBytes + 1024 * 1024)
+
+      started = performance.now()
+      let url: string | null = `/api/projects/${project.id}/insights/?limit=100`
+      const ids: number[] = []
+      const sizes: number[] = []
+      let count = 0
+      while (url) {
+        const text = await (await stack.api(url.replace(BASE, ''))).text()
+        const page = JSON.parse(text)
+        count = page.count
+        sizes.push(page.results.length)
+        expect(text.length).toBeLessThan(9 * 1024 * 1024)
+        ids.push(...page.results.map((x: { id: number }) => x.id))
+        url = page.next
+      }
+      console.log(`[dashboards] ${postgres}: ${count} insights listed in pages of ${sizes.join(', ')} (8 MiB each at most) in ${(performance.now() - started).toFixed(0)} ms`)
+      expect(sizes.length).toBeGreaterThan(2)
+      expect(ids.length).toBe(count)
+      expect(new Set(ids).size).toBe(count)
+      const metricsAfter = await (await stack.app.handle(new Request(`${BASE}/metrics`))).text()
+      expect(metricsAfter).toMatch(/list_pages_cut_total\{list="insights"\} [1-9]/)
     }, 120_000)
 
     test('another project: its path answers 404 for these ids, a key limited to one project gets 403 elsewhere', async () => {
