@@ -206,7 +206,7 @@ function privateApiRoutes(services: Services, privateApi: PrivateApiDeps, bodyLi
     .use(currentUserRoutes({ users: services.users, auth: services.auth, limiter: services.apiLimiter }))
     .use(flagHistoryRoutes(privateApi))
     .use(queryRoutes({ query: services.query, auth: services.auth, limiter: services.apiLimiter }))
-    .use(insightRoutes({ insights: services.insights, auth: services.auth, limiter: services.apiLimiter, trustProxy: services.config.TRUST_PROXY, metrics: services.metrics }))
+    .use(insightRoutes({ insights: services.savedInsights, auth: services.auth, limiter: services.apiLimiter, trustProxy: services.config.TRUST_PROXY, metrics: services.metrics }))
     .use(dashboardRoutes({ dashboards: services.dashboards, auth: services.auth, limiter: services.apiLimiter, trustProxy: services.config.TRUST_PROXY }))
 }
 

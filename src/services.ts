@@ -61,7 +61,7 @@ export interface Services {
   users: UserService
   query: QueryService
   /** saved insights and dashboards */
-  insights: InsightService
+  savedInsights: InsightService
   dashboards: DashboardService
   lifecycle: Lifecycle
   readiness(): Promise<Readiness>
@@ -249,8 +249,8 @@ export async function startServices(config: Config, log: Logger, options: { metr
       metrics.querySlots.set({ state: 'waiting' }, waiting)
     })
     // HogQL sources only for now: the insight kinds' runner takes this adapter's place when they are served
-    const insights = new InsightService({ sql: db.sql, runner: hogqlInsightRunner((teamId, text, signal) => query.run(teamId, text, signal)), metrics })
-    const dashboards = new DashboardService({ sql: db.sql, insights, refreshBudgetMs: config.QUERY_TIMEOUT_MS, log, metrics })
+    const savedInsights = new InsightService({ sql: db.sql, runner: hogqlInsightRunner((teamId, text, signal) => query.run(teamId, text, signal)), metrics })
+    const dashboards = new DashboardService({ sql: db.sql, insights: savedInsights, refreshBudgetMs: config.QUERY_TIMEOUT_MS, log, metrics })
     log.info({ postgres: db.describe, events: events.kind }, 'stores ready')
     return {
       config,
@@ -268,7 +268,7 @@ export async function startServices(config: Config, log: Logger, options: { metr
       erasure,
       users,
       query,
-      insights,
+      savedInsights,
       dashboards,
       lifecycle,
       readiness,
