@@ -95,7 +95,10 @@ export async function listInsights(sql: Sql, teamId: number, o: InsightListOptio
   const [[{ count }], sizes] = await Promise.all([
     sql<{ count: number }[]>`select count(*)::int as count from insights i where ${where}`,
     sql<{ bytes: number }[]>`
-      select 1000 + coalesce(octet_length(i.query::text), 0) + octet_length(i.description) + ${o.basic ? 0 : sql`i.result_bytes`} as bytes
+      select 1000 + coalesce(octet_length(i.query::text), 0) + octet_length(i.description) + coalesce(octet_length(i.name), 0)
+             + coalesce(octet_length(i.derived_name), 0) + coalesce(octet_length(array_to_string(i.tags, '')), 0) + 4 * cardinality(i.tags)
+             + 60 * (select count(*) from dashboard_tiles t where t.insight_id = i.id and not t.deleted)::int
+             + ${o.basic ? 0 : sql`i.result_bytes`} as bytes
         from insights i where ${where} ${order} limit ${o.limit} offset ${o.offset}`,
   ])
   const fit = rowsThatFit(sizes.map((r) => r.bytes), o.limit, o.maxBytes)
@@ -125,7 +128,8 @@ export function randomShortId(): string {
 
 /** Insert an insight with a fresh short id (drawn again on the rare collision); `tx` holds the insight lock. */
 export async function insertInsight(tx: Sql, teamId: number, userId: number, input: InsightInput): Promise<number> {
-  for (;;) {
+  for (let attempt = 0; ; attempt++) {
+    if (attempt === 5) throw new Error('five random short ids in a row were taken')
     const [row] = await tx<{ id: number }[]>`
       insert into insights (team_id, short_id, name, derived_name, description, query, favorited, saved, deleted, tags,
                             created_by_id, last_modified_by_id)
