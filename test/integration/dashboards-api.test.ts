@@ -293,8 +293,10 @@ for (const postgres of ['real', 'embedded'] as StoreChoice[]) {
       await sql()`insert into dashboards (team_id, name) select ${project.id}, 'bulk' from generate_series(1, ${DASHBOARD_LIMITS.dashboardsPerProject - 2}) g`
       await post('dashboards', { name: 'the last dashboard' }, project.id)
       await refused(stack.api(`/api/projects/${project.id}/dashboards/`, { method: 'POST', json: { name: 'past the cap' } }), null, 'limit_exceeded')
-      const page = await json(stack.api(`/api/projects/${project.id}/insights/?limit=1000`))
-      expect(page.count).toBe(DASHBOARD_LIMITS.insightsPerProject)
+      const started2 = performance.now()
+      const page = await json(stack.api(`/api/projects/${project.id}/insights/?limit=1000&search=bulk`))
+      console.log(`[dashboards] ${postgres}: a page of 1,000 of a project's 10,000 insights (searched) in ${(performance.now() - started2).toFixed(0)} ms`)
+      expect(page.count).toBe(DASHBOARD_LIMITS.insightsPerProject - DASHBOARD_LIMITS.tilesPerDashboard - 1)
       expect(page.results.length).toBe(1000)
     }, 120_000)
 
