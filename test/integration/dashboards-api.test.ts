@@ -263,6 +263,31 @@ for (const postgres of ['real', 'embedded'] as StoreChoice[]) {
       await refused(dashboard({ description: 'x'.repeat(4097) }), 'description', 'max_length')
       await refused(dashboard({ tags: ['x'.repeat(65)] }), 'tags', 'max_length')
       await refused(dashboard({ use_template: 'x' }), 'use_template')
+      // odd shapes: always a 4xx, never a 500
+      const target = await post('insights', { name: 'target' })
+      const dash = await post('dashboards', { name: 'target' })
+      const odd: [string, string, string][] = [
+        ['POST', '/api/projects/1/insights/', 'null'],
+        ['POST', '/api/projects/1/insights/', '[1]'],
+        ['POST', '/api/projects/1/insights/', '{"name": '],
+        ['PATCH', `/api/projects/1/insights/${target.id}/`, '{"tags": "x"}'],
+        ['PATCH', `/api/projects/1/insights/${target.id}/`, '{"dashboards": [1e400]}'],
+        ['PATCH', `/api/projects/1/insights/${target.id}/`, '{"query": {"kind": "InsightVizNode", "source": {"kind": "TrendsQuery", "x": "\\u0000"}}}'],
+        ['PATCH', `/api/projects/1/insights/${target.id}/`, '{"query": {"kind": "HogQLQuery", "query": "\\ud800"}}'],
+        ['PATCH', `/api/projects/1/dashboards/${dash.id}/`, '{"tiles": [null]}'],
+        ['PATCH', `/api/projects/1/dashboards/${dash.id}/`, '{"tiles": {"id": 1}}'],
+        ['PATCH', `/api/projects/1/dashboards/${dash.id}/`, '{"tiles": [{"id": 99999999999}]}'],
+        ['PATCH', `/api/projects/1/dashboards/${dash.id}/`, '{"pinned": "yes"}'],
+        ['GET', '/api/projects/1/insights/?dashboards=[1,', ''],
+        ['GET', '/api/projects/1/insights/?dashboards=1,,2', ''],
+        ['GET', `/api/projects/1/insights/?search=${'x'.repeat(300)}`, ''],
+        ['GET', `/api/projects/1/dashboards/${dash.id}/?refresh=later`, ''],
+      ]
+      for (const [method, path, body] of odd) {
+        const r = await stack.api(path, { method, ...(body ? { body, headers: { 'content-type': 'application/json' } } : {}) })
+        expect({ method, path, body, status: r.status }).toEqual({ method, path, body, status: 400 })
+      }
+      for (const id of ['0', '-1', '9999999999', '1.5', 'x']) expect((await stack.api(`/api/projects/1/dashboards/${id}/`)).status).toBe(404)
       const metrics = await (await stack.app.handle(new Request(`${BASE}/metrics`))).text()
       expect(metrics).toMatch(/insight_writes_refused_total\{field="query"\} [1-9]/)
     })
