@@ -20,6 +20,8 @@ import { bumpFlagVersion } from './flags/repository'
 import { flagRoutes } from './flags/routes'
 import { cohortRoutes } from './cohorts/routes'
 import { queryRoutes } from './insights/routes'
+import { insightRoutes } from './dashboards/insight-routes'
+import { dashboardRoutes } from './dashboards/dashboard-routes'
 import { decideRoutes } from './flags/decide/routes'
 import { remoteConfigRoutes } from './remote-config/routes'
 import type { Services } from './services'
@@ -204,6 +206,8 @@ function privateApiRoutes(services: Services, privateApi: PrivateApiDeps, bodyLi
     .use(currentUserRoutes({ users: services.users, auth: services.auth, limiter: services.apiLimiter }))
     .use(flagHistoryRoutes(privateApi))
     .use(queryRoutes({ insights: services.insights, auth: services.auth, limiter: services.apiLimiter }))
+    .use(insightRoutes({ insights: services.savedInsights, auth: services.auth, limiter: services.apiLimiter, trustProxy: services.config.TRUST_PROXY, metrics: services.metrics }))
+    .use(dashboardRoutes({ dashboards: services.dashboards, auth: services.auth, limiter: services.apiLimiter, trustProxy: services.config.TRUST_PROXY }))
 }
 
 export type App = ReturnType<typeof createApp>

@@ -36,6 +36,8 @@ import { QueryService } from './query/service'
 import { createInsightsService } from './insights/kinds'
 import type { InsightsService } from './insights/service'
 import { createQueryRunner } from './query/factory'
+import { InsightService } from './dashboards/insight-service'
+import { DashboardService } from './dashboards/dashboard-service'
 
 export interface Lifecycle {
   draining: boolean
@@ -59,7 +61,11 @@ export interface Services {
   /** console users and sessions */
   users: UserService
   query: QueryService
+  /** the query API's kinds: HogQL and PostHog's insights */
   insights: InsightsService
+  /** saved insights and dashboards */
+  savedInsights: InsightService
+  dashboards: DashboardService
   lifecycle: Lifecycle
   readiness(): Promise<Readiness>
   close(): Promise<void>
@@ -246,6 +252,9 @@ export async function startServices(config: Config, log: Logger, options: { metr
       metrics.querySlots.set({ state: 'waiting' }, waiting)
     })
     const insights = createInsightsService(query, { cacheTtlMs: config.INSIGHTS_CACHE_TTL_MS, cacheMaxBytes: config.INSIGHTS_CACHE_MAX_BYTES }, db.sql)
+    // a saved insight is computed as the query API computes its source node, always anew (its own store keeps it)
+    const savedInsights = new InsightService({ sql: db.sql, runner: { run: (project, node, { signal }) => insights.run(project, node, { refresh: 'force_blocking', signal }) }, metrics })
+    const dashboards = new DashboardService({ sql: db.sql, insights: savedInsights, refreshBudgetMs: config.QUERY_TIMEOUT_MS, log, metrics })
     log.info({ postgres: db.describe, events: events.kind }, 'stores ready')
     return {
       config,
@@ -264,6 +273,8 @@ export async function startServices(config: Config, log: Logger, options: { metr
       users,
       query,
       insights,
+      savedInsights,
+      dashboards,
       lifecycle,
       readiness,
       close,

@@ -220,6 +220,18 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
       labelNames: ['list'] as const,
       registers: [registry],
     }),
+    insightWritesRefused: new Counter({
+      name: 'insight_writes_refused_total',
+      help: 'Saved insight and dashboard writes refused (400), by the field at fault (project_cap: a project\'s insights or dashboards at their cap)',
+      labelNames: ['field'] as const,
+      registers: [registry],
+    }),
+    insightRefreshes: new Counter({
+      name: 'insight_refreshes_total',
+      help: 'Saved insight results computed (an insight read, or a dashboard tile, with refresh), by outcome: stored, too_large_to_store (over 1 MiB: answered, not kept), failed, skipped_budget (a dashboard refresh out of time)',
+      labelNames: ['outcome'] as const,
+      registers: [registry],
+    }),
     decideStoredLoads: new Counter({
       name: 'decide_stored_properties_loads_total',
       help: '/decide reads of stored person/group properties (only when a flag needs more than the request gave), by outcome',

@@ -16,6 +16,8 @@ const PROJECT_RESOURCES: Readonly<Record<string, string>> = {
   groups_types: 'group',
   events: 'query',
   query: 'query',
+  insights: 'insight',
+  dashboards: 'dashboard',
 }
 
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])

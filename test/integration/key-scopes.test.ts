@@ -33,6 +33,10 @@ const ROUTES: [string, string, (() => unknown) | null, string | null][] = [
   ['GET', '/flags/definitions', null, 'feature_flag:read'],
   ['GET', '/api/projects/1/cohorts/', null, 'cohort:read'],
   ['POST', '/api/projects/1/cohorts/', () => ({ name: unique(), filters: { properties: { type: 'AND', values: [] } } }), 'cohort:write'],
+  ['GET', '/api/projects/1/insights/', null, 'insight:read'],
+  ['POST', '/api/projects/1/insights/', () => ({ name: unique() }), 'insight:write'],
+  ['GET', '/api/projects/1/dashboards/', null, 'dashboard:read'],
+  ['POST', '/api/projects/1/dashboards/', () => ({ name: unique() }), 'dashboard:write'],
   ['GET', '/api/projects/1/event_definitions/', null, 'event_definition:read'],
   ['GET', '/api/projects/1/property_definitions/', null, 'property_definition:read'],
   ['GET', '/api/projects/1/persons/', null, 'person:read'],
@@ -128,6 +132,7 @@ describe('personal key scopes, projects, rate limits', () => {
     const other = await call(onlyFirst, 'GET', `/api/projects/${second.id}/feature_flags/`)
     expect(other.status).toBe(403)
     expect(((await other.json()) as { detail: string }).detail).toBe(`API key does not have access to the requested project: ID ${second.id}.`)
+    for (const list of ['insights', 'dashboards']) expect((await call(onlyFirst, 'GET', `/api/projects/${second.id}/${list}/`)).status).toBe(403)
     // a project created behind the server's back: its token is known after the token cache's next reload on a miss
     let byToken = 401
     for (let i = 0; i < 40 && byToken === 401; i++) {
