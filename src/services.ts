@@ -34,6 +34,7 @@ import { SessionCookieResolver } from './users/session-cookie'
 import { CompileThread } from './query/compile-thread'
 import { QueryService } from './query/service'
 import { createQueryRunner } from './query/factory'
+import { ExperimentsService } from './experiments/service'
 
 export interface Lifecycle {
   draining: boolean
@@ -57,6 +58,7 @@ export interface Services {
   /** console users and sessions */
   users: UserService
   query: QueryService
+  experiments: ExperimentsService
   lifecycle: Lifecycle
   readiness(): Promise<Readiness>
   close(): Promise<void>
@@ -242,6 +244,14 @@ export async function startServices(config: Config, log: Logger, options: { metr
       metrics.querySlots.set({ state: 'running' }, running)
       metrics.querySlots.set({ state: 'waiting' }, waiting)
     })
+    const experiments = new ExperimentsService({
+      sql: db.sql,
+      flags: flags.service,
+      query,
+      maxExposedPersons: config.EXPERIMENT_MAX_EXPOSED_PERSONS,
+      maxMetricRows: config.EXPERIMENT_MAX_METRIC_ROWS,
+      onRefused: (limit) => metrics.experimentResultsRefused.inc({ limit }),
+    })
     log.info({ postgres: db.describe, events: events.kind }, 'stores ready')
     return {
       config,
@@ -259,6 +269,7 @@ export async function startServices(config: Config, log: Logger, options: { metr
       erasure,
       users,
       query,
+      experiments,
       lifecycle,
       readiness,
       close,

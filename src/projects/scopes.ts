@@ -16,6 +16,7 @@ const PROJECT_RESOURCES: Readonly<Record<string, string>> = {
   groups_types: 'group',
   events: 'query',
   query: 'query',
+  experiments: 'experiment',
 }
 
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
