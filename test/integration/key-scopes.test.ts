@@ -33,6 +33,8 @@ const ROUTES: [string, string, (() => unknown) | null, string | null][] = [
   ['GET', '/flags/definitions', null, 'feature_flag:read'],
   ['GET', '/api/projects/1/cohorts/', null, 'cohort:read'],
   ['POST', '/api/projects/1/cohorts/', () => ({ name: unique(), filters: { properties: { type: 'AND', values: [] } } }), 'cohort:write'],
+  ['GET', '/api/projects/1/experiments/', null, 'experiment:read'],
+  ['POST', '/api/projects/1/experiments/', () => ({ name: unique(), feature_flag_key: unique() }), 'experiment:write'],
   ['GET', '/api/projects/1/event_definitions/', null, 'event_definition:read'],
   ['GET', '/api/projects/1/property_definitions/', null, 'property_definition:read'],
   ['GET', '/api/projects/1/persons/', null, 'person:read'],
