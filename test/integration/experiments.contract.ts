@@ -195,7 +195,7 @@ export function experimentsContract(name: string, start: () => Promise<Stack>): 
       expect((await api(`/experiments/${draft.id}/results/?metric_index=7`)).status).toBe(400)
     })
 
-    test('past EXPERIMENT_MAX_EXPOSED_PERSONS the results are refused (400) before any row is read, and counted', async () => {
+    test('past EXPERIMENT_MAX_EXPOSED_PERSONS or EXPERIMENT_MAX_METRIC_ROWS the results are refused (400) before any row is read, and counted', async () => {
       const id = await launched('exp-sig-capped')
       const capped = new (stack.services.experiments.constructor as typeof import('../../src/experiments/service').ExperimentsService)({
         sql: stack.services.db.sql,
@@ -211,8 +211,21 @@ export function experimentsContract(name: string, start: () => Promise<Stack>): 
       const refused = await capped.results(1, sig.id, null).catch((e) => e)
       expect(refused).toMatchObject({ status: 400, code: 'experiment_too_large' })
       expect(refused.detail).toContain('240 exposed persons')
+      // 104 signups in the window (every population's): past a cap of 50 metric events
+      const fewRows = new (stack.services.experiments.constructor as typeof import('../../src/experiments/service').ExperimentsService)({
+        sql: stack.services.db.sql,
+        flags: stack.services.flags.service,
+        query: stack.services.query,
+        maxExposedPersons: 1000,
+        maxMetricRows: 50,
+        onRefused: (limit) => stack.services.metrics.experimentResultsRefused.inc({ limit }),
+      })
+      const tooMany = await fewRows.results(1, sig.id, null).catch((e) => e)
+      expect(tooMany).toMatchObject({ status: 400, code: 'experiment_too_large' })
+      expect(tooMany.detail).toContain('104 metric events')
       const metrics = await (await stack.app.handle(new Request(`${BASE}/metrics`))).text()
       expect(metrics).toMatch(/experiment_results_refused_total\{limit="exposed_persons"\} [1-9]/)
+      expect(metrics).toMatch(/experiment_results_refused_total\{limit="metric_rows"\} [1-9]/)
     })
   })
 }
