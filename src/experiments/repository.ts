@@ -75,10 +75,10 @@ export async function getExperiment(sql: Sql, teamId: number, id: number): Promi
   return row ?? null
 }
 
-/** The experiments of the project (not deleted) on this flag. */
-export async function experimentsOnFlag(tx: Sql, teamId: number, flagId: number): Promise<number[]> {
-  const rows = await tx<{ id: number }[]>`select id from experiments where team_id = ${teamId} and feature_flag_id = ${flagId} and not deleted`
-  return rows.map((r) => r.id)
+/** Whether an experiment (not deleted) on this flag has launched. */
+export async function launchedOnFlag(tx: Sql, teamId: number, flagId: number): Promise<boolean> {
+  const [row] = await tx`select 1 from experiments where team_id = ${teamId} and feature_flag_id = ${flagId} and not deleted and start_date is not null limit 1`
+  return row !== undefined
 }
 
 export async function countExperiments(tx: Sql, teamId: number): Promise<number> {

@@ -7,7 +7,7 @@ import { NUMERIC_ID } from '../http/fields'
 import type { FlagService } from '../flags/service'
 import type { QueryService } from '../query/service'
 import { exposedPersonsQuery, exposuresFrom, exposuresQuery, metricRowsCountQuery, metricRowsQuery, MetricTally, type Exposure, type Window } from './counting'
-import { countExperiments, getExperiment, insertExperiment, listExperiments, updateExperiment, type ExperimentListOptions, type ExperimentRow } from './repository'
+import { countExperiments, getExperiment, launchedOnFlag, insertExperiment, listExperiments, updateExperiment, type ExperimentListOptions, type ExperimentRow } from './repository'
 import { experimentJson } from './serialize'
 import { bayesian, estimate, frequentist, recommendedSampleSize, validationFailures, type Method, type VariantCounts } from './stats/methods'
 import { checkMetric, checkVariants, validateExperimentBody, type Metric, type VariantInput } from './validation'
@@ -48,7 +48,17 @@ const sameVariants = (a: readonly VariantInput[], b: readonly VariantInput[]) =>
   a.length === b.length && a.every((v, i) => v.key === b[i]!.key && v.rollout_percentage === b[i]!.rollout_percentage)
 
 export class ExperimentsService {
-  constructor(private readonly deps: ExperimentsServiceOptions) {}
+  constructor(private readonly deps: ExperimentsServiceOptions) {
+    // through the flags API too: a launched experiment's variants stay as they were
+    deps.flags.addUpdateCheck(async (tx, teamId, existing, input) => {
+      if (input.filters === undefined) return
+      const before = flagVariants(existing.filters)
+      const after = flagVariants(input.filters)
+      if (before && !(after && sameVariants(after, before)) && (await launchedOnFlag(tx, teamId, existing.id))) {
+        throw errors.validation('invalid_input', "This flag's experiment has launched: its variants cannot change.", 'filters')
+      }
+    })
+  }
 
   list(teamId: number, options: ExperimentListOptions) {
     return databaseWork(async () => {

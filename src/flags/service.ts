@@ -27,7 +27,12 @@ export function etagMatches(ifNoneMatch: string | null, etag: string): boolean {
   return false
 }
 
+/** A check another capability adds to every flag PATCH/PUT (inside the write transaction): throws to refuse it. */
+export type FlagUpdateCheck = (tx: Sql, teamId: number, existing: FlagRow, input: FlagInput) => Promise<void>
+
 export class FlagService {
+  private readonly updateChecks: FlagUpdateCheck[] = []
+
   constructor(
     private readonly deps: {
       sql: Sql
@@ -131,6 +136,11 @@ export class FlagService {
     })
   }
 
+  /** Run `check` on every flag update from now on (an experiment refuses new variants for its launched flag). */
+  addUpdateCheck(check: FlagUpdateCheck): void {
+    this.updateChecks.push(check)
+  }
+
   /** A flag of the project by key (not deleted), read inside the caller's transaction. */
   async flagByKey(tx: Sql, teamId: number, key: string): Promise<FlagRow | null> {
     const [found] = await tx<{ id: number }[]>`select id from feature_flags where team_id = ${teamId} and key = ${key} and not deleted limit 1`
@@ -163,6 +173,7 @@ export class FlagService {
       references: this.references(tx, teamId),
     })
     await this.checkDependents(tx, teamId, existing, input)
+    for (const check of this.updateChecks) await check(tx, teamId, existing, input)
     // Bringing a flag back (deleted: false) needs its key to be free again.
     if (input.deleted === false && existing.deleted && input.key === undefined && (await keyTaken(tx, teamId, existing.key, existing.id))) {
       throw errors.validation('unique', 'There is already a feature flag with this key.', 'key')

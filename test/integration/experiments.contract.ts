@@ -113,6 +113,12 @@ export function experimentsContract(name: string, start: () => Promise<Stack>): 
       const changed = await api(`/experiments/${made.id}/`, 'PATCH', { parameters: { feature_flag_variants: [{ key: 'control', rollout_percentage: 50 }, { key: 'test', rollout_percentage: 50 }] } })
       expect(changed.status).toBe(400)
       expect(await json(changed)).toMatchObject({ type: 'validation_error', attr: 'parameters__feature_flag_variants' })
+      // nor through the flags API
+      const flagNow = await json(api(`/feature_flags/${made.feature_flag.id}/`))
+      const viaFlag = await api(`/feature_flags/${made.feature_flag.id}/`, 'PATCH', { filters: { ...flagNow.filters, multivariate: { variants: [{ key: 'control', rollout_percentage: 10 }, { key: 'a', rollout_percentage: 90 }] } } })
+      expect(viaFlag.status).toBe(400)
+      expect(await json(viaFlag)).toMatchObject({ attr: 'filters' })
+      expect((await api(`/feature_flags/${made.feature_flag.id}/`, 'PATCH', { name: 'renamed', filters: flagNow.filters })).status).toBe(200)
       // list filters
       const listed = async (q: string) => (await json(api(`/experiments/${q}`))).results.map((e: { id: number }) => e.id)
       expect(await listed('?status=running&search=checkout')).toEqual([made.id])
