@@ -25,6 +25,7 @@ import { startFlags, type Flags } from './flags'
 import type { PersonChange } from './people/person-cache'
 import { notifyPersonChange } from './people/person-changes'
 import { CohortService } from './cohorts/service'
+import { ExperimentsService } from './experiments/service'
 import { PersonErasure } from './people/erasure'
 import { listenPersonChanges } from './people/person-changes'
 import { STORE_WRITER } from './pipeline/store-writer'
@@ -34,7 +35,6 @@ import { SessionCookieResolver } from './users/session-cookie'
 import { CompileThread } from './query/compile-thread'
 import { QueryService } from './query/service'
 import { createQueryRunner } from './query/factory'
-import { ExperimentsService } from './experiments/service'
 
 export interface Lifecycle {
   draining: boolean
@@ -53,12 +53,13 @@ export interface Services {
   capture: CaptureService
   flags: Flags
   cohorts: CohortService
+  /** A/B tests on the project's flags, their results counted through `query` */
+  experiments: ExperimentsService
   /** persons erased on request (DELETE /api/projects/:id/persons/:id/) */
   erasure: PersonErasure
   /** console users and sessions */
   users: UserService
   query: QueryService
-  experiments: ExperimentsService
   lifecycle: Lifecycle
   readiness(): Promise<Readiness>
   close(): Promise<void>
@@ -239,11 +240,6 @@ export async function startServices(config: Config, log: Logger, options: { metr
 
     metrics.beforeScrape.push(readiness) // store_up is current at every scrape
     const query = new QueryService(queryRunner, { timeoutMs: config.QUERY_TIMEOUT_MS, maxResultBytes: config.QUERY_MAX_RESULT_BYTES, metrics, compiler: queryCompiler })
-    metrics.beforeScrape.push(() => {
-      const { running, waiting } = query.slotUse()
-      metrics.querySlots.set({ state: 'running' }, running)
-      metrics.querySlots.set({ state: 'waiting' }, waiting)
-    })
     const experiments = new ExperimentsService({
       sql: db.sql,
       flags: flags.service,
@@ -251,6 +247,11 @@ export async function startServices(config: Config, log: Logger, options: { metr
       maxExposedPersons: config.EXPERIMENT_MAX_EXPOSED_PERSONS,
       maxMetricRows: config.EXPERIMENT_MAX_METRIC_ROWS,
       onRefused: (limit) => metrics.experimentResultsRefused.inc({ limit }),
+    })
+    metrics.beforeScrape.push(() => {
+      const { running, waiting } = query.slotUse()
+      metrics.querySlots.set({ state: 'running' }, running)
+      metrics.querySlots.set({ state: 'waiting' }, waiting)
     })
     log.info({ postgres: db.describe, events: events.kind }, 'stores ready')
     return {
@@ -266,10 +267,10 @@ export async function startServices(config: Config, log: Logger, options: { metr
       capture,
       flags,
       cohorts,
+      experiments,
       erasure,
       users,
       query,
-      experiments,
       lifecycle,
       readiness,
       close,
