@@ -102,6 +102,10 @@ export function checkMetric(value: unknown, attr: string): Metric {
   if (metric.metric_type === 'mean') {
     if (!metric.source) throw errors.validation('required', 'A mean metric needs `source` (an EventsNode).', `${attr}__source`)
     if (metric.source.math === 'sum' && !metric.source.math_property) throw errors.validation('required', 'math "sum" needs math_property.', `${attr}__source__math_property`)
+    // not every store can address a property whose name holds these: the same 400 everywhere instead of a failure on one
+    if (metric.source.math_property !== undefined && /["\\\0-\x1f]/.test(metric.source.math_property)) {
+      throw errors.validation('invalid_input', 'math_property may not hold a double quote, a backslash or a control character.', `${attr}__source__math_property`)
+    }
   } else if (!metric.series || metric.series.length === 0) {
     throw errors.validation('required', 'A funnel metric needs `series` (its steps).', `${attr}__series`)
   }

@@ -30,19 +30,19 @@ function population(flag: string, n: number, converted: number[], goal: string):
 const SEMANTICS: Event[] = [
   exposure('exp-a', 'p1', 0, 'control'),
   exposure('exp-a', 'p1', 5000, 'control'), // counted once
-  ev('purchase', 'p1', 10_000),
+  ev('purchase', 'p1', 10_000, { price: 10 }),
   exposure('exp-a', 'p2', 0, 'control'),
   exposure('exp-a', 'p2', 1000, 'test'), // seen in two variants: $multiple
-  ev('purchase', 'p2', 10_000),
+  ev('purchase', 'p2', 10_000, { price: '1' }),
   ev('purchase', 'p3', -60_000), // before the exposure: not counted
   exposure('exp-a', 'p3', 0, 'test'),
-  ev('purchase', 'p3', 20_000),
+  ev('purchase', 'p3', 20_000, { price: 20 }),
   exposure('exp-a', 'p4', 0, 'test'),
-  ev('purchase', 'p4', 2 * HOUR), // past the conversion window
+  ev('purchase', 'p4', 2 * HOUR, { price: 1000 }), // past the conversion window
   exposure('exp-a', 'anon-5', 0, 'test'),
   ev('$identify', 'user-5', 30_000, { $anon_distinct_id: 'anon-5' }),
   exposure('exp-a', 'user-5', 40_000, 'test'), // the same person (merged): counted once
-  ev('purchase', 'user-5', 50_000),
+  ev('purchase', 'user-5', 50_000, { price: 5.5 }),
   exposure('other-flag', 'p6', 0, 'test'), // another flag
   exposure('exp-a', 'p7', 0, 'false'), // not a variant of the experiment
 ]
@@ -150,6 +150,7 @@ export function experimentsContract(name: string, start: () => Promise<Stack>): 
       await refused({ name: 'Order', feature_flag_key: 'order', parameters: { feature_flag_variants: [{ key: 'test', rollout_percentage: 50 }, { key: 'control', rollout_percentage: 50 }] } }, 'parameters__feature_flag_variants')
       await refused({ name: 'M', feature_flag_key: 'm', metrics: [{ kind: 'ExperimentMetric', metric_type: 'mean' }] }, 'metrics__0__source')
       await refused({ name: 'M', feature_flag_key: 'm', metrics: [{ kind: 'ExperimentMetric', metric_type: 'mean', source: { kind: 'EventsNode', event: 'x', math: 'p99' } }] }, 'metrics__0__source__math')
+      await refused({ name: 'M', feature_flag_key: 'm', metrics: [{ kind: 'ExperimentMetric', metric_type: 'mean', source: { kind: 'EventsNode', event: 'x', math: 'sum', math_property: 'a"b\\' } }] }, 'metrics__0__source__math_property')
       await refused({ name: 'D', feature_flag_key: 'd', start_date: 'yesterday' }, 'start_date')
       await refused({ name: 'x'.repeat(401), feature_flag_key: 'd' }, 'name')
       expect((await api('/experiments/?status=nonsense')).status).toBe(400)
@@ -169,6 +170,10 @@ export function experimentsContract(name: string, start: () => Promise<Stack>): 
       // no conversion window: p4's late purchase counts too (POST /query/'s ExperimentQuery goes through the same call)
       const wide = await stack.services.experiments.results(1, id, { ...PURCHASES, conversion_window: null })
       expect(wide.variant_results[0]).toMatchObject({ number_of_samples: 3, sum: 3 })
+      // sum of a property (sent as a number or as text), within the window
+      const revenue = await stack.services.experiments.results(1, id, { ...PURCHASES, source: { kind: 'EventsNode', event: 'purchase', math: 'sum', math_property: 'price' } })
+      expect(revenue.baseline).toEqual({ key: 'control', number_of_samples: 2, sum: 11, sum_squares: 101 })
+      expect(revenue.variant_results[0]).toMatchObject({ number_of_samples: 3, sum: 25.5, sum_squares: 430.25 })
     })
 
     test('10 % vs 30 % of 120 each: significant (Bayesian and frequentist), with a sample size for the MDE', async () => {
