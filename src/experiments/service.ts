@@ -2,20 +2,19 @@
 // service's project write lock) and the results (exposures and metric events counted through the query service,
 // joined here, then the statistics).
 import type { Sql } from 'postgres'
-import { ApiError, databaseWork, errors } from '../http/errors'
+import { databaseWork, errors } from '../http/errors'
 import { NUMERIC_ID } from '../http/fields'
 import type { FlagService } from '../flags/service'
 import type { QueryService } from '../query/service'
-import { exposedPersonsQuery, exposuresFrom, exposuresQuery, metricRowsCountQuery, metricRowsQuery, MetricTally, type Exposure, type Window } from './counting'
+import type { Window } from './counting'
+import { countVariants, resultsAnswer, type ResultCaps } from './results'
 import { countExperiments, getExperiment, launchedOnFlag, insertExperiment, listExperiments, updateExperiment, type ExperimentListOptions, type ExperimentRow } from './repository'
 import { experimentJson } from './serialize'
-import { bayesian, estimate, frequentist, recommendedSampleSize, validationFailures, type Method, type VariantCounts } from './stats/methods'
+import type { Method } from './stats/methods'
 import { checkMetric, checkVariants, validateExperimentBody, type Metric, type VariantInput } from './validation'
 
 /** experiments a project may have (not deleted) */
 export const MAX_EXPERIMENTS_PER_PROJECT = 1000
-/** rows asked for per page of a results read (the query API's own ceiling; its byte budget may cut a page shorter) */
-const PAGE_ROWS = 50_000
 
 export interface ExperimentsServiceOptions {
   sql: Sql
@@ -48,7 +47,10 @@ const sameVariants = (a: readonly VariantInput[], b: readonly VariantInput[]) =>
   a.length === b.length && a.every((v, i) => v.key === b[i]!.key && v.rollout_percentage === b[i]!.rollout_percentage)
 
 export class ExperimentsService {
+  private readonly caps: ResultCaps
+
   constructor(private readonly deps: ExperimentsServiceOptions) {
+    this.caps = { maxExposedPersons: deps.maxExposedPersons, maxMetricRows: deps.maxMetricRows, onRefused: deps.onRefused }
     // through the flags API too: a launched experiment's variants stay as they were
     deps.flags.addUpdateCheck(async (tx, teamId, existing, input) => {
       if (input.filters === undefined) return
@@ -164,12 +166,7 @@ export class ExperimentsService {
     const window: Window = { flagKey: row.flag!.key, variants: variants.map((v) => v.key), from, to }
     const handling = (row.exposure_criteria.multiple_variant_handling as 'exclude' | 'first_seen' | undefined) ?? 'exclude'
 
-    const { exposures, excluded } = await this.exposures(teamId, window, handling, signal)
-    const tally = new MetricTally(chosen, exposures)
-    await this.capped(teamId, metricRowsCountQuery(chosen, window), this.deps.maxMetricRows, 'metric_rows', 'metric events in the experiment\'s window', signal)
-    await this.pages(teamId, (limit, offset) => metricRowsQuery(chosen, window, limit, offset), (rows) => tally.add(rows), signal)
-
-    const counts = tally.counts(window.variants)
+    const { counts, excluded } = await countVariants(this.deps.query, teamId, window, chosen, handling, this.caps, signal)
     const method: Method = row.stats_config.method === 'frequentist' ? 'frequentist' : 'bayesian'
     return resultsAnswer(chosen, counts, method, row.parameters.minimum_detectable_effect as number | null | undefined, excluded)
   }
@@ -182,60 +179,4 @@ export class ExperimentsService {
     }
     return all[index] as Metric
   }
-
-  private async exposures(teamId: number, window: Window, handling: 'exclude' | 'first_seen', signal?: AbortSignal) {
-    await this.capped(teamId, exposedPersonsQuery(window), this.deps.maxExposedPersons, 'exposed_persons', 'exposed persons', signal)
-    const exposures = new Map<string, Exposure>()
-    let excluded = 0
-    await this.pages(teamId, (limit, offset) => exposuresQuery(window, limit, offset), (rows) => (excluded += exposuresFrom(rows, handling, exposures).excluded), signal)
-    return { exposures, excluded }
-  }
-
-  /** A count, refused past its cap. */
-  private async capped(teamId: number, text: string, cap: number, limit: 'exposed_persons' | 'metric_rows', what: string, signal?: AbortSignal): Promise<void> {
-    const answer = await this.deps.query.run(teamId, text, signal)
-    const n = Number(answer.results[0]?.[0] ?? 0)
-    if (n > cap) {
-      this.deps.onRefused?.(limit)
-      throw new ApiError(400, 'validation_error', 'experiment_too_large', `This experiment has ${n} ${what}; results are computed for at most ${cap} (${limit === 'exposed_persons' ? 'EXPERIMENT_MAX_EXPOSED_PERSONS' : 'EXPERIMENT_MAX_METRIC_ROWS'}).`, 'experiment_id')
-    }
-  }
-
-  /** Every row of a paged read: pages of PAGE_ROWS, or fewer when the query API's byte budget cuts one short. */
-  private async pages(teamId: number, text: (limit: number, offset: number) => string, take: (rows: unknown[][]) => void, signal?: AbortSignal): Promise<void> {
-    let offset = 0
-    for (;;) {
-      const answer = await this.deps.query.run(teamId, text(PAGE_ROWS, offset), signal)
-      take(answer.results)
-      offset += answer.results.length
-      if (!answer.hasMore || answer.results.length === 0) return
-    }
-  }
 }
-
-/** The statistics of each variant against the control, in PostHog's new-engine shape. */
-export function resultsAnswer(metric: Metric, counts: VariantCounts[], method: Method, mde: number | null | undefined, excluded: number) {
-  const [baseline, ...others] = counts
-  const kind = metric.metric_type
-  const control = estimate(baseline!, kind)
-  const goal = metric.goal ?? 'increase'
-  return {
-    kind: 'ExperimentQuery' as const,
-    metric,
-    baseline: baseline!,
-    variant_results: others.map((variant) => {
-      const failures = validationFailures(baseline!, variant, kind)
-      const base = { ...variant, method, validation_failures: failures }
-      if (failures.length > 0) {
-        return method === 'bayesian' ? { ...base, chance_to_win: null, credible_interval: null, significant: false } : { ...base, p_value: null, confidence_interval: null, significant: false }
-      }
-      const other = estimate(variant, kind)
-      return method === 'bayesian' ? { ...base, ...bayesian(control, other, goal) } : { ...base, ...frequentist(control, other) }
-    }),
-    recommended_sample_size: recommendedSampleSize(control, mde),
-    exposures_excluded: excluded,
-    is_cached: false,
-    last_refresh: new Date().toISOString(),
-  }
-}
-
