@@ -159,11 +159,12 @@ export class ExperimentsService {
     const row = await databaseWork(() => this.existing(this.deps.sql, teamId, experimentId))
     const chosen: Metric = metric != null ? checkMetric(metric, 'metric') : this.storedMetric(row, metricIndex)
     if (row.start_date === null) throw errors.validation('not_started', 'The experiment has not started (no start_date): it has no results yet.', 'experiment_id')
-    const variants = flagVariants(row.flag?.filters) ?? (row.parameters.feature_flag_variants as VariantInput[] | undefined) ?? []
+    if (!row.flag) throw errors.validation('invalid_input', "The experiment's feature flag no longer exists: it has no exposures to count.", 'experiment_id')
+    const variants = flagVariants(row.flag.filters) ?? (row.parameters.feature_flag_variants as VariantInput[] | undefined) ?? []
     checkVariants(variants, 'experiment_id')
     const from = new Date(row.start_date).getTime()
     const to = row.end_date === null ? (this.deps.now ?? Date.now)() : new Date(row.end_date).getTime()
-    const window: Window = { flagKey: row.flag!.key, variants: variants.map((v) => v.key), from, to }
+    const window: Window = { flagKey: row.flag.key, variants: variants.map((v) => v.key), from, to }
     const handling = (row.exposure_criteria.multiple_variant_handling as 'exclude' | 'first_seen' | undefined) ?? 'exclude'
 
     const { counts, excluded } = await countVariants(this.deps.query, teamId, window, chosen, handling, this.caps, signal)
