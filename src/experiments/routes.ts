@@ -5,6 +5,7 @@ import { Elysia, t } from 'elysia'
 import { errors } from '../http/errors'
 import { documentedAnswer, documentedAs } from '../http/openapi'
 import { page, PageQuery, parsePaging, publicUrl } from '../http/pagination'
+import { parseBoundedJson } from '../http/parse'
 import type { RateLimiter } from '../http/rate-limit'
 import type { PersonalKeyAuth } from '../projects/auth'
 import { projectGuard } from '../projects/guards'
@@ -18,15 +19,10 @@ export interface ExperimentRouteDeps {
   trustProxy: boolean
 }
 
-/** A JSON body Elysia could not type (no content type): parse it ourselves. */
+/** A body sent without a JSON content type arrives as text: parsed here, within the same JSON value budget. */
 function jsonBody(body: unknown): unknown {
   if (typeof body !== 'string') return body ?? {}
-  if (body.trim() === '') return {}
-  try {
-    return JSON.parse(body)
-  } catch {
-    throw errors.validation('parse_error', 'Malformed request body.')
-  }
+  return body.trim() === '' ? {} : parseBoundedJson(body, Buffer.byteLength(body))
 }
 
 function booleanParam(value: string | undefined, attr: string): boolean | undefined {

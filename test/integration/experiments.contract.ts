@@ -154,6 +154,12 @@ export function experimentsContract(name: string, start: () => Promise<Stack>): 
       await refused({ name: 'D', feature_flag_key: 'd', start_date: 'yesterday' }, 'start_date')
       await refused({ name: 'x'.repeat(401), feature_flag_key: 'd' }, 'name')
       expect((await api('/experiments/?status=nonsense')).status).toBe(400)
+      // a body sent as text is parsed here within the same JSON value budget as a JSON one
+      const plain = (text: string) => stack.api('/api/projects/1/experiments/', { method: 'POST', body: text, headers: { 'content-type': 'text/plain' } })
+      expect((await plain(JSON.stringify({ name: 'Plain', feature_flag_key: 'plain-text-body' }))).status).toBe(201)
+      const tooMany = await plain(`{"name": "Values", "feature_flag_key": "values", "description": [${'0,'.repeat(2_100_000)}0]}`)
+      expect(tooMany.status).toBe(400)
+      expect((await json(tooMany)).detail).toContain('JSON values')
       // nothing of a refused experiment was kept: its flag was not made either
       expect((await json(api('/feature_flags/?search=many-variants'))).count).toBe(0)
     })
