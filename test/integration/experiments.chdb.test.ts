@@ -38,13 +38,14 @@ describeWithChdb('experiments on chDB (ClickHouse 26.7)', () => {
         e('purchase', 'user-5', 50_000, { price: 5.5 }),
         exposure('p6', 0, 'test', 'other-flag'),
         exposure('p7', 0, 'false'),
+        exposure('p8', 0, "it's \\' odd", "flag' OR 1=1 --"),
         event({ teamId: 2, event: '$feature_flag_called', distinctId: 'p1', timestamp: T0, properties: JSON.stringify({ $feature_flag: 'exp-a', $feature_flag_response: 'test' }) }),
       ],
       { inDoubt: false },
     )
     const person = (n: number) => `00000000-0000-4000-8000-00000000000${n}`
     await new ClickHouseMappingSink(chdbClient(), store.database).write([
-      ...[1, 2, 3, 4, 6, 7].map((n, i) => ({ teamId: 1, distinctId: `p${n}`, personId: person(n), version: i + 1 })),
+      ...[1, 2, 3, 4, 6, 7, 8].map((n, i) => ({ teamId: 1, distinctId: `p${n}`, personId: person(n), version: i + 1 })),
       { teamId: 1, distinctId: 'anon-5', personId: person(5), version: 10 },
       { teamId: 1, distinctId: 'user-5', personId: person(5), version: 11 },
       { teamId: 2, distinctId: 'p1', personId: person(9), version: 12 },
@@ -70,6 +71,9 @@ describeWithChdb('experiments on chDB (ClickHouse 26.7)', () => {
     expect(funnel.counts.map((c) => c.step_counts)).toEqual([[1], [3]]) // no window: p4's late purchase counts
     // no exposures at all: empty answers, zero counts
     expect((await countVariants(query, 1, { ...window, flagKey: 'nobody' }, purchases, 'exclude', caps)).counts[0]).toEqual({ key: 'control', number_of_samples: 0, sum: 0, sum_squares: 0 })
+    // hostile keys stay inside their literals: the flag and the variant are matched as they are
+    const hostile = await countVariants(query, 1, { ...window, flagKey: "flag' OR 1=1 --", variants: ['control', "it's \\' odd"] }, purchases, 'exclude', caps)
+    expect(hostile.counts.map((c) => c.number_of_samples)).toEqual([0, 1])
     const refused = await countVariants(query, 1, window, purchases, 'exclude', { maxExposedPersons: 2, maxMetricRows: 1000 }).catch((error) => error)
     expect(refused).toMatchObject({ status: 400, code: 'experiment_too_large' })
     await store.close()
