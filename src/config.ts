@@ -108,6 +108,16 @@ export const ConfigSchema = Type.Object({
     minimum: 16 * 1024 * 1024,
     description: 'ClickHouse: max_memory_usage of each query API statement; a query that needs more is refused (400) and the server keeps its memory',
   }),
+  EXPERIMENT_MAX_EXPOSED_PERSONS: Int({
+    default: 200_000,
+    minimum: 1,
+    description: 'experiment results: the most exposed persons one result counts; past it the request is refused (400 experiment_too_large) before any row is read',
+  }),
+  EXPERIMENT_MAX_METRIC_ROWS: Int({
+    default: 1_000_000,
+    minimum: 1,
+    description: "experiment results: the most metric events in the experiment's window one result reads; past it the request is refused (400 experiment_too_large)",
+  }),
   PG_STATEMENT_TIMEOUT_MS: Int({ default: 10_000, minimum: 0, description: 'requests: Postgres cancels a statement running longer (0 = no limit)' }),
   LEARNER_STATEMENT_TIMEOUT_MS: Int({ default: 120_000, minimum: 0, description: 'the learner (persons, definitions): Postgres cancels a statement running longer (0 = no limit)' }),
   FLAG_REFRESH_INTERVAL_MS: Int({ default: 500, minimum: 50, description: 'how often each process checks Postgres for changed flags' }),

@@ -25,6 +25,7 @@ import { startFlags, type Flags } from './flags'
 import type { PersonChange } from './people/person-cache'
 import { notifyPersonChange } from './people/person-changes'
 import { CohortService } from './cohorts/service'
+import { ExperimentsService } from './experiments/service'
 import { PersonErasure } from './people/erasure'
 import { listenPersonChanges } from './people/person-changes'
 import { STORE_WRITER } from './pipeline/store-writer'
@@ -56,6 +57,8 @@ export interface Services {
   capture: CaptureService
   flags: Flags
   cohorts: CohortService
+  /** A/B tests on the project's flags, their results counted through `query` */
+  experiments: ExperimentsService
   /** persons erased on request (DELETE /api/projects/:id/persons/:id/) */
   erasure: PersonErasure
   /** console users and sessions */
@@ -246,12 +249,20 @@ export async function startServices(config: Config, log: Logger, options: { metr
 
     metrics.beforeScrape.push(readiness) // store_up is current at every scrape
     const query = new QueryService(queryRunner, { timeoutMs: config.QUERY_TIMEOUT_MS, maxResultBytes: config.QUERY_MAX_RESULT_BYTES, metrics, compiler: queryCompiler })
+    const experiments = new ExperimentsService({
+      sql: db.sql,
+      flags: flags.service,
+      query,
+      maxExposedPersons: config.EXPERIMENT_MAX_EXPOSED_PERSONS,
+      maxMetricRows: config.EXPERIMENT_MAX_METRIC_ROWS,
+      onRefused: (limit) => metrics.experimentResultsRefused.inc({ limit }),
+    })
     metrics.beforeScrape.push(() => {
       const { running, waiting } = query.slotUse()
       metrics.querySlots.set({ state: 'running' }, running)
       metrics.querySlots.set({ state: 'waiting' }, waiting)
     })
-    const insights = createInsightsService(query, { cacheTtlMs: config.INSIGHTS_CACHE_TTL_MS, cacheMaxBytes: config.INSIGHTS_CACHE_MAX_BYTES }, db.sql)
+    const insights = createInsightsService(query, { cacheTtlMs: config.INSIGHTS_CACHE_TTL_MS, cacheMaxBytes: config.INSIGHTS_CACHE_MAX_BYTES }, db.sql, experiments)
     // a saved insight is computed as the query API computes its source node, always anew (its own store keeps it)
     const savedInsights = new InsightService({ sql: db.sql, runner: { run: (project, node, { signal }) => insights.run(project, node, { refresh: 'force_blocking', signal }) }, metrics })
     const dashboards = new DashboardService({ sql: db.sql, insights: savedInsights, refreshBudgetMs: config.QUERY_TIMEOUT_MS, log, metrics })
@@ -269,6 +280,7 @@ export async function startServices(config: Config, log: Logger, options: { metr
       capture,
       flags,
       cohorts,
+      experiments,
       erasure,
       users,
       query,

@@ -27,7 +27,12 @@ export function etagMatches(ifNoneMatch: string | null, etag: string): boolean {
   return false
 }
 
+/** A check another capability adds to every flag PATCH/PUT (inside the write transaction): throws to refuse it. */
+export type FlagUpdateCheck = (tx: Sql, teamId: number, existing: FlagRow, input: FlagInput) => Promise<void>
+
 export class FlagService {
+  private readonly updateChecks: FlagUpdateCheck[] = []
+
   constructor(
     private readonly deps: {
       sql: Sql
@@ -110,49 +115,77 @@ export class FlagService {
    * a flag being deleted); the answer is the row as this transaction wrote it.
    */
   create(teamId: number, userId: number, body: unknown) {
-    return db(async () => {
-      const row = await withProjectWriteLock(this.deps.sql, teamId, async (tx) => {
-        const input = await validateFlagBody(body, {
-          method: 'POST',
-          keyTaken: (key) => keyTaken(tx, teamId, key, null),
-          references: this.references(tx, teamId),
-        })
-        await checkFlagBudget(tx, teamId, { id: null, key: input.key!, name: input.name ?? '', filters: input.filters ?? {}, deleted: input.deleted ?? false }, this.deps.onBudgetRefused)
-        return createFlag(tx, teamId, userId, { ...input, key: input.key! }, this.deps.notify)
-      })
-      await this.deps.cache.refresh(teamId)
-      return flagJson(row)
-    })
+    return this.inWriteTransaction(teamId, (tx) => this.createIn(tx, teamId, userId, body))
   }
 
   update(teamId: number, id: string, userId: number, body: unknown, method: Exclude<WriteMethod, 'POST'>) {
+    if (!NUMERIC_ID.test(id)) return Promise.reject(errors.notFound())
+    return this.inWriteTransaction(teamId, (tx) => this.updateIn(tx, teamId, Number(id), userId, body, method))
+  }
+
+  /**
+   * `work` in one transaction under the project's flag-and-cohort write lock; this process's cache is refreshed
+   * after the commit. Another capability that writes a flag with rows of its own (an experiment) writes both here,
+   * through createIn / updateIn, so the flag and its owner commit or fail together.
+   */
+  inWriteTransaction<T>(teamId: number, work: (tx: Sql) => Promise<T>): Promise<T> {
     return db(async () => {
-      if (!NUMERIC_ID.test(id)) throw errors.notFound()
-      const row = await withProjectWriteLock(this.deps.sql, teamId, async (tx) => {
-        const existing = await getFlag(tx, teamId, Number(id))
-        if (!existing) throw errors.notFound()
-        const input = await validateFlagBody(body, {
-          method,
-          keyTaken: (key) => keyTaken(tx, teamId, key, existing.id),
-          currentKey: existing.key,
-          references: this.references(tx, teamId),
-        })
-        await this.checkDependents(tx, teamId, existing, input)
-        // Bringing a flag back (deleted: false) needs its key to be free again.
-        if (input.deleted === false && existing.deleted && input.key === undefined && (await keyTaken(tx, teamId, existing.key, existing.id))) {
-          throw errors.validation('unique', 'There is already a feature flag with this key.', 'key')
-        }
-        if (input.filters !== undefined || input.key !== undefined || input.name !== undefined || input.deleted !== undefined) {
-          const deleted = input.deleted ?? existing.deleted
-          const written = { id: existing.id, key: input.key ?? existing.key, name: input.name ?? existing.name, filters: input.filters ?? existing.filters, deleted }
-          await checkFlagBudget(tx, teamId, written, this.deps.onBudgetRefused)
-        }
-        return updateFlag(tx, teamId, existing.id, userId, input, this.deps.notify)
-      })
-      if (!row) throw errors.notFound()
+      const result = await withProjectWriteLock(this.deps.sql, teamId, work)
       await this.deps.cache.refresh(teamId)
-      return flagJson(row)
+      return result
     })
+  }
+
+  /** Run `check` on every flag update from now on (an experiment refuses new variants for its launched flag). */
+  addUpdateCheck(check: FlagUpdateCheck): void {
+    this.updateChecks.push(check)
+  }
+
+  /** A flag of the project by key (not deleted), read inside the caller's transaction. */
+  async flagByKey(tx: Sql, teamId: number, key: string): Promise<FlagRow | null> {
+    const [found] = await tx<{ id: number }[]>`select id from feature_flags where team_id = ${teamId} and key = ${key} and not deleted limit 1`
+    return found ? getFlag(tx, teamId, found.id) : null
+  }
+
+  /**
+   * Checks and write run in one transaction under the project's write lock (flags and cohorts alike), so two
+   * concurrent writes cannot both pass checks that only one of them may pass (a dependency cycle, a dependency on
+   * a flag being deleted); the answer is the row as this transaction wrote it. `tx` holds the lock.
+   */
+  async createIn(tx: Sql, teamId: number, userId: number, body: unknown) {
+    const input = await validateFlagBody(body, {
+      method: 'POST',
+      keyTaken: (key) => keyTaken(tx, teamId, key, null),
+      references: this.references(tx, teamId),
+    })
+    await checkFlagBudget(tx, teamId, { id: null, key: input.key!, name: input.name ?? '', filters: input.filters ?? {}, deleted: input.deleted ?? false }, this.deps.onBudgetRefused)
+    return flagJson(await createFlag(tx, teamId, userId, { ...input, key: input.key! }, this.deps.notify))
+  }
+
+  /** A PATCH or PUT of flag `id`; `tx` holds the project's write lock (inWriteTransaction). */
+  async updateIn(tx: Sql, teamId: number, id: number, userId: number, body: unknown, method: Exclude<WriteMethod, 'POST'>) {
+    const existing = await getFlag(tx, teamId, id)
+    if (!existing) throw errors.notFound()
+    const input = await validateFlagBody(body, {
+      method,
+      keyTaken: (key) => keyTaken(tx, teamId, key, existing.id),
+      currentKey: existing.key,
+      references: this.references(tx, teamId),
+    })
+    await this.checkDependents(tx, teamId, existing, input)
+    for (const check of this.updateChecks) await check(tx, teamId, existing, input)
+    // Bringing a flag back (deleted: false) needs its key to be free again.
+    if (input.deleted === false && existing.deleted && input.key === undefined && (await keyTaken(tx, teamId, existing.key, existing.id))) {
+      throw errors.validation('unique', 'There is already a feature flag with this key.', 'key')
+    }
+    if (input.filters !== undefined || input.key !== undefined || input.name !== undefined || input.deleted !== undefined) {
+      const deleted = input.deleted ?? existing.deleted
+      const written = { id: existing.id, key: input.key ?? existing.key, name: input.name ?? existing.name, filters: input.filters ?? existing.filters, deleted }
+      await checkFlagBudget(tx, teamId, written, this.deps.onBudgetRefused)
+    }
+    const row = await updateFlag(tx, teamId, existing.id, userId, input, this.deps.notify)
+    if (!row) throw errors.notFound()
+    return flagJson(row)
   }
 
   /** local_evaluation from the cache (fresh within FLAG_REFRESH_INTERVAL_MS, at once after a local write). */

@@ -1,7 +1,7 @@
 // Every query kind of POST /query/: the node checked against its kind's schema, run by the kind's runner through the
 // HogQL layer, answered with PostHog's envelope (is_cached, last_refresh, timezone, resolved_date_range, hogql), and
 // kept a short while in a bounded cache so that a dashboard opened twice does not run its insights twice.
-import type { Static } from 'elysia'
+import type { Static, TSchema } from 'elysia'
 import { errors } from '../http/errors'
 import type { QueryService } from '../query/service'
 import { AnswerCache } from './cache'
@@ -47,6 +47,13 @@ export type KindRunner = (node: never, ctx: InsightContext) => Promise<KindAnswe
 /** Kinds that read raw rows (scripts expect what was just written): never answered from the cache. */
 const UNCACHED_KINDS = new Set(['HogQLQuery', 'EventsQuery'])
 
+export interface KindOptions {
+  /** the node's schema (default: the one of that name in model.ts) */
+  schema?: TSchema
+  /** false: always computed (results a team watches change, such as an experiment's) */
+  cached?: boolean
+}
+
 /** PostHog's refresh modes: which may answer from the cache. */
 const CACHE_READING_MODES = new Set([undefined, null, false, 'blocking', 'async', 'lazy_async', 'force_cache'])
 
@@ -58,7 +65,7 @@ export interface InsightsOptions {
 }
 
 export class InsightsService {
-  private readonly runners = new Map<string, KindRunner>()
+  private readonly runners = new Map<string, { run: KindRunner; schema: TSchema; cached: boolean }>()
   private readonly cache: AnswerCache
 
   constructor(
@@ -71,20 +78,23 @@ export class InsightsService {
   }
 
   /** A kind served (HogQLQuery is built in). */
-  register(kind: string, runner: KindRunner): this {
-    this.runners.set(kind, runner)
+  register(kind: string, run: KindRunner, options: KindOptions = {}): this {
+    const schema = options.schema ?? QUERY_KINDS[kind]
+    if (!schema) throw new Error(`No schema for the query kind ${kind}`)
+    this.runners.set(kind, { run, schema, cached: options.cached ?? !UNCACHED_KINDS.has(kind) })
     return this
   }
 
   async run(project: InsightProject, node: unknown, options: { refresh?: unknown; signal?: AbortSignal } = {}): Promise<Record<string, unknown>> {
     const kind = (node as { kind?: unknown } | null)?.kind
-    const schema = typeof kind === 'string' && (kind === 'HogQLQuery' || this.runners.has(kind)) ? QUERY_KINDS[kind] : undefined
+    const served = typeof kind === 'string' ? this.runners.get(kind) : undefined
+    const schema = kind === 'HogQLQuery' ? QUERY_KINDS.HogQLQuery : served?.schema
     if (!schema) {
-      const served = ['HogQLQuery', ...this.runners.keys()].join(', ')
-      throw errors.validation('invalid_input', `Unknown query kind ${JSON.stringify(String(kind ?? '')).slice(0, 80)}: one of ${served}`, 'query__kind')
+      const kinds = ['HogQLQuery', ...this.runners.keys()].join(', ')
+      throw errors.validation('invalid_input', `Unknown query kind ${JSON.stringify(String(kind ?? '')).slice(0, 80)}: one of ${kinds}`, 'query__kind')
     }
     checkNode(schema, node)
-    const key = UNCACHED_KINDS.has(kind as string) ? null : this.cache.key(project, node)
+    const key = served?.cached ? this.cache.key(project, node) : null
     if (key !== null && CACHE_READING_MODES.has(options.refresh as string)) {
       const cached = this.cache.get(key)
       if (cached) return { ...cached, is_cached: true }
@@ -113,7 +123,7 @@ export class InsightsService {
         return resolveDateRange(input ?? {}, { now, timezone: project.timezone, weekStartDay: project.weekStartDay, interval, firstEventAt })
       },
     }
-    const answer = kind === 'HogQLQuery' ? await this.hogqlQuery(node as { query: string }, ctx) : await this.runners.get(kind as string)!(node as never, ctx)
+    const answer = served ? await served.run(node as never, ctx) : await this.hogqlQuery(node as { query: string }, ctx)
     const body: Record<string, unknown> = {
       ...answer.body,
       is_cached: false,

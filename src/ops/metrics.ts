@@ -244,6 +244,12 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
       labelNames: ['limit'] as const,
       registers: [registry],
     }),
+    experimentResultsRefused: new Counter({
+      name: 'experiment_results_refused_total',
+      help: 'Experiment results refused (400 experiment_too_large) before any row was read, by the cap: exposed_persons (EXPERIMENT_MAX_EXPOSED_PERSONS) or metric_rows (EXPERIMENT_MAX_METRIC_ROWS)',
+      labelNames: ['limit'] as const,
+      registers: [registry],
+    }),
     queryCompileSeconds: new Histogram({
       name: 'query_compile_seconds',
       help: 'Time the query API spent parsing and compiling one query (on a thread of its own, not the one that serves requests)',

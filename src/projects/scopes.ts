@@ -18,6 +18,7 @@ const PROJECT_RESOURCES: Readonly<Record<string, string>> = {
   query: 'query',
   insights: 'insight',
   dashboards: 'dashboard',
+  experiments: 'experiment',
 }
 
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])

@@ -72,12 +72,13 @@ describe('OpenAPI document', () => {
     expect(missing).toEqual([])
     expect(operations().length).toBe(routes.length)
     expect(routes.length).toBeGreaterThan(50)
-    // hidden: only the document's own routes, the two DELETEs that always answer 405, and the console app (not API)
+    // hidden: only the document's own routes, the DELETEs that always answer 405, and the console app (not API)
     const hidden = (app.routes as { method: string; path: string; hooks?: Json }[]).filter(
       (r) => r.hooks?.detail?.hide && r.method !== 'OPTIONS' && r.path !== '/' && !r.path.startsWith('/console'),
     )
     expect(hidden.map((r) => `${r.method} ${r.path}`).sort()).toEqual([
       'DELETE /api/projects/:project_id/cohorts/:id/',
+      'DELETE /api/projects/:project_id/experiments/:id/',
       'DELETE /api/projects/:project_id/feature_flags/:id/',
       'GET /swagger',
       'GET /swagger/assets/:file',

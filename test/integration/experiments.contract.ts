@@ -1,0 +1,257 @@
+// Experiments on every store (experiments.*.test.ts): the REST API and its flag, then exposures and metrics counted
+// from events sent through capture (persons made and merged by the real pipeline), and the statistics on seeded
+// data sets: 10 % vs 30 % of 120 each is significant, 20 vs 20 has too few exposures, an A/A test is not.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { BASE, json, learned, PROJECT_KEY, type Stack } from '../helpers/stack'
+
+const HOUR = 3_600_000
+// whole seconds, a day ago: inside this month's partition unless the month just began (the history writer copes)
+const T0 = Math.floor((Date.now() - 24 * HOUR) / 1000) * 1000
+const at = (ms: number) => new Date(T0 + ms).toISOString()
+
+type Event = { event: string; timestamp: string; properties: Record<string, unknown> }
+const ev = (event: string, distinctId: string, ms: number, properties: Record<string, unknown> = {}): Event => ({ event, timestamp: at(ms), properties: { distinct_id: distinctId, ...properties } })
+const exposure = (flag: string, distinctId: string, ms: number, variant: string) => ev('$feature_flag_called', distinctId, ms, { $feature_flag: flag, $feature_flag_response: variant })
+
+/** `n` persons per variant exposed to `flag`, the first `converted[i]` of variant i doing `goal` after exposure. */
+function population(flag: string, n: number, converted: number[], goal: string): Event[] {
+  const out: Event[] = []
+  ;['control', 'test'].forEach((variant, v) => {
+    for (let i = 0; i < n; i++) {
+      const id = `${flag}-${variant}-${i}`
+      out.push(exposure(flag, id, 1000 + i, variant))
+      if (i < converted[v]!) out.push(ev(goal, id, 60_000 + i))
+    }
+  })
+  return out
+}
+
+// exposure semantics on flag `exp-a` (metric: purchases within an hour of exposure)
+const SEMANTICS: Event[] = [
+  exposure('exp-a', 'p1', 0, 'control'),
+  exposure('exp-a', 'p1', 5000, 'control'), // counted once
+  ev('purchase', 'p1', 10_000, { price: 10 }),
+  exposure('exp-a', 'p2', 0, 'control'),
+  exposure('exp-a', 'p2', 1000, 'test'), // seen in two variants: $multiple
+  ev('purchase', 'p2', 10_000, { price: '1' }),
+  ev('purchase', 'p3', -60_000), // before the exposure: not counted
+  exposure('exp-a', 'p3', 0, 'test'),
+  ev('purchase', 'p3', 20_000, { price: 20 }),
+  exposure('exp-a', 'p4', 0, 'test'),
+  ev('purchase', 'p4', 2 * HOUR, { price: 1000 }), // past the conversion window
+  exposure('exp-a', 'anon-5', 0, 'test'),
+  ev('$identify', 'user-5', 30_000, { $anon_distinct_id: 'anon-5' }),
+  exposure('exp-a', 'user-5', 40_000, 'test'), // the same person (merged): counted once
+  ev('purchase', 'user-5', 50_000, { price: 5.5 }),
+  exposure('other-flag', 'p6', 0, 'test'), // another flag
+  exposure('exp-a', 'p7', 0, 'false'), // not a variant of the experiment
+]
+
+const PURCHASES = { kind: 'ExperimentMetric', metric_type: 'mean', source: { kind: 'EventsNode', event: 'purchase' }, conversion_window: 1, conversion_window_unit: 'hour' }
+const SIGNUP_FUNNEL = { kind: 'ExperimentMetric', metric_type: 'funnel', series: [{ kind: 'EventsNode', event: 'signup' }] }
+
+export function experimentsContract(name: string, start: () => Promise<Stack>): void {
+  describe(`experiments: ${name}`, () => {
+    let stack: Stack
+    const api = (path: string, method = 'GET', body?: unknown) => stack.api(`/api/projects/1${path}`, { method, ...(body === undefined ? {} : { json: body }) })
+    const create = async (body: Record<string, unknown>) => {
+      const r = await api('/experiments/', 'POST', body)
+      const answer = await json(r)
+      if (r.status !== 201) throw new Error(`${r.status}: ${JSON.stringify(answer)}`)
+      return answer
+    }
+    const launched = async (key: string, extra: Record<string, unknown> = {}) => {
+      const made = await create({ name: `Experiment ${key}`, feature_flag_key: key, metrics: [SIGNUP_FUNNEL], ...extra })
+      const r = await api(`/experiments/${made.id}/`, 'PATCH', { start_date: at(-HOUR) })
+      expect(r.status).toBe(200)
+      return made.id as number
+    }
+    const results = async (id: number, index = 0) => {
+      const r = await api(`/experiments/${id}/results/?metric_index=${index}`)
+      const body = await json(r)
+      if (r.status !== 200) throw new Error(`${r.status}: ${JSON.stringify(body)}`)
+      return body
+    }
+
+    beforeAll(async () => {
+      stack = await start()
+      const events = [
+        ...SEMANTICS,
+        ...population('exp-sig', 120, [12, 36], 'signup'),
+        ...population('exp-few', 20, [2, 6], 'signup'),
+        ...population('exp-aa', 120, [24, 24], 'signup'),
+      ]
+      for (let i = 0; i < events.length; i += 400) {
+        const r = await stack.app.handle(new Request(`${BASE}/batch/`, { method: 'POST', body: JSON.stringify({ api_key: PROJECT_KEY, batch: events.slice(i, i + 400) }) }))
+        expect(r.status).toBe(200)
+      }
+      await learned(stack)
+      // the person mapping reaches the event store within a second or so: wait until the merge is visible
+      const persons = new Set(events.map((e) => e.properties.distinct_id)).size - 1 // anon-5 and user-5 are one
+      for (let i = 0; i < 300; i++) {
+        const answer = await stack.services.query.run(1, 'SELECT count(DISTINCT person_id) FROM events')
+        if (answer.results[0]![0] === persons) break
+        await Bun.sleep(100)
+      }
+    }, 180_000)
+    afterAll(() => stack?.close())
+
+    test('create makes a draft with its inactive control/test flag; launch activates it; variants fixed after launch', async () => {
+      const made = await create({ name: 'Checkout', feature_flag_key: 'checkout-exp', description: 'a test' })
+      expect(made).toMatchObject({ name: 'Checkout', feature_flag_key: 'checkout-exp', start_date: null, status: 'draft', archived: false })
+      expect(made.parameters.feature_flag_variants.map((v: { key: string }) => v.key)).toEqual(['control', 'test'])
+      const flag = await json(api(`/feature_flags/${made.feature_flag.id}/`))
+      expect(flag).toMatchObject({ key: 'checkout-exp', active: false })
+      expect(flag.filters.multivariate.variants.map((v: { rollout_percentage: number }) => v.rollout_percentage)).toEqual([50, 50])
+      // variants may change while a draft, and the flag follows
+      const three = [{ key: 'control', rollout_percentage: 34 }, { key: 'a', rollout_percentage: 33 }, { key: 'b', rollout_percentage: 33 }]
+      expect((await api(`/experiments/${made.id}/`, 'PATCH', { parameters: { feature_flag_variants: three } })).status).toBe(200)
+      expect((await json(api(`/feature_flags/${made.feature_flag.id}/`))).filters.multivariate.variants.map((v: { key: string }) => v.key)).toEqual(['control', 'a', 'b'])
+      const running = await json(api(`/experiments/${made.id}/`, 'PATCH', { start_date: new Date().toISOString() }))
+      expect(running.status).toBe('running')
+      expect((await json(api(`/feature_flags/${made.feature_flag.id}/`))).active).toBe(true)
+      const changed = await api(`/experiments/${made.id}/`, 'PATCH', { parameters: { feature_flag_variants: [{ key: 'control', rollout_percentage: 50 }, { key: 'test', rollout_percentage: 50 }] } })
+      expect(changed.status).toBe(400)
+      expect(await json(changed)).toMatchObject({ type: 'validation_error', attr: 'parameters__feature_flag_variants' })
+      // nor through the flags API
+      const flagNow = await json(api(`/feature_flags/${made.feature_flag.id}/`))
+      const viaFlag = await api(`/feature_flags/${made.feature_flag.id}/`, 'PATCH', { filters: { ...flagNow.filters, multivariate: { variants: [{ key: 'control', rollout_percentage: 10 }, { key: 'a', rollout_percentage: 90 }] } } })
+      expect(viaFlag.status).toBe(400)
+      expect(await json(viaFlag)).toMatchObject({ attr: 'filters' })
+      expect((await api(`/feature_flags/${made.feature_flag.id}/`, 'PATCH', { name: 'renamed', filters: flagNow.filters })).status).toBe(200)
+      // list filters
+      const listed = async (q: string) => (await json(api(`/experiments/${q}`))).results.map((e: { id: number }) => e.id)
+      expect(await listed('?status=running&search=checkout')).toEqual([made.id])
+      expect(await listed('?status=draft&search=checkout')).toEqual([])
+      const stopped = await json(api(`/experiments/${made.id}/`, 'PATCH', { end_date: new Date(Date.now() + 1000).toISOString(), archived: true }))
+      expect(stopped).toMatchObject({ status: 'complete', archived: true })
+      expect(await listed('?status=complete&archived=true&search=checkout')).toEqual([made.id])
+      expect((await api(`/experiments/${made.id}/`, 'DELETE')).status).toBe(405)
+      expect((await api(`/experiments/${made.id}/`, 'PATCH', { deleted: true })).status).toBe(200)
+      expect((await api(`/experiments/${made.id}/`)).status).toBe(404)
+    })
+
+    test('an existing multivariate flag is reused; a boolean one, bad variants and bad input are 400', async () => {
+      const variants = [{ key: 'control', rollout_percentage: 20 }, { key: 'big', rollout_percentage: 80 }]
+      const flag = await json(api('/feature_flags/', 'POST', { key: 'reused-flag', filters: { groups: [{ properties: [], rollout_percentage: 100 }], multivariate: { variants } } }))
+      const made = await create({ name: 'Reuse', feature_flag_key: 'reused-flag' })
+      expect(made.feature_flag.id).toBe(flag.id)
+      expect(made.parameters.feature_flag_variants).toEqual(variants)
+      await json(api('/feature_flags/', 'POST', { key: 'boolean-flag', filters: { groups: [{ properties: [], rollout_percentage: 100 }] } }))
+      const refused = async (body: unknown, attr: string) => {
+        const r = await api('/experiments/', 'POST', body)
+        expect(r.status).toBe(400)
+        expect(await json(r)).toMatchObject({ type: 'validation_error', attr })
+      }
+      await refused({ name: 'Bool', feature_flag_key: 'boolean-flag' }, 'feature_flag_key')
+      await refused({ name: 'No key' }, 'feature_flag_key')
+      const many = Array.from({ length: 21 }, (_, i) => ({ key: i === 0 ? 'control' : `v${i}`, rollout_percentage: i === 0 ? 80 : 1 }))
+      await refused({ name: 'Many', feature_flag_key: 'many-variants', parameters: { feature_flag_variants: many } }, 'parameters__feature_flag_variants')
+      await refused({ name: 'Order', feature_flag_key: 'order', parameters: { feature_flag_variants: [{ key: 'test', rollout_percentage: 50 }, { key: 'control', rollout_percentage: 50 }] } }, 'parameters__feature_flag_variants')
+      await refused({ name: 'M', feature_flag_key: 'm', metrics: [{ kind: 'ExperimentMetric', metric_type: 'mean' }] }, 'metrics__0__source')
+      await refused({ name: 'M', feature_flag_key: 'm', metrics: [{ kind: 'ExperimentMetric', metric_type: 'mean', source: { kind: 'EventsNode', event: 'x', math: 'p99' } }] }, 'metrics__0__source__math')
+      await refused({ name: 'M', feature_flag_key: 'm', metrics: [{ kind: 'ExperimentMetric', metric_type: 'mean', source: { kind: 'EventsNode', event: 'x', math: 'sum', math_property: 'a"b\\' } }] }, 'metrics__0__source__math_property')
+      await refused({ name: 'D', feature_flag_key: 'd', start_date: 'yesterday' }, 'start_date')
+      await refused({ name: 'x'.repeat(401), feature_flag_key: 'd' }, 'name')
+      expect((await api('/experiments/?status=nonsense')).status).toBe(400)
+      // a body sent as text is parsed here within the same JSON value budget as a JSON one
+      const plain = (text: string) => stack.api('/api/projects/1/experiments/', { method: 'POST', body: text, headers: { 'content-type': 'text/plain' } })
+      expect((await plain(JSON.stringify({ name: 'Plain', feature_flag_key: 'plain-text-body' }))).status).toBe(201)
+      const tooMany = await plain(`{"name": "Values", "feature_flag_key": "values", "description": [${'0,'.repeat(2_100_000)}0]}`)
+      expect(tooMany.status).toBe(400)
+      expect((await json(tooMany)).detail).toContain('JSON values')
+      // nothing of a refused experiment was kept: its flag was not made either
+      expect((await json(api('/feature_flags/?search=many-variants'))).count).toBe(0)
+    })
+
+    test('exposures: once per person, $multiple left out (or first seen), merged persons once; metric events only after exposure, within the window', async () => {
+      const id = await launched('exp-a', { metrics: [PURCHASES] })
+      const answer = await results(id)
+      expect(answer.baseline).toEqual({ key: 'control', number_of_samples: 1, sum: 1, sum_squares: 1 })
+      expect(answer.variant_results[0]).toMatchObject({ key: 'test', number_of_samples: 3, sum: 2, sum_squares: 2, method: 'bayesian', validation_failures: ['not-enough-exposures'], significant: false, chance_to_win: null })
+      expect(answer.exposures_excluded).toBe(1)
+      // first_seen keeps p2 in control (its first exposure), with its purchase
+      await api(`/experiments/${id}/`, 'PATCH', { exposure_criteria: { multiple_variant_handling: 'first_seen' } })
+      expect((await results(id)).baseline).toEqual({ key: 'control', number_of_samples: 2, sum: 2, sum_squares: 2 })
+      // no conversion window: p4's late purchase counts too (POST /query/'s ExperimentQuery goes through the same call)
+      const wide = await stack.services.experiments.results(1, id, { ...PURCHASES, conversion_window: null })
+      expect(wide.variant_results[0]).toMatchObject({ number_of_samples: 3, sum: 3 })
+      // sum of a property (sent as a number or as text), within the window
+      const revenue = await stack.services.experiments.results(1, id, { ...PURCHASES, source: { kind: 'EventsNode', event: 'purchase', math: 'sum', math_property: 'price' } })
+      expect(revenue.baseline).toEqual({ key: 'control', number_of_samples: 2, sum: 11, sum_squares: 101 })
+      expect(revenue.variant_results[0]).toMatchObject({ number_of_samples: 3, sum: 25.5, sum_squares: 430.25 })
+    })
+
+    const freqBaseline = (answer: { baseline: unknown }) => answer.baseline
+
+    test('10 % vs 30 % of 120 each: significant (Bayesian and frequentist), with a sample size for the MDE', async () => {
+      const id = await launched('exp-sig', { parameters: { minimum_detectable_effect: 30 } })
+      const bayes = await results(id)
+      expect(bayes.baseline).toEqual({ key: 'control', number_of_samples: 120, sum: 12, sum_squares: 12, step_counts: [12] })
+      expect(bayes.variant_results[0]).toMatchObject({ key: 'test', number_of_samples: 120, sum: 36, step_counts: [36], significant: true, validation_failures: [] })
+      expect(bayes.variant_results[0].chance_to_win).toBeGreaterThan(0.95)
+      expect(bayes.variant_results[0].credible_interval[0]).toBeGreaterThan(0)
+      expect(bayes.recommended_sample_size).toBe(1600)
+      await api(`/experiments/${id}/`, 'PATCH', { stats_config: { method: 'frequentist' } })
+      const freq = (await results(id)).variant_results[0]
+      expect(freq).toMatchObject({ method: 'frequentist', significant: true })
+      expect(freq.p_value).toBeLessThan(0.05)
+      // the same through the query API's ExperimentQuery (never from its cache: always computed)
+      const viaQuery = await stack.api('/api/projects/1/query/', { method: 'POST', json: { query: { kind: 'ExperimentQuery', experiment_id: id } } })
+      const queried = await json(viaQuery)
+      if (viaQuery.status !== 200) throw new Error(JSON.stringify(queried))
+      expect(queried).toMatchObject({ baseline: freqBaseline(bayes), variant_results: [{ key: 'test', method: 'frequentist', p_value: freq.p_value }], is_cached: false })
+      const bad = await stack.api('/api/projects/1/query/', { method: 'POST', json: { query: { kind: 'ExperimentQuery', experiment_id: id, bogus: 1 } } })
+      expect([bad.status, (await json(bad)).attr]).toEqual([400, 'query__bogus'])
+      console.log(`10 % vs 30 % of 120: chance to win ${bayes.variant_results[0].chance_to_win.toFixed(4)}, p = ${freq.p_value.toFixed(4)}`)
+    })
+
+    test('20 vs 20: not enough exposures; an A/A test is not significant; a draft has no results', async () => {
+      const few = await results(await launched('exp-few'))
+      // the control's 2 conversions are also under the funnel's 5
+      expect(few.variant_results[0]).toMatchObject({ number_of_samples: 20, validation_failures: ['not-enough-exposures', 'not-enough-metric-data'], significant: false, chance_to_win: null })
+      const aa = (await results(await launched('exp-aa'))).variant_results[0]
+      expect(aa).toMatchObject({ number_of_samples: 120, sum: 24, significant: false, validation_failures: [] })
+      expect(aa.chance_to_win).toBeGreaterThan(0.05)
+      expect(aa.chance_to_win).toBeLessThan(0.95)
+      const draft = await create({ name: 'Draft', feature_flag_key: 'exp-draft', metrics: [SIGNUP_FUNNEL] })
+      const r = await api(`/experiments/${draft.id}/results/`)
+      expect(r.status).toBe(400)
+      expect(await json(r)).toMatchObject({ code: 'not_started' })
+      expect((await api(`/experiments/${draft.id}/results/?metric_index=7`)).status).toBe(400)
+    })
+
+    test('past EXPERIMENT_MAX_EXPOSED_PERSONS or EXPERIMENT_MAX_METRIC_ROWS the results are refused (400) before any row is read, and counted', async () => {
+      const id = await launched('exp-sig-capped')
+      const capped = new (stack.services.experiments.constructor as typeof import('../../src/experiments/service').ExperimentsService)({
+        sql: stack.services.db.sql,
+        flags: stack.services.flags.service,
+        query: stack.services.query,
+        maxExposedPersons: 100,
+        maxMetricRows: 1_000_000,
+        onRefused: (limit) => stack.services.metrics.experimentResultsRefused.inc({ limit }),
+      })
+      // exp-sig-capped has no exposures: under the cap
+      expect((await capped.results(1, id, null)).baseline.number_of_samples).toBe(0)
+      const sig = (await json(api('/experiments/?search=exp-sig'))).results.find((e: { feature_flag_key: string }) => e.feature_flag_key === 'exp-sig')
+      const refused = await capped.results(1, sig.id, null).catch((e) => e)
+      expect(refused).toMatchObject({ status: 400, code: 'experiment_too_large' })
+      expect(refused.detail).toContain('240 exposed persons')
+      // 104 signups in the window (every population's): past a cap of 50 metric events
+      const fewRows = new (stack.services.experiments.constructor as typeof import('../../src/experiments/service').ExperimentsService)({
+        sql: stack.services.db.sql,
+        flags: stack.services.flags.service,
+        query: stack.services.query,
+        maxExposedPersons: 1000,
+        maxMetricRows: 50,
+        onRefused: (limit) => stack.services.metrics.experimentResultsRefused.inc({ limit }),
+      })
+      const tooMany = await fewRows.results(1, sig.id, null).catch((e) => e)
+      expect(tooMany).toMatchObject({ status: 400, code: 'experiment_too_large' })
+      expect(tooMany.detail).toContain('104 metric events')
+      const metrics = await (await stack.app.handle(new Request(`${BASE}/metrics`))).text()
+      expect(metrics).toMatch(/experiment_results_refused_total\{limit="exposed_persons"\} [1-9]/)
+      expect(metrics).toMatch(/experiment_results_refused_total\{limit="metric_rows"\} [1-9]/)
+    })
+  })
+}

@@ -1,0 +1,5 @@
+// Experiments on the embedded stores (PGlite and the SQLite event store).
+import { startStack } from '../helpers/stack'
+import { experimentsContract } from './experiments.contract'
+
+experimentsContract('embedded store', () => startStack({ postgres: 'embedded', clickhouse: 'embedded' }, { FLUSH_INTERVAL_MS: 20 }))
