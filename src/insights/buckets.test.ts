@@ -4,7 +4,7 @@ import { describe, expect, test } from 'bun:test'
 import { ApiError } from '../http/errors'
 import { bucketIndexAt, bucketIndexOfWall, buckets, MAX_BUCKETS, type Bucket } from './buckets'
 import { resolveDateRange, type Interval } from './date-range'
-import { HOUR_MS, offsetTransitions, wallStartOfDay, wallStartOfMonth, wallStartOfWeek } from './timezone'
+import { HOUR_MS, offsetTransitions, wallStartOfDay, wallStartOfMonth, wallStartOfWeek } from '../lib/timezone'
 
 const utc = (iso: string) => Date.parse(iso)
 const NOW = utc('2026-01-01T00:00:00Z')

@@ -5,7 +5,7 @@
 // no bucket (no instant belongs to it); days are 23 or 25 hours long on those dates.
 import { errors } from '../http/errors'
 import { startOfUnit, type Interval, type ResolvedDateRange, type Unit } from './date-range'
-import { DAY_MS, HOUR_MS, isoDay, isoDayTime, wallFields, wallStartOfDay, wallTimeOf, wallToUtc } from './timezone'
+import { DAY_MS, HOUR_MS, isoDay, isoDayTime, wallFields, wallStartOfDay, wallTimeOf, wallToUtc } from '../lib/timezone'
 
 /** Past this many buckets a range is refused: a larger interval answers the same question. */
 export const MAX_BUCKETS = 10_000

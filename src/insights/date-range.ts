@@ -11,7 +11,7 @@ import {
   wallStartOfWeek,
   wallTimeOf,
   wallToUtc,
-} from './timezone'
+} from '../lib/timezone'
 
 export type Interval = 'hour' | 'day' | 'week' | 'month'
 

@@ -4,7 +4,7 @@
 import { errors } from '../http/errors'
 import { bucketIndexOfWall, type Bucket } from './buckets'
 import type { Interval } from './date-range'
-import { DAY_MS, offsetTransitions } from './timezone'
+import { DAY_MS, offsetTransitions } from '../lib/timezone'
 
 /** A HogQL string literal: backslashes and quotes escaped, control characters written as escapes. */
 export function str(value: string): string {

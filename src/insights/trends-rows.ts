@@ -6,7 +6,7 @@ import type { Bucket } from './buckets'
 import type { ResolvedDateRange } from './date-range'
 import { and, bucketOfRow, bucketStart, localTime, unsupported } from './hogql'
 import type { InsightContext } from './service'
-import { DAY_MS, wallStartOfDay, wallTimeOf } from './timezone'
+import { DAY_MS, wallStartOfDay, wallTimeOf } from '../lib/timezone'
 
 /** Rows (person-days, or values) one series may read for these maths. */
 export const MAX_MATH_ROWS = 50_000

@@ -4,7 +4,7 @@
 // silently.
 import type { Sql } from 'postgres'
 import { errors } from '../http/errors'
-import { isKnownTimezone } from '../insights/timezone'
+import { isKnownTimezone } from '../lib/timezone'
 import { updateProjectSettings } from './repository'
 
 /** Members of the project's answer (projectJson) that a PATCH leaves alone. */

@@ -5,7 +5,7 @@
 import { expect, test } from 'bun:test'
 import { bucketIndexAt, bucketIndexOfWall, buckets } from '../../src/insights/buckets'
 import { resolveDateRange, type Interval } from '../../src/insights/date-range'
-import { offsetTransitions, wallToUtc } from '../../src/insights/timezone'
+import { offsetTransitions, wallToUtc } from '../../src/lib/timezone'
 
 const ZONES = ['America/New_York', 'Europe/London', 'Asia/Kolkata', 'Asia/Kathmandu', 'Australia/Lord_Howe', 'Pacific/Apia', 'America/Sao_Paulo', 'America/Havana']
 const SAMPLES = 1500

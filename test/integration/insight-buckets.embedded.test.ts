@@ -5,7 +5,7 @@ import { Database } from 'bun:sqlite'
 import { describe, expect, test } from 'bun:test'
 import { bucketIndexAt, bucketIndexOfWall, buckets } from '../../src/insights/buckets'
 import { resolveDateRange } from '../../src/insights/date-range'
-import { offsetTransitions } from '../../src/insights/timezone'
+import { offsetTransitions } from '../../src/lib/timezone'
 
 const ZONES = ['America/New_York', 'Asia/Kathmandu', 'Australia/Lord_Howe', 'Pacific/Apia', 'America/Sao_Paulo']
 
