@@ -65,38 +65,50 @@ export function attemptsOf(events: readonly FunnelEvent[], rules: FunnelRules): 
  * one event moves an attempt by one step at most. Strict: an event that carries no attempt ends it.
  */
 function orderedAttempts(events: readonly FunnelEvent[], rules: FunnelRules): Attempt[] {
-  const done: Attempt[] = []
-  let open: (Attempt | undefined)[] = new Array(rules.stepCount)
-  const voided = new Set<Attempt>()
+  const done: Carried[] = []
+  let open: (Carried | undefined)[] = new Array(rules.stepCount)
   for (const event of events) {
-    voidByExclusions(event, open, rules, voided)
-    const next: (Attempt | undefined)[] = rules.order === 'strict' ? new Array(rules.stepCount) : open.slice()
+    voidByExclusions(event, open, rules)
+    const next: (Carried | undefined)[] = rules.order === 'strict' ? new Array(rules.stepCount) : open.slice()
     for (let k = rules.stepCount - 1; k >= 1; k--) {
       const from = open[k - 1]
-      if (!event.steps[k] || from === undefined || event.at > rules.deadline(from.start)) continue
-      const carried: Attempt = { start: from.start, at: [...from.at, event.at], breakdown: from.breakdown }
+      if (!event.steps[k] || from === undefined || from.lineage.voided || event.at > rules.deadline(from.start)) continue
+      const carried: Carried = { start: from.start, at: [...from.at, event.at], breakdown: from.breakdown, lineage: from.lineage }
+      from.lineage.furthest = Math.max(from.lineage.furthest, k)
       next[k] = carried
       done.push(carried)
     }
     if (event.steps[0]) {
-      const started: Attempt = { start: event.at, at: [event.at], breakdown: event.breakdown }
+      const started: Carried = { start: event.at, at: [event.at], breakdown: event.breakdown, lineage: { furthest: 0, voided: false } }
       next[0] = started
       done.push(started)
     }
     open = next
   }
-  return voided.size === 0 ? done : done.filter((a) => !voided.has(a))
+  return done.filter((a) => !a.lineage.voided).map(({ start, at, breakdown }) => ({ start, at, breakdown }))
 }
 
-/** The open attempts this event voids: it matches an exclusion, within their window, between its from and to steps. */
-function voidByExclusions(event: FunnelEvent, open: (Attempt | undefined)[], rules: FunnelRules, voided: Set<Attempt>): void {
+/** An attempt and the copies carried on from it share a lineage: voided together, unless it got past the exclusion. */
+interface Lineage {
+  /** the furthest step any copy reached */
+  furthest: number
+  voided: boolean
+}
+interface Carried extends Attempt {
+  lineage: Lineage
+}
+
+/**
+ * The attempts this event voids: it matches an exclusion, within their window, after they reached its from step and
+ * before any copy of them reached its to step. The whole attempt goes (its earlier steps too).
+ */
+function voidByExclusions(event: FunnelEvent, open: (Carried | undefined)[], rules: FunnelRules): void {
   rules.exclusions.forEach((rule, j) => {
     if (!event.exclusions[j]) return
     for (let k = rule.fromStep; k < rule.toStep && k < open.length; k++) {
       const attempt = open[k]
-      if (attempt === undefined || event.at > rules.deadline(attempt.start)) continue
-      voided.add(attempt)
-      open[k] = undefined
+      if (attempt === undefined || attempt.lineage.furthest >= rule.toStep || event.at > rules.deadline(attempt.start)) continue
+      attempt.lineage.voided = true
     }
   })
 }
