@@ -11,8 +11,8 @@ const STEPS = ['A', 'B', 'C']
 function events(...list: [string, number, string?][]): FunnelEvent[] {
   return list.map(([name, minute, breakdown]) => ({
     at: T0 + minute * MIN,
-    steps: STEPS.map((s) => s === name),
-    exclusions: [name === 'X'],
+    steps: STEPS.reduce((mask, s, i) => (s === name ? mask | (1 << i) : mask), 0),
+    exclusions: name === 'X' ? 1 : 0,
     breakdown: breakdown ?? null,
   }))
 }
@@ -58,7 +58,7 @@ describe('ordered', () => {
 
   test('one event moves an attempt by one step: a funnel of the same event twice needs two of them', () => {
     const twice: FunnelRules = { ...rules('ordered'), stepCount: 2 }
-    const same = (minutes: number[]) => minutes.map((m) => ({ at: T0 + m * MIN, steps: [true, true], exclusions: [], breakdown: null }))
+    const same = (minutes: number[]) => minutes.map((m) => ({ at: T0 + m * MIN, steps: 0b11, exclusions: 0, breakdown: null }))
     expect(bestAttempt(attemptsOf(same([0]), twice))!.at.length).toBe(1)
     expect(bestAttempt(attemptsOf(same([0, 5]), twice))!.at.length).toBe(2)
   })
@@ -157,7 +157,7 @@ describe('breakdown, times and windows', () => {
 
   test('cost: one person with 100,000 events of 20 steps is counted in bounded time', () => {
     const stepCount = 20
-    const list: FunnelEvent[] = Array.from({ length: 100_000 }, (_, i) => ({ at: T0 + i * 1000, steps: Array.from({ length: stepCount }, (_, s) => s === i % stepCount), exclusions: [], breakdown: null }))
+    const list: FunnelEvent[] = Array.from({ length: 100_000 }, (_, i) => ({ at: T0 + i * 1000, steps: 1 << i % stepCount, exclusions: 0, breakdown: null }))
     for (const order of ['ordered', 'strict', 'unordered'] as const) {
       const started = performance.now()
       const attempts = attemptsOf(list, { order, stepCount, exclusions: [], deadline: windowDeadline(1, 'day') })

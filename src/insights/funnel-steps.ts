@@ -5,12 +5,12 @@
 export type FunnelOrder = 'ordered' | 'strict' | 'unordered'
 export type WindowUnit = 'second' | 'minute' | 'hour' | 'day' | 'week' | 'month'
 
-/** One event of the person: which steps and which exclusions it matches. */
+/** One event of the person: which steps and which exclusions it matches (bit k: step k; bit j: exclusion j). */
 export interface FunnelEvent {
   /** UTC ms */
   at: number
-  steps: readonly boolean[]
-  exclusions: readonly boolean[]
+  steps: number
+  exclusions: number
   /** the breakdown property's value on this event (null when absent or no breakdown) */
   breakdown: string | null
 }
@@ -53,6 +53,11 @@ export function windowDeadline(interval: number, unit: WindowUnit): (start: numb
   }
 }
 
+/** Whether bit `index` of a mask is set (masks of up to 20 steps or exclusions: within 32 bits). */
+export function matches(mask: number, index: number): boolean {
+  return ((mask >>> index) & 1) === 1
+}
+
 /** Every attempt of one person that was not voided by an exclusion (events in time order). */
 export function attemptsOf(events: readonly FunnelEvent[], rules: FunnelRules): Attempt[] {
   return rules.order === 'unordered' ? unorderedAttempts(events, rules) : orderedAttempts(events, rules)
@@ -72,13 +77,13 @@ function orderedAttempts(events: readonly FunnelEvent[], rules: FunnelRules): At
     const next: (Carried | undefined)[] = rules.order === 'strict' ? new Array(rules.stepCount) : open.slice()
     for (let k = rules.stepCount - 1; k >= 1; k--) {
       const from = open[k - 1]
-      if (!event.steps[k] || from === undefined || from.lineage.voided || event.at > rules.deadline(from.start)) continue
+      if (!matches(event.steps, k) || from === undefined || from.lineage.voided || event.at > rules.deadline(from.start)) continue
       const carried: Carried = { start: from.start, at: [...from.at, event.at], breakdown: from.breakdown, lineage: from.lineage }
       from.lineage.furthest = Math.max(from.lineage.furthest, k)
       next[k] = carried
       done.push(carried)
     }
-    if (event.steps[0]) {
+    if (matches(event.steps, 0)) {
       const started: Carried = { start: event.at, at: [event.at], breakdown: event.breakdown, lineage: { furthest: 0, voided: false } }
       next[0] = started
       done.push(started)
@@ -104,7 +109,7 @@ interface Carried extends Attempt {
  */
 function voidByExclusions(event: FunnelEvent, open: (Carried | undefined)[], rules: FunnelRules): void {
   rules.exclusions.forEach((rule, j) => {
-    if (!event.exclusions[j]) return
+    if (!matches(event.exclusions, j)) return
     for (let k = rule.fromStep; k < rule.toStep && k < open.length; k++) {
       const attempt = open[k]
       if (attempt === undefined || attempt.lineage.furthest >= rule.toStep || event.at > rules.deadline(attempt.start)) continue
@@ -121,18 +126,12 @@ function voidByExclusions(event: FunnelEvent, open: (Carried | undefined)[], rul
 function unorderedAttempts(events: readonly FunnelEvent[], rules: FunnelRules): Attempt[] {
   const { stepCount } = rules
   const nextAt = new Array<number>(stepCount).fill(Infinity)
-  const exclusionTimes = rules.exclusions.map((_, j) => events.filter((e) => e.exclusions[j]).map((e) => e.at))
+  const exclusionTimes = rules.exclusions.map((_, j) => events.filter((e) => matches(e.exclusions, j)).map((e) => e.at))
   const attempts: Attempt[] = []
   for (let i = events.length - 1; i >= 0; i--) {
     const event = events[i]
-    let matches = false
-    for (let s = 0; s < stepCount; s++) {
-      if (event.steps[s]) {
-        nextAt[s] = event.at
-        matches = true
-      }
-    }
-    if (!matches) continue
+    if (event.steps === 0) continue
+    for (let s = 0; s < stepCount; s++) if (matches(event.steps, s)) nextAt[s] = event.at
     const deadline = rules.deadline(event.at)
     const at = nextAt.filter((t) => t <= deadline).sort((a, b) => a - b)
     if (!unorderedVoided(at, deadline, rules, exclusionTimes)) attempts.push({ start: event.at, at, breakdown: event.breakdown })
