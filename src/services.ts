@@ -246,7 +246,7 @@ export async function startServices(config: Config, log: Logger, options: { metr
       metrics.querySlots.set({ state: 'waiting' }, waiting)
     })
     const insights = createInsightsService(query, { cacheTtlMs: config.INSIGHTS_CACHE_TTL_MS, cacheMaxBytes: config.INSIGHTS_CACHE_MAX_BYTES }, {
-      funnels: { maxEvents: config.INSIGHTS_FUNNEL_MAX_EVENTS, onEvents: (outcome, count) => metrics.insightFunnelEvents.inc({ outcome }, count) },
+      funnels: { maxEvents: config.INSIGHTS_FUNNEL_MAX_EVENTS, timeoutMs: config.QUERY_TIMEOUT_MS, onEvents: (outcome, count) => metrics.insightFunnelEvents.inc({ outcome }, count) },
     })
     log.info({ postgres: db.describe, events: events.kind }, 'stores ready')
     return {

@@ -1,6 +1,7 @@
 // A funnel's counting for one person: their events of the range, in time order, become attempts through the steps.
 // Pure: the runner (funnels.ts) reads the events, this decides how far each attempt got and when. docs/insights.md
 // "Funnels" states the rules these functions implement.
+import { addMonths } from './timezone'
 
 export type FunnelOrder = 'ordered' | 'strict' | 'unordered'
 export type WindowUnit = 'second' | 'minute' | 'hour' | 'day' | 'week' | 'month'
@@ -42,15 +43,8 @@ const UNIT_MS: Record<Exclude<WindowUnit, 'month'>, number> = { second: 1000, mi
 /** The conversion window: a step counts at most `interval` units after the attempt's first step (the edge included). */
 export function windowDeadline(interval: number, unit: WindowUnit): (start: number) => number {
   if (unit !== 'month') return (start) => start + interval * UNIT_MS[unit]
-  // calendar months (in UTC), the day clamped to the target month's length: 31 Jan + 1 month = 28/29 Feb
-  return (start) => {
-    const d = new Date(start)
-    const total = d.getUTCFullYear() * 12 + d.getUTCMonth() + interval
-    const year = Math.floor(total / 12)
-    const month = total - year * 12
-    const last = new Date(Date.UTC(year, month + 1, 0)).getUTCDate()
-    return Date.UTC(year, month, Math.min(d.getUTCDate(), last), d.getUTCHours(), d.getUTCMinutes(), d.getUTCSeconds(), d.getUTCMilliseconds())
-  }
+  // calendar months in UTC, the day clamped to the target month's length: 31 Jan + 1 month = 28/29 Feb
+  return (start) => addMonths(start, interval)
 }
 
 /** Whether bit `index` of a mask is set (masks of up to 20 steps or exclusions: within 32 bits). */

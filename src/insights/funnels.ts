@@ -10,7 +10,7 @@ import { attemptsOf, bestAttempt, histogram, mean, median, secondsBetween, windo
 import type { EventsNode, FunnelsQuery } from './model'
 import type { InsightContext, KindAnswer } from './service'
 import { BREAKDOWN_NULL } from './trends'
-import { errors } from '../http/errors'
+import { ApiError, errors } from '../http/errors'
 
 export const BREAKDOWN_OTHER_FUNNEL = 'Other'
 const DEFAULT_BREAKDOWN_LIMIT = 25
@@ -20,6 +20,8 @@ const PAGE_ROWS = 50_000
 export interface FunnelLimits {
   /** events one funnel may read; past it the question is refused (400 too_many_events) */
   maxEvents: number
+  /** QUERY_TIMEOUT_MS: the whole funnel's pages within it (each statement has it too), checked before each next page */
+  timeoutMs: number
   /** counts events read and refusals */
   onEvents?(outcome: 'read' | 'refused', count: number): void
 }
@@ -94,7 +96,11 @@ async function readPersons(plan: Plan, range: { from: number; to: number }, ctx:
   }
   let after: { actor: string; at: number; uuid: string } | null = null
   let read = 0
+  const started = Date.now()
   for (;;) {
+    if (after !== null && Date.now() - started > limits.timeoutMs) {
+      throw new ApiError(504, 'server_error', 'query_timeout', `The funnel's events were not read within QUERY_TIMEOUT_MS (${limits.timeoutMs} ms): pick a shorter date range or narrower steps`)
+    }
     const keyset = after === null ? null : `${ACTOR} > ${str(after.actor)} OR (${ACTOR} = ${str(after.actor)} AND (timestamp > ${time(after.at)} OR (timestamp = ${time(after.at)} AND uuid > ${str(after.uuid)})))`
     const page = await ctx.hogql(
       `SELECT ${ACTOR} AS actor, timestamp, uuid, ${breakdown} AS breakdown_value, ${mask(plan.steps)} AS steps, ${mask(plan.exclusions)} AS exclusions FROM events WHERE ${and([where, keyset])} ORDER BY actor, timestamp, uuid LIMIT ${PAGE_ROWS}`,

@@ -41,7 +41,7 @@ describeWithChdb('funnels on chDB (ClickHouse 26.7)', () => {
       { teamId: 1, distinctId: 'heavy', personId: person(4), version: 5 },
     ])
     const query = new QueryService(new ClickHouseQueryRunner(url, { client: chdbClient() }), { timeoutMs: 30_000, maxResultBytes: 64 * 1024 })
-    const insights = new InsightsService(query, { cacheTtlMs: 0, cacheMaxBytes: 0 }).register('FunnelsQuery', funnelsRunner({ maxEvents: 10_000 }))
+    const insights = new InsightsService(query, { cacheTtlMs: 0, cacheMaxBytes: 0 }).register('FunnelsQuery', funnelsRunner({ maxEvents: 10_000, timeoutMs: 30_000 }))
     const project = { id: 1, timezone: 'UTC', weekStartDay: 0 }
     const series = ['signup', 'view', 'purchase'].map((event) => ({ kind: 'EventsNode', event }))
     const run = (funnelsFilter: Record<string, unknown> = {}) =>
@@ -59,5 +59,13 @@ describeWithChdb('funnels on chDB (ClickHouse 26.7)', () => {
     expect(await counts({ funnelOrderType: 'unordered' })).toEqual([4, 4, 3])
     expect(await counts({ exclusions: [{ kind: 'EventsNode', event: 'cancel', funnelFromStep: 0, funnelToStep: 1 }] })).toEqual([3, 3, 2])
     expect(await counts({ funnelWindowInterval: 15, funnelWindowIntervalUnit: 'minute' })).toEqual([4, 2, 1])
+
+    // the pages of one funnel share QUERY_TIMEOUT_MS: past it, 504 before the next page, not an answer from part of the events
+    const hurried = new InsightsService(query, { cacheTtlMs: 0, cacheMaxBytes: 0 }).register('FunnelsQuery', funnelsRunner({ maxEvents: 10_000, timeoutMs: 0 }))
+    const error = await hurried.run(project, { kind: 'FunnelsQuery', series, dateRange: { date_from: '2024-05-01', date_to: '2024-05-10' } }).catch((e) => e)
+    expect(error).toMatchObject({ status: 504, code: 'query_timeout' })
+    // and a cap below the events read: 400 too_many_events
+    const capped = new InsightsService(query, { cacheTtlMs: 0, cacheMaxBytes: 0 }).register('FunnelsQuery', funnelsRunner({ maxEvents: 1000, timeoutMs: 30_000 }))
+    expect(await capped.run(project, { kind: 'FunnelsQuery', series, dateRange: { date_from: '2024-05-01', date_to: '2024-05-10' } }).catch((e) => e)).toMatchObject({ status: 400, code: 'too_many_events' })
   }, 120_000)
 })
