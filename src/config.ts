@@ -103,6 +103,7 @@ export const ConfigSchema = Type.Object({
   }),
   INSIGHTS_CACHE_TTL_MS: Int({ default: 60_000, minimum: 0, description: 'how long a query API answer may be served again from the cache (refresh "force_blocking" computes it anew); 0: no cache' }),
   INSIGHTS_CACHE_MAX_BYTES: Int({ default: 64 * 1024 * 1024, minimum: 0, description: 'memory for cached query API answers; an answer over an eighth of it is not kept' }),
+  INSIGHTS_FUNNEL_MAX_EVENTS: Int({ default: 2_000_000, minimum: 1, description: 'events one funnel insight may read (its steps and exclusions in the range; every event for a strict funnel); past it the query is refused (400 too_many_events)' }),
   QUERY_MAX_MEMORY: Int({
     default: 1024 * 1024 * 1024,
     minimum: 16 * 1024 * 1024,

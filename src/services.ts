@@ -262,7 +262,11 @@ export async function startServices(config: Config, log: Logger, options: { metr
       metrics.querySlots.set({ state: 'running' }, running)
       metrics.querySlots.set({ state: 'waiting' }, waiting)
     })
-    const insights = createInsightsService(query, { cacheTtlMs: config.INSIGHTS_CACHE_TTL_MS, cacheMaxBytes: config.INSIGHTS_CACHE_MAX_BYTES }, db.sql, experiments)
+    const insights = createInsightsService(query, { cacheTtlMs: config.INSIGHTS_CACHE_TTL_MS, cacheMaxBytes: config.INSIGHTS_CACHE_MAX_BYTES }, {
+      funnels: { maxEvents: config.INSIGHTS_FUNNEL_MAX_EVENTS, timeoutMs: config.QUERY_TIMEOUT_MS, onEvents: (outcome, count) => metrics.insightFunnelEvents.inc({ outcome }, count) },
+      sql: db.sql,
+      experiments,
+    })
     // a saved insight is computed as the query API computes its source node, always anew (its own store keeps it)
     const savedInsights = new InsightService({ sql: db.sql, runner: { run: (project, node, { signal }) => insights.run(project, node, { refresh: 'force_blocking', signal }) }, metrics })
     const dashboards = new DashboardService({ sql: db.sql, insights: savedInsights, refreshBudgetMs: config.QUERY_TIMEOUT_MS, log, metrics })

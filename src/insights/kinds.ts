@@ -3,16 +3,25 @@ import type { Sql } from 'postgres'
 import { ExperimentQueryNode } from '../experiments/model'
 import type { ExperimentsService } from '../experiments/service'
 import type { QueryService } from '../query/service'
+import { funnelsRunner, type FunnelLimits } from './funnels'
 import { PersonSets } from './person-sets'
 import { InsightsService, type InsightsOptions } from './service'
 import { runTrends } from './trends'
 
-/**
- * `sql`: the Postgres of persons and cohorts, for person and cohort filters (none: such filters are refused);
- * `experiments`: for ExperimentQuery (none: not served).
- */
-export function createInsightsService(query: QueryService, options: InsightsOptions, sql?: Sql, experiments?: ExperimentsService): InsightsService {
-  const service = new InsightsService(query, options, sql ? new PersonSets(sql) : undefined).register('TrendsQuery', runTrends)
+/** What kinds need beyond the service's own options: their budgets, counters and the stores they read. */
+export interface KindOptions {
+  funnels: FunnelLimits
+  /** the Postgres of persons and cohorts, for person and cohort filters and breakdowns (none: refused) */
+  sql?: Sql
+  /** for ExperimentQuery (none: not served) */
+  experiments?: ExperimentsService
+}
+
+export function createInsightsService(query: QueryService, options: InsightsOptions, kinds: KindOptions): InsightsService {
+  const service = new InsightsService(query, options, kinds.sql ? new PersonSets(kinds.sql) : undefined)
+    .register('TrendsQuery', runTrends)
+    .register('FunnelsQuery', funnelsRunner(kinds.funnels))
+  const { experiments } = kinds
   if (experiments) {
     service.register(
       'ExperimentQuery',

@@ -22,7 +22,11 @@ export const QueryResponse = model(
   'QueryResponse',
   t.Object(
     {
-      results: t.Optional(t.Array(t.Any(), { description: 'HogQL/EventsQuery: rows, each an array in column order; insights: their kind’s results (ExperimentQuery answers baseline and variant_results instead)' })),
+      results: t.Optional(
+        t.Union([t.Array(t.Any()), t.Object({}, { additionalProperties: true })], {
+          description: 'HogQL/EventsQuery: rows, each an array in column order; insights: their kind’s results (a funnel\'s time_to_convert view: {bins, average_conversion_time}; ExperimentQuery answers baseline and variant_results instead)',
+        }),
+      ),
       columns: t.Optional(t.Array(t.String())),
       types: t.Optional(t.Array(t.String())),
       hasMore: t.Optional(t.Boolean({ description: 'rows were cut: at the LIMIT, or at the answer\'s byte budget (QUERY_MAX_RESULT_BYTES; continue with OFFSET)' })),

@@ -208,6 +208,12 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
       labelNames: ['outcome'] as const,
       registers: [registry],
     }),
+    insightFunnelEvents: new Counter({
+      name: 'insight_funnel_events_total',
+      help: 'Events read by funnel insights (outcome="read"), and those of pages that went past INSIGHTS_FUNNEL_MAX_EVENTS (outcome="refused": the funnel answered 400 too_many_events)',
+      labelNames: ['outcome'] as const,
+      registers: [registry],
+    }),
     querySlots: new Gauge({
       name: 'query_slots',
       help: 'Query API statements running and waiting for a slot (slots are shared fairly between projects)',

@@ -29,7 +29,7 @@ describeWithChdb('trends on chDB (ClickHouse 26.7)', () => {
       { teamId: 1, distinctId: 'anon-c', personId: person(3), version: 3 },
       { teamId: 1, distinctId: 'user-a', personId: person(1), version: 4 },
     ])
-    const insights = createInsightsService(new QueryService(new ClickHouseQueryRunner(url, { client: chdbClient() }), { timeoutMs: 30_000, maxResultBytes: 64 * 1024 * 1024 }), { cacheTtlMs: 0, cacheMaxBytes: 0 })
+    const insights = createInsightsService(new QueryService(new ClickHouseQueryRunner(url, { client: chdbClient() }), { timeoutMs: 30_000, maxResultBytes: 64 * 1024 * 1024 }), { cacheTtlMs: 0, cacheMaxBytes: 0 }, { funnels: { maxEvents: 1_000_000, timeoutMs: 30_000 } })
     const project = { id: 1, timezone: 'America/New_York', weekStartDay: 0 }
     const pageviews = { kind: 'EventsNode', event: '$pageview' }
     const trends = async (extra: Record<string, unknown>, p = project) =>
