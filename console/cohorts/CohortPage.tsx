@@ -3,12 +3,13 @@
 import { useLayoutEffect, useState } from 'preact/hooks'
 import { api, projectPath } from '../lib/api'
 import { navigate } from '../lib/router'
-import { ErrorNote, Field, Link, Loading, Page, useAsync, valueOf } from '../lib/ui'
+import { ConfirmedButton, ErrorNote, Field, Link, Loading, Page, useAsync, valueOf } from '../lib/ui'
 import { useAction, SaveFooter } from '../lib/forms'
 import { ListBody } from '../lib/lists'
 import { useSession } from '../lib/session'
 import type { Cohort } from './CohortList'
 import { editableFilters, type Filter } from './filters'
+import { PropertyNames } from '../definitions/suggestions'
 
 
 interface Person {
@@ -67,10 +68,28 @@ export function CohortPage(props: { id: string | null }) {
       return true
     })
   }
+  const remove = () =>
+    void action.run(async () => {
+      // as PostHog: a cohort is deleted with PATCH {"deleted": true}
+      await api(projectPath(projectId, `cohorts/${encodeURIComponent(props.id!)}/`), { method: 'PATCH', json: { deleted: true } })
+      navigate('/cohorts')
+    })
   if (props.id && cohort.loading && !cohort.data) return <Loading what="the cohort" />
   if (props.id && cohort.error && !cohort.data) return <ErrorNote error={cohort.error} />
   return (
-    <Page title={cohort.data ? `Cohort ${cohort.data.name}` : 'New cohort'} actions={<Link to="/cohorts">All cohorts</Link>}>
+    <Page
+      title={cohort.data ? `Cohort ${cohort.data.name}` : 'New cohort'}
+      actions={
+        <div class="row">
+          <Link to="/cohorts">All cohorts</Link>
+          {cohort.data ? (
+            <ConfirmedButton label="Delete" name={`Delete cohort ${cohort.data.name}`} title={`Delete the cohort ${cohort.data.name}?`} disabled={action.busy} onConfirm={remove}>
+              <p>Flags that use it must stop using it first (the server refuses otherwise).</p>
+            </ConfirmedButton>
+          ) : null}
+        </div>
+      }
+    >
       <form onSubmit={save} class="stack" aria-label="Cohort">
         <Field label="Name">
           <input required value={name} onInput={(e) => setName(valueOf(e))} />
@@ -96,10 +115,11 @@ export function CohortPage(props: { id: string | null }) {
         ) : (
           <fieldset>
             <legend>Persons whose properties match all of</legend>
+            <PropertyNames id="person-property-names" type="person" />
             {filters.map((f, i) => (
               <div class="row" role="group" aria-label={`Filter ${i + 1}`} key={i}>
                 <Field label="Person property">
-                  <input value={f.key} onInput={(e) => setFilters(filters.map((x, j) => (j === i ? { ...x, key: valueOf(e) } : x)))} />
+                  <input list="person-property-names" value={f.key} onInput={(e) => setFilters(filters.map((x, j) => (j === i ? { ...x, key: valueOf(e) } : x)))} />
                 </Field>
                 <Field label="Operator">
                   <select value={f.operator} onChange={(e) => setFilters(filters.map((x, j) => (j === i ? { ...x, operator: valueOf(e) } : x)))}>

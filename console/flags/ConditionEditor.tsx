@@ -82,7 +82,7 @@ export function ConditionEditor(props: {
           ) : (
             <>
               <Field label="Person property">
-                <input value={filter.key} onInput={(e) => setFilter(i, { ...filter, key: valueOf(e) })} />
+                <input list="person-property-names" value={filter.key} onInput={(e) => setFilter(i, { ...filter, key: valueOf(e) })} />
               </Field>
               <Field label="Operator">
                 <select value={filter.operator ?? 'exact'} onChange={(e) => setFilter(i, { ...filter, operator: valueOf(e) })}>

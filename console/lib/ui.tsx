@@ -123,9 +123,10 @@ export function PropertiesTable(props: { properties: Record<string, unknown> | n
   )
 }
 
-/** A confirmation in a modal <dialog> (role dialog): Escape or Cancel closes it. */
+/** A confirmation in a modal <dialog> (role dialog, named by its title): Escape or Cancel closes it. */
 export function Confirm(props: { open: boolean; title: string; children: ComponentChildren; confirmLabel: string; onConfirm: () => void; onCancel: () => void }) {
   const ref = useRef<HTMLDialogElement>(null)
+  const titleId = useId()
   useEffect(() => {
     const dialog = ref.current
     if (!dialog) return
@@ -133,8 +134,8 @@ export function Confirm(props: { open: boolean; title: string; children: Compone
     if (!props.open && dialog.open) dialog.close()
   }, [props.open])
   return (
-    <dialog ref={ref} aria-labelledby="confirm-title" onClose={props.onCancel}>
-      <h2 id="confirm-title">{props.title}</h2>
+    <dialog ref={ref} aria-labelledby={titleId} onClose={props.onCancel}>
+      <h2 id={titleId}>{props.title}</h2>
       {props.children}
       <div class="row">
         <button type="button" class="danger" onClick={props.onConfirm}>
@@ -145,6 +146,33 @@ export function Confirm(props: { open: boolean; title: string; children: Compone
         </button>
       </div>
     </dialog>
+  )
+}
+
+/**
+ * A destructive button that asks first: it opens a dialog titled `title` whose confirming button repeats the
+ * action's name (`label`); `name` is the button's accessible name when the label alone is ambiguous ("Revoke ci").
+ */
+export function ConfirmedButton(props: { label: string; name?: string; title: string; disabled?: boolean; children: ComponentChildren; onConfirm: () => void }) {
+  const [open, setOpen] = useState(false)
+  return (
+    <>
+      <button type="button" class="danger" disabled={props.disabled} aria-label={props.name} onClick={() => setOpen(true)}>
+        {props.label}
+      </button>
+      <Confirm
+        open={open}
+        title={props.title}
+        confirmLabel={props.label}
+        onCancel={() => setOpen(false)}
+        onConfirm={() => {
+          setOpen(false)
+          props.onConfirm()
+        }}
+      >
+        {props.children}
+      </Confirm>
+    </>
   )
 }
 

@@ -13,7 +13,7 @@ export interface Asset {
 
 /** Gzipped once when the bundle is built, never per request; kept only when it saves bytes. */
 export function precompressed(body: Uint8Array): Uint8Array | null {
-  const gzip = Bun.gzipSync(body, { level: 9 })
+  const gzip = Bun.gzipSync(body as Uint8Array<ArrayBuffer>, { level: 9 })
   return gzip.byteLength < body.byteLength ? gzip : null
 }
 
