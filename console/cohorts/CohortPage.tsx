@@ -5,19 +5,13 @@ import { api, projectPath } from '../lib/api'
 import { navigate } from '../lib/router'
 import { ConfirmedButton, ErrorNote, Field, Link, Loading, Page, useAsync, valueOf } from '../lib/ui'
 import { useAction, SaveFooter } from '../lib/forms'
-import { ListBody } from '../lib/lists'
+import { ListBody, LoadMore, usePages } from '../lib/lists'
+import { personLinkId, personName, type Person } from '../persons/Persons'
 import { useSession } from '../lib/session'
 import type { Cohort } from './CohortList'
 import { editableFilters, type Filter } from './filters'
 import { PropertyNames } from '../definitions/suggestions'
 
-
-interface Person {
-  id: string
-  uuid: string
-  distinct_ids: string[]
-  properties: Record<string, unknown>
-}
 
 export function CohortPage(props: { id: string | null }) {
   const { projectId } = useSession()
@@ -153,11 +147,9 @@ export function CohortPage(props: { id: string | null }) {
 }
 
 function Members(props: { projectId: number; cohortId: string; tick: number; count: number | null }) {
-  const members = useAsync(
-    (signal) => api<{ results: Person[] }>(projectPath(props.projectId, `cohorts/${encodeURIComponent(props.cohortId)}/persons/?limit=100`), { signal }),
-    [props.projectId, props.cohortId, props.tick],
-  )
-  const rows = members.data?.results ?? []
+  const path = projectPath(props.projectId, `cohorts/${encodeURIComponent(props.cohortId)}/persons/?limit=100`)
+  const members = usePages<Person>(path, (p) => p.uuid, [path, props.tick])
+  const rows = members.items
   return (
     <section aria-labelledby="members-title">
       <h2 id="members-title">Members{props.count !== null ? ` (${props.count})` : ''}</h2>
@@ -166,12 +158,12 @@ function Members(props: { projectId: number; cohortId: string; tick: number; cou
         <ul class="members">
           {rows.map((p) => (
             <li key={p.uuid}>
-              <Link to={`/persons/${encodeURIComponent(p.distinct_ids[0] ?? '')}`}>{p.distinct_ids[0] ?? p.uuid}</Link>
-              {p.distinct_ids.length > 1 ? <span class="muted"> and {p.distinct_ids.length - 1} more ids</span> : null}
+              <Link to={`/persons/${encodeURIComponent(personLinkId(p))}`}>{personName(p)}</Link>
             </li>
           ))}
         </ul>
       </ListBody>
+      <LoadMore pages={members} what="members" />
     </section>
   )
 }

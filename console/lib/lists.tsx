@@ -42,6 +42,8 @@ export function Table(props: { caption: string; columns: (string | false)[]; cla
 /** A list read page by page through the REST API's own `next` links ("Load more"). */
 export interface Pages<T> {
   items: T[]
+  /** the first page as answered (undefined until it is): what ListBody reads */
+  data: unknown
   /** the list's total when the API gives one */
   count: number | null
   /** the first page has not answered yet */
@@ -94,6 +96,7 @@ export function usePages<T>(firstPath: string, keyOf: (item: T) => string | numb
   }
   return {
     items,
+    data: first.data,
     count: typeof first.data?.count === 'number' ? first.data.count : null,
     loading: first.loading && !first.data,
     loadingMore,

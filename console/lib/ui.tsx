@@ -3,6 +3,7 @@ import { cloneElement, type ComponentChildren, type TargetedEvent, type VNode } 
 import { useCallback, useEffect, useId, useRef, useState } from 'preact/hooks'
 import { messageOf } from './api'
 import { BASE, navigate } from './router'
+import { axisTicks, labelledIndexes, tickText } from './axis'
 
 export function Link(props: { to: string; children: ComponentChildren; class?: string; 'aria-current'?: 'page' | undefined }) {
   const onClick = (event: MouseEvent) => {
@@ -177,40 +178,77 @@ export function ConfirmedButton(props: { label: string; name?: string; title: st
 }
 
 export interface BarPoint {
+  /** the point's time or name, as the axis and the table show it */
   label: string
   value: number
 }
 
-/** A small bar chart drawn in SVG: role img, named, with every bar's figure in its title (and a table for readers). */
+/**
+ * A bar chart drawn in SVG: role img, named, with a value axis (round steps), labels along the bottom, every bar's
+ * figure in its title, and the same figures in a table for readers (a disclosure under it).
+ */
 export function BarChart(props: { name: string; points: BarPoint[]; unit?: string }) {
-  const width = 600
+  const left = 44
+  const width = 640
+  const plot = width - left
   const height = 140
-  const max = Math.max(1, ...props.points.map((p) => p.value))
-  const barWidth = props.points.length ? width / props.points.length : width
+  const max = Math.max(0, ...props.points.map((p) => p.value))
+  const ticks = axisTicks(max)
+  const top = ticks[ticks.length - 1]
+  const barWidth = props.points.length ? plot / props.points.length : plot
+  const y = (v: number) => height - (v / top) * height
+  const unit = props.unit ? ` ${props.unit}` : ''
   return (
     <figure class="chart">
-      <svg role="img" aria-label={props.name} viewBox={`0 0 ${width} ${height + 20}`} preserveAspectRatio="none">
+      <svg role="img" aria-label={props.name} viewBox={`0 0 ${width} ${height + 24}`} preserveAspectRatio="none">
         <title>{props.name}</title>
+        {ticks.map((t) => (
+          <g key={t}>
+            <line x1={left} y1={y(t)} x2={width} y2={y(t)} class={t === 0 ? 'axis' : 'grid'} />
+            <text x={left - 4} y={y(t) + 4} text-anchor="end" class="tick">
+              {tickText(t)}
+            </text>
+          </g>
+        ))}
         {props.points.map((p, i) => {
-          const h = Math.round((p.value / max) * height)
+          const h = (p.value / top) * height
           return (
-            <rect key={i} x={i * barWidth + 1} y={height - h} width={Math.max(1, barWidth - 2)} height={h} class="bar">
-              <title>{`${p.label}: ${p.value}${props.unit ? ` ${props.unit}` : ''}`}</title>
+            <rect key={i} x={left + i * barWidth + 1} y={height - h} width={Math.max(1, barWidth - 2)} height={h} class="bar">
+              <title>{`${p.label}: ${p.value}${unit}`}</title>
             </rect>
           )
         })}
-        <line x1="0" y1={height} x2={width} y2={height} class="axis" />
-        <text x="0" y={height + 16} class="tick">
-          {props.points[0]?.label ?? ''}
-        </text>
-        <text x={width} y={height + 16} text-anchor="end" class="tick">
-          {props.points[props.points.length - 1]?.label ?? ''}
-        </text>
+        {labelledIndexes(props.points.length).map((i) => (
+          <text key={i} x={left + (i + 0.5) * barWidth} y={height + 16} text-anchor={i === props.points.length - 1 ? 'end' : 'middle'} class="tick">
+            {props.points[i].label}
+          </text>
+        ))}
       </svg>
       <figcaption class="muted">
-        {props.name}: peak {max === 1 && props.points.every((p) => p.value === 0) ? 0 : max}
-        {props.unit ? ` ${props.unit}` : ''}
+        {props.name}: peak {max}
+        {unit}, total {props.points.reduce((sum, p) => sum + p.value, 0)}
+        {unit}
       </figcaption>
+      <details>
+        <summary>Table view</summary>
+        <table>
+          <caption class="sr-only">{props.name}</caption>
+          <thead>
+            <tr>
+              <th scope="col">When</th>
+              <th scope="col">{props.unit ?? 'Value'}</th>
+            </tr>
+          </thead>
+          <tbody>
+            {props.points.map((p, i) => (
+              <tr key={i}>
+                <td>{p.label}</td>
+                <td>{p.value}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </details>
     </figure>
   )
 }

@@ -64,7 +64,7 @@ export function Persons() {
       </form>
       <PropertyNames id="person-property-names" type="person" />
       <ErrorNote error={persons.error} />
-      <ListBody state={{ data: persons.loading ? undefined : true, loading: persons.loading }} count={persons.items.length} what="persons" empty={filtered ? 'No person matches.' : 'No persons yet.'}>
+      <ListBody state={persons} count={persons.items.length} what="persons" empty={filtered ? 'No person matches.' : 'No persons yet.'}>
         <Table caption="Persons" columns={['Person', 'Distinct IDs', 'Created']}>
           {persons.items.map((p) => (
             <tr key={p.uuid}>
