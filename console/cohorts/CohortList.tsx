@@ -9,6 +9,8 @@ export interface Cohort {
   description?: string
   is_static: boolean
   count: number | null
+  /** only in the answer to a CSV upload */
+  csv_skipped?: { count: number; ids: string[] }
   filters: { properties?: { type?: string; values?: unknown[] } }
   created_at?: string | null
 }

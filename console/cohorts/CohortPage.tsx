@@ -23,9 +23,17 @@ export function CohortPage(props: { id: string | null }) {
   const [filtersEditable, setFiltersEditable] = useState(true)
   const [file, setFile] = useState<File | null>(null)
   const action = useAction()
+  // what the last upload skipped (ids that name no person), said on the cohort's page
+  const [skipped, setSkipped] = useState<{ count: number; ids: string[] } | null>(null)
   const [membersTick, setMembersTick] = useState(0)
   // a layout effect: the form takes what was loaded in the same commit that shows it, so nothing typed into it
   // first (by a quick hand, or a test) is then overwritten
+  useLayoutEffect(() => {
+    if (pendingSkipped) {
+      setSkipped(pendingSkipped)
+      pendingSkipped = null
+    }
+  }, [props.id])
   useLayoutEffect(() => {
     if (!cohort.data) return
     setName(cohort.data.name)
@@ -50,12 +58,17 @@ export function CohortPage(props: { id: string | null }) {
         if (file) form.set('csv', file, file.name)
         else if (!props.id) throw new Error('Choose a CSV file of distinct ids to upload.')
         answer = await api<Cohort>(path, { method, body: form })
+        setSkipped(answer.csv_skipped && answer.csv_skipped.count > 0 ? answer.csv_skipped : null)
       } else {
         const values = filters.filter((f) => f.key.trim()).map((f) => ({ key: f.key.trim(), operator: f.operator, value: f.value, type: 'person' }))
         const body = filtersEditable ? { name, filters: { properties: { type: 'OR', values: [{ type: 'AND', values }] } } } : { name }
         answer = await api<Cohort>(path, { method, json: body })
       }
-      if (!props.id) return navigate(`/cohorts/${answer.id}`) // a new cohort opens on its own page
+      if (!props.id) {
+        // a new cohort opens on its own page, saying what its upload skipped
+        pendingSkipped = answer.csv_skipped && answer.csv_skipped.count > 0 ? answer.csv_skipped : null
+        return navigate(`/cohorts/${answer.id}`)
+      }
       cohort.reload()
       setMembersTick((t) => t + 1)
       setFile(null)
@@ -98,7 +111,7 @@ export function CohortPage(props: { id: string | null }) {
           </label>
         </fieldset>
         {isStatic ? (
-          <Field label="Upload CSV" hint="one distinct id per line; a header row named distinct_id is skipped">
+          <Field label="Upload CSV" hint="one distinct id per line (a first row person_id or email says the ids are person ids or emails); ids that name no person are skipped and listed">
             <input type="file" accept=".csv,text/csv,text/plain" onChange={(e) => setFile(e.currentTarget.files?.[0] ?? null)} />
           </Field>
         ) : !filtersEditable ? (
@@ -141,8 +154,32 @@ export function CohortPage(props: { id: string | null }) {
         )}
         <SaveFooter action={action} />
       </form>
+      {skipped ? <SkippedIds skipped={skipped} /> : null}
       {props.id ? <Members projectId={projectId} cohortId={props.id} tick={membersTick} count={cohort.data?.count ?? null} /> : null}
     </Page>
+  )
+}
+
+/** Carried from a new cohort's form to its page (the page is a new component after navigate). */
+let pendingSkipped: { count: number; ids: string[] } | null = null
+
+/** The ids of the last upload that named no person: they were not added. */
+function SkippedIds(props: { skipped: { count: number; ids: string[] } }) {
+  const { count, ids } = props.skipped
+  return (
+    <section class="notice" aria-live="polite" aria-labelledby="skipped-title">
+      <h2 id="skipped-title">
+        {count} {count === 1 ? 'id' : 'ids'} of the CSV skipped
+      </h2>
+      <p class="muted small">They name no person of this project (yet), so they were not added{count > ids.length ? `; the first ${ids.length} are listed` : ''}.</p>
+      <ul class="members">
+        {ids.map((id, i) => (
+          <li key={i} class="mono">
+            {id}
+          </li>
+        ))}
+      </ul>
+    </section>
   )
 }
 

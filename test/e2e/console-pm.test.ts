@@ -192,6 +192,16 @@ describe('console: what a PM missed', () => {
     const flag = (await service.api('/api/projects/1/feature_flags/?search=doomed')).body.results[0]
     expect(flag.filters.payloads).toEqual({ 'variant-1': '{"color": "blue"}' })
 
+    // the history in words: the condition set's rollout and filter, before → after
+    await page.getByLabel('Rollout percentage').fill('40')
+    await page.getByRole('button', { name: 'Add person property filter' }).click()
+    await page.getByLabel('Person property', { exact: true }).fill('plan')
+    await page.getByLabel('Value', { exact: true }).fill('pro')
+    await page.getByRole('button', { name: 'Save' }).click()
+    const history = page.getByRole('region', { name: 'Change history' })
+    await history.getByText('Condition set 1: 100% of all users → 40% of users where plan equals pro').waitFor()
+    expect(await history.getByText('"groups"').count()).toBe(0)
+
     await page.getByRole('button', { name: 'Delete feature flag doomed' }).click()
     const dialog = page.getByRole('dialog', { name: 'Delete the feature flag doomed?' })
     await dialog.getByRole('button', { name: 'Delete', exact: true }).click()
@@ -200,15 +210,49 @@ describe('console: what a PM missed', () => {
     expect((await service.api(`/api/projects/1/feature_flags/${flag.id}/`)).body.deleted).toBe(true)
   })
 
-  test('delete a cohort behind its dialog', async () => {
-    const made = await service.api('/api/projects/1/cohorts/', { method: 'POST', json: { name: 'Old cohort', filters: { properties: { type: 'OR', values: [{ type: 'AND', values: [{ key: 'plan', value: 'pro', type: 'person', operator: 'exact' }] }] } } } })
-    expect(made.status).toBe(201)
+  test("a dynamic cohort shows its size (here and in the list); Delete asks first", async () => {
     await go('Cohorts')
-    await page.getByRole('link', { name: 'Old cohort' }).click()
-    await page.getByRole('button', { name: 'Delete cohort Old cohort' }).click()
-    await page.getByRole('dialog', { name: 'Delete the cohort Old cohort?' }).getByRole('button', { name: 'Delete', exact: true }).click()
+    await page.getByRole('link', { name: 'New cohort' }).click()
+    await page.getByLabel('Name').fill('Pro users')
+    await page.getByLabel('Person property').fill('plan')
+    await page.getByLabel('Value').fill('pro')
+    await page.getByRole('button', { name: 'Save' }).click()
+    await page.getByRole('heading', { name: 'Cohort Pro users' }).waitFor()
+    await page.getByRole('heading', { name: `Members (${PERSONS / 2})` }).waitFor()
+    await go('Cohorts')
+    const row = page.getByRole('row').filter({ has: page.getByRole('link', { name: 'Pro users' }) })
+    await row.getByRole('cell', { name: String(PERSONS / 2), exact: true }).waitFor()
+
+    await page.getByRole('link', { name: 'Pro users' }).click()
+    await page.getByRole('button', { name: 'Delete cohort Pro users' }).click()
+    await page.getByRole('dialog', { name: 'Delete the cohort Pro users?' }).getByRole('button', { name: 'Delete', exact: true }).click()
     await page.getByRole('heading', { name: 'Cohorts', level: 1 }).waitFor()
-    expect((await service.api(`/api/projects/1/cohorts/${made.body.id}/`)).body.deleted).toBe(true)
+    expect(await page.getByRole('link', { name: 'Pro users' }).count()).toBe(0)
+    const stored = (await service.api('/api/projects/1/cohorts/?search=Pro%20users')).body.results
+    expect(stored).toEqual([])
+  })
+
+  test('a CSV upload says which ids it skipped', async () => {
+    await go('Cohorts')
+    await page.getByRole('link', { name: 'New cohort' }).click()
+    await page.getByLabel('Name').fill('From a list')
+    await page.getByRole('radio', { name: /Static/ }).check()
+    const known = '0190c0de-0000-7000-8000-000000000010'
+    await page.getByLabel('Upload CSV').setInputFiles({ name: 'ids.csv', mimeType: 'text/csv', buffer: Buffer.from(`${known}\nnobody-1\nnobody-2\n`) })
+    await page.getByRole('button', { name: 'Save' }).click()
+    await page.getByRole('heading', { name: 'Cohort From a list' }).waitFor()
+    const skipped = page.getByRole('region', { name: '2 ids of the CSV skipped' })
+    await skipped.getByText('nobody-1', { exact: true }).waitFor()
+    await skipped.getByText('nobody-2', { exact: true }).waitFor()
+    await page.getByRole('heading', { name: 'Members (1)' }).waitFor()
+    await page.getByRole('region', { name: /Members/ }).getByRole('link', { name: email(10) }).waitFor()
+  })
+
+  test('person property definitions are listed', async () => {
+    await go('Property definitions')
+    await page.getByLabel('Properties of').selectOption({ label: 'Persons' })
+    await page.getByRole('table', { name: 'Property definitions' }).getByRole('link', { name: 'plan', exact: true }).waitFor()
+    await page.getByRole('table', { name: 'Property definitions' }).getByRole('link', { name: 'email', exact: true }).waitFor()
   })
 
   test('Events per hour: a value axis, dated hours, and the Event name filter honoured', async () => {

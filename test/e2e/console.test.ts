@@ -140,8 +140,8 @@ describe('console', () => {
     // the flag's page lists both toggles and the creation, by whom
     await page.getByRole('link', { name: 'console-flag', exact: true }).click()
     const history = page.getByRole('region', { name: 'Change history' })
-    await expectText(history, 'enabled: false → true')
-    await expectText(history, 'enabled: true → false')
+    await expectText(history, 'Enabled: false → true')
+    await expectText(history, 'Enabled: true → false')
     await expectText(history, `Created`)
     await expectText(history, EMAIL)
   })

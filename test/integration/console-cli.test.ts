@@ -85,7 +85,7 @@ describe('cli: organizations and console users', () => {
   })
 
   test("the README's order: personal-key create, then user create: the first console user owns the organization, the next is a member", async () => {
-    const env = { ...(await freshEnv({ postgres: 'real', clickhouse: 'embedded' })), INIT_PROJECT_API_KEY: '', INIT_PERSONAL_API_KEY: '' }
+    const env: Record<string, string> = { ...(await freshEnv({ postgres: 'real', clickhouse: 'embedded' })), INIT_PROJECT_API_KEY: '', INIT_PERSONAL_API_KEY: '' }
     expect((await cli(['project', 'create', '--name', 'Web'], env)).code).toBe(0)
     expect((await cli(['personal-key', 'create', '--label', 'ci'], env)).code).toBe(0) // the password-less admin@localhost
     expect((await cli(['user', 'create', '--email', 'you@example.com', '--password-stdin'], env, 'a long passphrase\n')).code).toBe(0)
