@@ -34,6 +34,8 @@ describe('Events per hour buckets', () => {
 
   test('each hour is labelled with its date and time', () => {
     const points = hourlyPoints([], now)
-    expect(points[23].label).toBe(new Date(Date.parse('2026-11-27T03:00:00Z')).toLocaleString([], { day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit' }))
+    expect(points[23].label).toBe(new Date(Date.parse('2026-11-27T03:00:00Z')).toLocaleString([], { day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }))
+    expect(points[23].label).toContain(':00')
+    expect(points[23].label).not.toMatch(/AM|PM/)
   })
 })

@@ -25,9 +25,9 @@ export function hourlyQuery(filters: { eventName?: string; distinctId?: string }
   return `SELECT toStartOfHour(timestamp) AS hour, count() AS events FROM events WHERE ${where.join(' AND ')} GROUP BY hour ORDER BY hour`
 }
 
-/** An hour's label: its date and time in the browser's zone ("27 Nov, 14:00"). */
+/** An hour's label: its date and time in the browser's zone, on a 24-hour clock ("27 Nov, 14:00"). */
 export function hourLabel(ms: number): string {
-  return new Date(ms).toLocaleString([], { day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit' })
+  return new Date(ms).toLocaleString([], { day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' })
 }
 
 /** 24 hourly buckets ending with the current hour; hours without events are 0. */

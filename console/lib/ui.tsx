@@ -192,11 +192,13 @@ export function BarChart(props: { name: string; points: BarPoint[]; unit?: strin
   const width = 640
   const plot = width - left
   const height = 140
+  // room above the highest tick for its label
+  const topPad = 10
   const max = Math.max(0, ...props.points.map((p) => p.value))
   const ticks = axisTicks(max)
   const top = ticks[ticks.length - 1]
   const barWidth = props.points.length ? plot / props.points.length : plot
-  const y = (v: number) => height - (v / top) * height
+  const y = (v: number) => height - (v / top) * (height - topPad)
   const unit = props.unit ? ` ${props.unit}` : ''
   return (
     <figure class="chart">
@@ -211,15 +213,15 @@ export function BarChart(props: { name: string; points: BarPoint[]; unit?: strin
           </g>
         ))}
         {props.points.map((p, i) => {
-          const h = (p.value / top) * height
+          const h = (p.value / top) * (height - topPad)
           return (
             <rect key={i} x={left + i * barWidth + 1} y={height - h} width={Math.max(1, barWidth - 2)} height={h} class="bar">
               <title>{`${p.label}: ${p.value}${unit}`}</title>
             </rect>
           )
         })}
-        {labelledIndexes(props.points.length).map((i) => (
-          <text key={i} x={left + (i + 0.5) * barWidth} y={height + 16} text-anchor={i === props.points.length - 1 ? 'end' : 'middle'} class="tick">
+        {labelledIndexes(props.points.length, 4).map((i) => (
+          <text key={i} x={i === props.points.length - 1 ? width : left + (i + 0.5) * barWidth} y={height + 16} text-anchor={i === props.points.length - 1 ? 'end' : 'middle'} class="tick">
             {props.points[i].label}
           </text>
         ))}

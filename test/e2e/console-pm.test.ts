@@ -5,6 +5,7 @@
 // filters, gzipped assets and a load with no error at all in the browser's console.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Browser, Page } from 'playwright-core'
+import { fileURLToPath } from 'node:url'
 import { launchBrowser, newPage } from './browser'
 import { PROJECT_KEY, startService, type E2EService } from './service'
 import { freshDataDir } from '../helpers/stack'
@@ -14,6 +15,7 @@ const EMAIL = 'pm@example.com'
 const PASSWORD = 'console pm password'
 const MEMBER = 'member@example.com'
 const PERSONS = 200
+const EVENTS_SCREENSHOT = fileURLToPath(new URL('../../docs/console-events.png', import.meta.url))
 
 let service: E2EService
 let browser: Browser
@@ -272,6 +274,8 @@ describe('console: what a PM missed', () => {
     expect(ticks).toContain('8')
     const month = new Date().toLocaleString([], { month: 'short' })
     expect(ticks.some((t) => t.includes(month))).toBe(true)
+    await page.setViewportSize({ width: 1200, height: 720 })
+    await page.screenshot({ path: EVENTS_SCREENSHOT })
     await page.getByLabel('Event name').fill('')
   })
 
