@@ -2,7 +2,7 @@
 import './styles.css'
 import { render } from 'preact'
 import { useEffect, useMemo, useState } from 'preact/hooks'
-import { api, ApiFailure, whenSignedOut } from './lib/api'
+import { api, ApiFailure, mayBeSignedIn, whenSignedOut } from './lib/api'
 import { match, navigate, usePath } from './lib/router'
 import { ErrorNote, Loading } from './lib/ui'
 import { rememberedProject, rememberProject, Session, type Me, type SessionState } from './lib/session'
@@ -59,6 +59,8 @@ function App() {
 
   useEffect(() => {
     whenSignedOut(() => setMe(null))
+    // no session cookie: the sign-in page at once, without a request the browser would log as a 401
+    if (!mayBeSignedIn()) return setMe(null)
     api<Me>('/api/users/@me/', { quiet401: true }).then(
       (answer) => setMe(answer),
       (failure) => (failure instanceof ApiFailure && failure.status === 401 ? setMe(null) : setError(failure)),

@@ -16,7 +16,7 @@ import { createEventStore } from './events/factory'
 import { dlqCommand } from './pipeline/dlq-cli'
 import { openLearnerReplay } from './people/learner-replay'
 import { checkedPasswordOr, readPasswordFromStdin, userCommand } from './users/cli'
-import { setPassword } from './users/service'
+import { ownIfFirstToSignIn, setPassword } from './users/service'
 
 const USAGE = `usage: npm run cli -- <command>
   project create --name NAME [--organization UUID]   create a project; prints {"id", "api_token"}
@@ -197,7 +197,10 @@ export async function runCli(argv: string[], config: Config): Promise<unknown> {
     return withDatabase(config, (db) =>
       refusalsAsUsage(async () => {
         const user = await createUser(db.sql, { email: values.email, organizationId: values.organization })
-        if (password !== undefined) await setPassword(db.sql, user.email, password)
+        if (password !== undefined) {
+          await setPassword(db.sql, user.email, password)
+          await ownIfFirstToSignIn(db.sql, user)
+        }
         return { id: user.id, email: user.email, organization: user.organization }
       }),
     )

@@ -1,6 +1,6 @@
-import { api, projectPath } from '../lib/api'
-import { ErrorNote, Link, Page, useAsync } from '../lib/ui'
-import { ListBody, Table } from '../lib/lists'
+import { projectPath } from '../lib/api'
+import { ErrorNote, Link, Page } from '../lib/ui'
+import { ListBody, LoadMore, Table, usePages } from '../lib/lists'
 import { useSession } from '../lib/session'
 
 export interface Cohort {
@@ -9,14 +9,17 @@ export interface Cohort {
   description?: string
   is_static: boolean
   count: number | null
+  /** only in the answer to a CSV upload */
+  csv_skipped?: { count: number; ids: string[] }
   filters: { properties?: { type?: string; values?: unknown[] } }
   created_at?: string | null
 }
 
 export function CohortList() {
   const { projectId } = useSession()
-  const cohorts = useAsync((signal) => api<{ results: Cohort[] }>(projectPath(projectId, 'cohorts/?limit=500'), { signal }), [projectId])
-  const rows = cohorts.data?.results ?? []
+  const path = projectPath(projectId, 'cohorts/?limit=100')
+  const cohorts = usePages<Cohort>(path, (c) => c.id, [path])
+  const rows = cohorts.items
   return (
     <Page
       title="Cohorts"
@@ -40,6 +43,7 @@ export function CohortList() {
           ))}
         </Table>
       </ListBody>
+      <LoadMore pages={cohorts} what="cohorts" />
     </Page>
   )
 }

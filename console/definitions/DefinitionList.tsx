@@ -12,9 +12,12 @@ export function DefinitionList(props: { kind: DefinitionKind }) {
   const kind = KINDS[props.kind]
   const [search, setSearch] = useState('')
   const [offset, setOffset] = useState(0)
+  // property definitions are of events' properties or of persons' (the API's `type`)
+  const [propertyType, setPropertyType] = useState<'event' | 'person'>('event')
+  const type = props.kind === 'property' ? propertyType : undefined
   const list = useAsync(
-    (signal) => api<{ count: number; results: Definition[] }>(projectPath(projectId, `${kind.api}/${query({ search: search.trim(), limit: PAGE, offset })}`), { signal }),
-    [projectId, props.kind, search, offset],
+    (signal) => api<{ count: number; results: Definition[] }>(projectPath(projectId, `${kind.api}/${query({ search: search.trim(), type, limit: PAGE, offset })}`), { signal }),
+    [projectId, props.kind, search, offset, type],
   )
   const rows = list.data?.results ?? []
   return (
@@ -29,6 +32,20 @@ export function DefinitionList(props: { kind: DefinitionKind }) {
           }}
         />
       </Field>
+      {props.kind === 'property' ? (
+        <Field label="Properties of">
+          <select
+            value={propertyType}
+            onChange={(e) => {
+              setPropertyType(valueOf(e) === 'person' ? 'person' : 'event')
+              setOffset(0)
+            }}
+          >
+            <option value="event">Events</option>
+            <option value="person">Persons</option>
+          </select>
+        </Field>
+      ) : null}
       <ErrorNote error={list.error} />
       <ListBody state={list} count={rows.length} what="definitions" empty={`No ${kind.one.toLowerCase()} definitions${search ? ' match' : ' yet'}.`}>
         <Table caption={kind.title} columns={['Name', props.kind === 'property' && 'Type', 'Description', 'Tags', 'Status', props.kind === 'event' && 'Last seen']}>

@@ -1,15 +1,14 @@
-// "Events per hour" over the last 24 hours, from the query API (HogQL), refreshed every minute.
+// "Events per hour" over the last 24 hours, from the query API (HogQL), narrowed by the page's filters, refreshed
+// every minute.
 import { api, ApiFailure, projectPath } from '../lib/api'
 import { BarChart, ErrorNote, useAsync, useInterval } from '../lib/ui'
-import { hourlyPoints } from './hours'
+import { hourlyPoints, hourlyQuery } from './hours'
 
-const QUERY =
-  'SELECT toStartOfHour(timestamp) AS hour, count() AS events FROM events WHERE timestamp > now() - INTERVAL 24 HOUR GROUP BY hour ORDER BY hour'
-
-export function EventsChart(props: { projectId: number }) {
+export function EventsChart(props: { projectId: number; eventName: string; distinctId: string }) {
+  const query = hourlyQuery({ eventName: props.eventName, distinctId: props.distinctId })
   const result = useAsync(
-    (signal) => api<{ results: [string, number][] }>(projectPath(props.projectId, 'query/'), { json: { query: { kind: 'HogQLQuery', query: QUERY } }, signal }),
-    [props.projectId],
+    (signal) => api<{ results: [string, number][] }>(projectPath(props.projectId, 'query/'), { json: { query: { kind: 'HogQLQuery', query } }, signal }),
+    [props.projectId, query],
   )
   useInterval(result.reload, 60_000)
   if (result.error) {
@@ -30,6 +29,12 @@ export function EventsChart(props: { projectId: number }) {
   return (
     <div>
       <h2>Events per hour</h2>
+      {props.eventName || props.distinctId ? (
+        <p class="muted small">
+          Only {props.eventName ? `${props.eventName} events` : 'events'}
+          {props.distinctId ? ` of ${props.distinctId}` : ''}.
+        </p>
+      ) : null}
       <BarChart name="Events per hour" points={hourlyPoints(result.data?.results ?? [])} unit="events" />
     </div>
   )

@@ -1,8 +1,8 @@
 // The newest events, refreshed every two seconds; filters by event name and distinct id; a row opens its properties.
 import { useState } from 'preact/hooks'
-import { api, projectPath, query } from '../lib/api'
-import { ErrorNote, Field, Link, Loading, Page, PropertiesTable, time, useAsync, useInterval, valueOf } from '../lib/ui'
-import { Table } from '../lib/lists'
+import { projectPath, query } from '../lib/api'
+import { ErrorNote, Field, Link, Loading, Page, PropertiesTable, time, useInterval, valueOf } from '../lib/ui'
+import { LoadMore, Table, usePages } from '../lib/lists'
 import { useSession } from '../lib/session'
 import { EventsChart } from './EventsChart'
 
@@ -23,17 +23,16 @@ export function LiveEvents() {
   const [distinctId, setDistinctId] = useState('')
   const [open, setOpen] = useState<string | null>(null)
   const [paused, setPaused] = useState(false)
-  const events = useAsync(
-    (signal) => api<{ results: EventRow[] }>(projectPath(projectId, `events/${query({ event: eventName.trim(), distinct_id: distinctId.trim(), limit: 50 })}`), { signal }),
-    [projectId, eventName, distinctId],
-  )
+  const path = projectPath(projectId, `events/${query({ event: eventName.trim(), distinct_id: distinctId.trim(), limit: 50 })}`)
+  // the newest page is read again every REFRESH_MS; older pages loaded with "Load more" stay below it
+  const events = usePages<EventRow>(path, (e) => e.uuid, [path])
   useInterval(() => {
     if (!paused && !events.loading) events.reload()
   }, REFRESH_MS)
-  const rows = events.data?.results ?? []
+  const rows = [...events.items].sort((a, b) => (a.timestamp < b.timestamp ? 1 : a.timestamp > b.timestamp ? -1 : 0))
   return (
     <Page title="Live events">
-      <EventsChart projectId={projectId} />
+      <EventsChart projectId={projectId} eventName={eventName.trim()} distinctId={distinctId.trim()} />
       <form class="filters" onSubmit={(e) => e.preventDefault()} aria-label="Filters">
         <Field label="Event name">
           <input type="search" value={eventName} onInput={(e) => setEventName(valueOf(e))} />
@@ -46,10 +45,10 @@ export function LiveEvents() {
         </label>
       </form>
       <p class="muted small" aria-live="polite">
-        {paused ? 'Paused.' : `Refreshing every ${REFRESH_MS / 1000} s.`} {rows.length} newest events shown.
+        {paused ? 'Paused.' : `Refreshing every ${REFRESH_MS / 1000} s.`}
       </p>
       <ErrorNote error={events.error} />
-      {events.data === undefined && !events.error ? <Loading what="events" /> : null}
+      {events.loading && !events.error ? <Loading what="events" /> : null}
       {events.data && rows.length === 0 ? <p class="muted">No events yet{eventName || distinctId ? ' matching these filters' : ''}.</p> : null}
       {rows.length > 0 ? (
         <Table caption="Newest events" columns={['Event', 'Distinct ID', 'Time']} class="events">
@@ -58,6 +57,7 @@ export function LiveEvents() {
           ))}
         </Table>
       ) : null}
+      <LoadMore pages={events} what="events" />
     </Page>
   )
 }

@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'bun:test'
-import { hourlyPoints } from './hours'
+import { tokenize } from '../../src/query/lexer'
+import { hogqlString, hourlyPoints, hourlyQuery } from './hours'
 
 describe('Events per hour buckets', () => {
   const now = Date.parse('2026-11-27T03:18:00Z')
@@ -16,5 +17,25 @@ describe('Events per hour buckets', () => {
     const points = hourlyPoints([['2026-11-27 02:00:00', '4' as unknown as number], ['2026-11-25T00:00:00Z', 9]], now)
     expect(points[22].value).toBe(4)
     expect(points.reduce((s, p) => s + p.value, 0)).toBe(4)
+  })
+
+  test("the filters narrow the query; their text stays a string literal, whatever it holds", () => {
+    expect(hourlyQuery({})).not.toContain('event =')
+    const q = hourlyQuery({ eventName: "x' OR 1=1 --", distinctId: 'a\\' })
+    expect(q).toContain("event = 'x\\' OR 1=1 --'")
+    expect(q).toContain("distinct_id = 'a\\\\'")
+    expect(hogqlString("it's")).toBe("'it\\'s'")
+    // the server's own lexer reads each back as one string, the text as typed
+    for (const text of ["x' OR 1=1 --", 'a\\', "\\'", 'plain']) {
+      const tokens = tokenize(hogqlString(text), 10).filter((t) => t.kind !== 'eof')
+      expect(tokens.map((t) => [t.kind, t.text])).toEqual([['string', text]])
+    }
+  })
+
+  test('each hour is labelled with its date and time', () => {
+    const points = hourlyPoints([], now)
+    expect(points[23].label).toBe(new Date(Date.parse('2026-11-27T03:00:00Z')).toLocaleString([], { day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }))
+    expect(points[23].label).toContain(':00')
+    expect(points[23].label).not.toMatch(/AM|PM/)
   })
 })

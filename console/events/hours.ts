@@ -12,6 +12,24 @@ function utc(text: string): number {
   return new Date(/(Z|[+-]\d\d:?\d\d)$/.test(text) ? text : `${text.replace(' ', 'T')}Z`).getTime()
 }
 
+/** A HogQL string literal: backslashes and quotes escaped, so a filter's text stays a value. */
+export function hogqlString(text: string): string {
+  return `'${text.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`
+}
+
+/** The last 24 hours' events per hour, narrowed by the page's filters (event name, distinct id) when set. */
+export function hourlyQuery(filters: { eventName?: string; distinctId?: string }): string {
+  const where = ['timestamp > now() - INTERVAL 24 HOUR']
+  if (filters.eventName) where.push(`event = ${hogqlString(filters.eventName)}`)
+  if (filters.distinctId) where.push(`distinct_id = ${hogqlString(filters.distinctId)}`)
+  return `SELECT toStartOfHour(timestamp) AS hour, count() AS events FROM events WHERE ${where.join(' AND ')} GROUP BY hour ORDER BY hour`
+}
+
+/** An hour's label: its date and time in the browser's zone, on a 24-hour clock ("27 Nov, 14:00"). */
+export function hourLabel(ms: number): string {
+  return new Date(ms).toLocaleString([], { day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' })
+}
+
 /** 24 hourly buckets ending with the current hour; hours without events are 0. */
 export function hourlyPoints(rows: [string, number][], now = Date.now()): HourPoint[] {
   const counts = new Map<number, number>()
@@ -19,7 +37,7 @@ export function hourlyPoints(rows: [string, number][], now = Date.now()): HourPo
   const last = Math.floor(now / HOUR)
   const points: HourPoint[] = []
   for (let h = last - 23; h <= last; h++) {
-    points.push({ label: new Date(h * HOUR).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }), value: counts.get(h) ?? 0 })
+    points.push({ label: hourLabel(h * HOUR), value: counts.get(h) ?? 0 })
   }
   return points
 }

@@ -1,24 +1,12 @@
 // One release condition: its filters (person properties, cohorts, other flags) and its rollout percentage.
 import { Field, valueOf } from '../lib/ui'
-import type { Condition, FlagProperty } from './types'
+import { OPERATORS, type Condition, type FlagProperty } from './types'
 
 export interface Choice {
   id: number
   label: string
 }
 
-const OPERATORS: [string, string][] = [
-  ['exact', 'equals'],
-  ['is_not', 'does not equal'],
-  ['icontains', 'contains'],
-  ['not_icontains', 'does not contain'],
-  ['regex', 'matches regex'],
-  ['not_regex', 'does not match regex'],
-  ['gt', 'greater than'],
-  ['lt', 'less than'],
-  ['is_set', 'is set'],
-  ['is_not_set', 'is not set'],
-]
 
 function blankFilter(type: string): FlagProperty {
   if (type === 'cohort') return { key: 'id', type: 'cohort', value: '' }
@@ -82,7 +70,7 @@ export function ConditionEditor(props: {
           ) : (
             <>
               <Field label="Person property">
-                <input value={filter.key} onInput={(e) => setFilter(i, { ...filter, key: valueOf(e) })} />
+                <input list="person-property-names" value={filter.key} onInput={(e) => setFilter(i, { ...filter, key: valueOf(e) })} />
               </Field>
               <Field label="Operator">
                 <select value={filter.operator ?? 'exact'} onChange={(e) => setFilter(i, { ...filter, operator: valueOf(e) })}>

@@ -3,15 +3,16 @@
 import { useLayoutEffect, useState } from 'preact/hooks'
 import { api, projectPath } from '../lib/api'
 import { navigate } from '../lib/router'
-import { ErrorNote, Field, Link, Loading, Page, useAsync, valueOf } from '../lib/ui'
+import { ConfirmedButton, ErrorNote, Field, Link, Loading, Page, useAsync, valueOf } from '../lib/ui'
 import { useAction, SaveFooter } from '../lib/forms'
 import { useSession } from '../lib/session'
 import { ConditionEditor } from './ConditionEditor'
 import { FlagTest } from './FlagTest'
 import { FlagHistory } from './FlagHistory'
+import { PropertyNames } from '../definitions/suggestions'
 import type { Condition, Flag, Variant } from './types'
 
-interface Draft {
+export interface Draft {
   key: string
   name: string
   active: boolean
@@ -38,6 +39,17 @@ function draftOf(flag: Flag): Draft {
     variants: flag.filters.multivariate?.variants ?? [],
     payloads,
   }
+}
+
+/**
+ * A new variant. Turning a boolean flag multivariate hands its payload to the first variant (it was dropped on
+ * save before, without a word); the "true" payload is kept in the draft too, should the variants go again.
+ */
+export function withVariantAdded(draft: Draft): Draft {
+  const key = `variant-${draft.variants.length + 1}`
+  const payloads = { ...draft.payloads }
+  if (draft.variants.length === 0 && payloads.true?.trim() && !payloads[key]?.trim()) payloads[key] = payloads.true
+  return { ...draft, variants: [...draft.variants, { key, rollout_percentage: draft.variants.length === 0 ? 100 : 0 }], payloads }
 }
 
 function bodyOf(draft: Draft) {
@@ -82,15 +94,38 @@ export function FlagEditor(props: { id: string | null }) {
       return true
     })
   }
+  const remove = () =>
+    void action.run(async () => {
+      // as PostHog: a flag is deleted with PATCH {"deleted": true} (its history stays)
+      await api(projectPath(projectId, `feature_flags/${encodeURIComponent(props.id!)}/`), { method: 'PATCH', json: { deleted: true } })
+      navigate('/flags')
+    })
   if (props.id && flag.loading && !flag.data) return <Loading what="the flag" />
   if (props.id && flag.error && !flag.data) return <ErrorNote error={flag.error} />
-  const set = (patch: Partial<Draft>) => setDraft((d) => ({ ...d, ...patch }))
+  // an edit makes the last refusal stale (a payload fixed since): it is cleared rather than left on screen
+  const edit = (change: (d: Draft) => Draft) => {
+    if (action.error || action.done) action.reset()
+    setDraft(change)
+  }
+  const set = (patch: Partial<Draft>) => edit((d) => ({ ...d, ...patch }))
   const variantKeys = draft.variants.map((v) => v.key).filter(Boolean)
   const flagChoices = (others.data?.results ?? []).filter((f) => String(f.id) !== props.id).map((f) => ({ id: f.id, label: f.key }))
   const cohortChoices = (cohorts.data?.results ?? []).map((c) => ({ id: c.id, label: c.name || `Cohort ${c.id}` }))
   const current = flag.data
   return (
-    <Page title={current ? `Feature flag ${current.key}` : 'New feature flag'} actions={<Link to="/flags">All flags</Link>}>
+    <Page
+      title={current ? `Feature flag ${current.key}` : 'New feature flag'}
+      actions={
+        <div class="row">
+          <Link to="/flags">All flags</Link>
+          {current ? (
+            <ConfirmedButton label="Delete" name={`Delete feature flag ${current.key}`} title={`Delete the feature flag ${current.key}?`} disabled={action.busy} onConfirm={remove}>
+              <p>/decide stops answering it at once; its key becomes free and its history stays.</p>
+            </ConfirmedButton>
+          ) : null}
+        </div>
+      }
+    >
       <form onSubmit={save} class="stack" aria-label="Feature flag">
         <div class="row">
           <Field label="Key" hint="letters, digits, - and _">
@@ -104,6 +139,7 @@ export function FlagEditor(props: { id: string | null }) {
           </label>
         </div>
         <h2>Release conditions</h2>
+        <PropertyNames id="person-property-names" type="person" />
         {draft.groups.map((g, i) => (
           <ConditionEditor
             key={i}
@@ -140,7 +176,7 @@ export function FlagEditor(props: { id: string | null }) {
             </button>
           </div>
         ))}
-        <button type="button" onClick={() => set({ variants: [...draft.variants, { key: `variant-${draft.variants.length + 1}`, rollout_percentage: 0 }] })}>
+        <button type="button" onClick={() => edit(withVariantAdded)}>
           Add variant
         </button>
         <h2>Payloads</h2>

@@ -1,6 +1,7 @@
 // A flag's change history: who changed which fields, from what to what (the flag's activity API).
 import { api, ApiFailure, projectPath } from '../lib/api'
-import { ErrorNote, Loading, time, useAsync, valueText } from '../lib/ui'
+import { ErrorNote, Loading, time, useAsync } from '../lib/ui'
+import { changeLines, type ChangeLine } from './history'
 import type { Flag } from './types'
 
 interface Change {
@@ -11,19 +12,16 @@ interface Change {
   created_at: string
 }
 
-const FIELD_NAMES: Record<string, string> = {
-  key: 'key',
-  name: 'name',
-  filters: 'release conditions',
-  rollout_percentage: 'rollout percentage',
-  active: 'enabled',
-  deleted: 'deleted',
-  ensure_experience_continuity: 'experience continuity',
-}
-
-function short(value: unknown): string {
-  const text = valueText(value)
-  return text.length > 120 ? `${text.slice(0, 117)}…` : text
+/** One line of a change: "Condition set 1: 20% of all users → 50% of all users", "… added: …", "… removed (was …)". */
+function ChangeText(props: { line: ChangeLine }) {
+  const { label, before, after } = props.line
+  if (before === null) return <>{label} added: <span class="mono">{after}</span></>
+  if (after === null) return <>{label} removed (was <span class="mono">{before}</span>)</>
+  return (
+    <>
+      {label}: <span class="mono">{before}</span> → <span class="mono">{after}</span>
+    </>
+  )
 }
 
 export function FlagHistory(props: { projectId: number; flag: Flag; version: number | undefined }) {
@@ -58,9 +56,9 @@ export function FlagHistory(props: { projectId: number; flag: Flag; version: num
               </span>
               {entry.activity === 'updated' ? (
                 <ul>
-                  {entry.detail.changes.map((c) => (
-                    <li key={c.field}>
-                      {FIELD_NAMES[c.field] ?? c.field}: <span class="mono">{short(c.before)}</span> → <span class="mono">{short(c.after)}</span>
+                  {entry.detail.changes.flatMap(changeLines).map((line) => (
+                    <li key={line.label}>
+                      <ChangeText line={line} />
                     </li>
                   ))}
                 </ul>

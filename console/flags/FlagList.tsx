@@ -1,14 +1,15 @@
 import { useState } from 'preact/hooks'
-import { api, projectPath } from '../lib/api'
-import { ErrorNote, Field, Link, Page, useAsync, valueOf } from '../lib/ui'
-import { ListBody, Table } from '../lib/lists'
+import { api, projectPath, query } from '../lib/api'
+import { ErrorNote, Field, Link, Page, valueOf } from '../lib/ui'
+import { ListBody, LoadMore, Table, usePages } from '../lib/lists'
 import { useSession } from '../lib/session'
 import { rolloutSummary, type Flag } from './types'
 
 export function FlagList() {
   const { projectId } = useSession()
   const [search, setSearch] = useState('')
-  const flags = useAsync((signal) => api<{ results: Flag[] }>(projectPath(projectId, 'feature_flags/?limit=500'), { signal }), [projectId])
+  const path = projectPath(projectId, `feature_flags/${query({ search: search.trim(), limit: 100 })}`)
+  const flags = usePages<Flag>(path, (f) => f.id, [path])
   const [saving, setSaving] = useState<Record<number, boolean>>({})
   const [error, setError] = useState<unknown>(null)
   const [overrides, setOverrides] = useState<Record<number, boolean>>({})
@@ -27,8 +28,8 @@ export function FlagList() {
       setSaving((s) => ({ ...s, [flag.id]: false }))
     }
   }
-  const needle = search.trim().toLowerCase()
-  const rows = (flags.data?.results ?? []).filter((f) => !needle || f.key.toLowerCase().includes(needle) || f.name.toLowerCase().includes(needle))
+  const needle = search.trim()
+  const rows = flags.items
   return (
     <Page
       title="Feature flags"
@@ -70,6 +71,7 @@ export function FlagList() {
           })}
         </Table>
       </ListBody>
+      <LoadMore pages={flags} what="flags" />
     </Page>
   )
 }

@@ -6,6 +6,20 @@ export interface FlagProperty {
   value?: unknown
 }
 
+/** The person-property operators the editor offers, with their words. */
+export const OPERATORS: [string, string][] = [
+  ['exact', 'equals'],
+  ['is_not', 'does not equal'],
+  ['icontains', 'contains'],
+  ['not_icontains', 'does not contain'],
+  ['regex', 'matches regex'],
+  ['not_regex', 'does not match regex'],
+  ['gt', 'greater than'],
+  ['lt', 'less than'],
+  ['is_set', 'is set'],
+  ['is_not_set', 'is not set'],
+]
+
 export interface Condition {
   properties: FlagProperty[]
   rollout_percentage: number | null

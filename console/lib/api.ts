@@ -20,6 +20,11 @@ function csrfToken(): string {
   return ''
 }
 
+/** Whether this browser holds a session at all (its readable CSRF cookie is set with it and cleared at sign-out). */
+export function mayBeSignedIn(): boolean {
+  return csrfToken() !== ''
+}
+
 /** Called when the server says the session is over: the app goes back to the sign-in page. */
 let onSignedOut: () => void = () => {}
 export function whenSignedOut(handler: () => void): void {

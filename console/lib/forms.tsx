@@ -12,6 +12,8 @@ export interface Action {
   done: boolean
   /** Runs `work`, keeping its failure instead of throwing; `work` returns true to say "Saved.". */
   run: (work: () => Promise<boolean | void>) => Promise<void>
+  /** Forgets the last failure and "Saved.": the form changed since, so they no longer describe it. */
+  reset: () => void
 }
 
 export function useAction(): Action {
@@ -30,7 +32,11 @@ export function useAction(): Action {
       setBusy(false)
     }
   }
-  return { busy, error, done, run }
+  const reset = () => {
+    setError(null)
+    setDone(false)
+  }
+  return { busy, error, done, run, reset }
 }
 
 /** A form's end: the failure (role alert), "Saved." (role status) and the Save button, off while saving. */

@@ -8,9 +8,16 @@ export interface ProjectSummary {
   organization: string
 }
 
+export interface Membership {
+  id: string
+  name: string
+  membership_level: number
+}
+
 export interface Me {
   email: string
-  organization: { id: string; name: string; membership_level: number } | null
+  organization: Membership | null
+  organizations?: Membership[]
   projects: ProjectSummary[]
   current_project: number | null
 }
@@ -28,6 +35,16 @@ export function useSession(): SessionState {
   const session = useContext(Session)
   if (!session) throw new Error('no session')
   return session
+}
+
+/** PostHog's organization levels: admins and owners manage the project (its token); members use it. */
+export const ADMIN_LEVEL = 8
+
+/** The signed-in user's level in the organization of `projectId` (0 when not known). */
+export function levelIn(me: Me, projectId: number): number {
+  const organization = me.projects.find((p) => p.id === projectId)?.organization
+  const membership = me.organizations?.find((o) => o.id === organization) ?? (me.organization?.id === organization ? me.organization : null)
+  return membership?.membership_level ?? 0
 }
 
 const STORAGE_KEY = 'phog.project'

@@ -3,6 +3,7 @@ import { cloneElement, type ComponentChildren, type TargetedEvent, type VNode } 
 import { useCallback, useEffect, useId, useRef, useState } from 'preact/hooks'
 import { messageOf } from './api'
 import { BASE, navigate } from './router'
+import { axisTicks, labelledIndexes, tickText } from './axis'
 
 export function Link(props: { to: string; children: ComponentChildren; class?: string; 'aria-current'?: 'page' | undefined }) {
   const onClick = (event: MouseEvent) => {
@@ -123,9 +124,10 @@ export function PropertiesTable(props: { properties: Record<string, unknown> | n
   )
 }
 
-/** A confirmation in a modal <dialog> (role dialog): Escape or Cancel closes it. */
+/** A confirmation in a modal <dialog> (role dialog, named by its title): Escape or Cancel closes it. */
 export function Confirm(props: { open: boolean; title: string; children: ComponentChildren; confirmLabel: string; onConfirm: () => void; onCancel: () => void }) {
   const ref = useRef<HTMLDialogElement>(null)
+  const titleId = useId()
   useEffect(() => {
     const dialog = ref.current
     if (!dialog) return
@@ -133,8 +135,8 @@ export function Confirm(props: { open: boolean; title: string; children: Compone
     if (!props.open && dialog.open) dialog.close()
   }, [props.open])
   return (
-    <dialog ref={ref} aria-labelledby="confirm-title" onClose={props.onCancel}>
-      <h2 id="confirm-title">{props.title}</h2>
+    <dialog ref={ref} aria-labelledby={titleId} onClose={props.onCancel}>
+      <h2 id={titleId}>{props.title}</h2>
       {props.children}
       <div class="row">
         <button type="button" class="danger" onClick={props.onConfirm}>
@@ -148,41 +150,107 @@ export function Confirm(props: { open: boolean; title: string; children: Compone
   )
 }
 
+/**
+ * A destructive button that asks first: it opens a dialog titled `title` whose confirming button repeats the
+ * action's name (`label`); `name` is the button's accessible name when the label alone is ambiguous ("Revoke ci").
+ */
+export function ConfirmedButton(props: { label: string; name?: string; title: string; disabled?: boolean; children: ComponentChildren; onConfirm: () => void }) {
+  const [open, setOpen] = useState(false)
+  return (
+    <>
+      <button type="button" class="danger" disabled={props.disabled} aria-label={props.name} onClick={() => setOpen(true)}>
+        {props.label}
+      </button>
+      <Confirm
+        open={open}
+        title={props.title}
+        confirmLabel={props.label}
+        onCancel={() => setOpen(false)}
+        onConfirm={() => {
+          setOpen(false)
+          props.onConfirm()
+        }}
+      >
+        {props.children}
+      </Confirm>
+    </>
+  )
+}
+
 export interface BarPoint {
+  /** the point's time or name, as the axis and the table show it */
   label: string
   value: number
 }
 
-/** A small bar chart drawn in SVG: role img, named, with every bar's figure in its title (and a table for readers). */
+/**
+ * A bar chart drawn in SVG: role img, named, with a value axis (round steps), labels along the bottom, every bar's
+ * figure in its title, and the same figures in a table for readers (a disclosure under it).
+ */
 export function BarChart(props: { name: string; points: BarPoint[]; unit?: string }) {
-  const width = 600
+  const left = 44
+  const width = 640
+  const plot = width - left
   const height = 140
-  const max = Math.max(1, ...props.points.map((p) => p.value))
-  const barWidth = props.points.length ? width / props.points.length : width
+  // room above the highest tick for its label
+  const topPad = 10
+  const max = Math.max(0, ...props.points.map((p) => p.value))
+  const ticks = axisTicks(max)
+  const top = ticks[ticks.length - 1]
+  const barWidth = props.points.length ? plot / props.points.length : plot
+  const y = (v: number) => height - (v / top) * (height - topPad)
+  const unit = props.unit ? ` ${props.unit}` : ''
   return (
     <figure class="chart">
-      <svg role="img" aria-label={props.name} viewBox={`0 0 ${width} ${height + 20}`} preserveAspectRatio="none">
+      <svg role="img" aria-label={props.name} viewBox={`0 0 ${width} ${height + 24}`} preserveAspectRatio="none">
         <title>{props.name}</title>
+        {ticks.map((t) => (
+          <g key={t}>
+            <line x1={left} y1={y(t)} x2={width} y2={y(t)} class={t === 0 ? 'axis' : 'grid'} />
+            <text x={left - 4} y={y(t) + 4} text-anchor="end" class="tick">
+              {tickText(t)}
+            </text>
+          </g>
+        ))}
         {props.points.map((p, i) => {
-          const h = Math.round((p.value / max) * height)
+          const h = (p.value / top) * (height - topPad)
           return (
-            <rect key={i} x={i * barWidth + 1} y={height - h} width={Math.max(1, barWidth - 2)} height={h} class="bar">
-              <title>{`${p.label}: ${p.value}${props.unit ? ` ${props.unit}` : ''}`}</title>
+            <rect key={i} x={left + i * barWidth + 1} y={height - h} width={Math.max(1, barWidth - 2)} height={h} class="bar">
+              <title>{`${p.label}: ${p.value}${unit}`}</title>
             </rect>
           )
         })}
-        <line x1="0" y1={height} x2={width} y2={height} class="axis" />
-        <text x="0" y={height + 16} class="tick">
-          {props.points[0]?.label ?? ''}
-        </text>
-        <text x={width} y={height + 16} text-anchor="end" class="tick">
-          {props.points[props.points.length - 1]?.label ?? ''}
-        </text>
+        {labelledIndexes(props.points.length, 4).map((i) => (
+          <text key={i} x={i === props.points.length - 1 ? width : left + (i + 0.5) * barWidth} y={height + 16} text-anchor={i === props.points.length - 1 ? 'end' : 'middle'} class="tick">
+            {props.points[i].label}
+          </text>
+        ))}
       </svg>
       <figcaption class="muted">
-        {props.name}: peak {max === 1 && props.points.every((p) => p.value === 0) ? 0 : max}
-        {props.unit ? ` ${props.unit}` : ''}
+        {props.name}: peak {max}
+        {unit}, total {props.points.reduce((sum, p) => sum + p.value, 0)}
+        {unit}
       </figcaption>
+      <details>
+        <summary>Table view</summary>
+        <table>
+          <caption class="sr-only">{props.name}</caption>
+          <thead>
+            <tr>
+              <th scope="col">When</th>
+              <th scope="col">{props.unit ?? 'Value'}</th>
+            </tr>
+          </thead>
+          <tbody>
+            {props.points.map((p, i) => (
+              <tr key={i}>
+                <td>{p.label}</td>
+                <td>{p.value}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </details>
     </figure>
   )
 }

@@ -1,10 +1,13 @@
 // One person: properties, distinct ids, recent events, and the flags /flags gives them now.
 import { api, projectPath, query } from '../lib/api'
-import { ErrorNote, Link, Loading, Page, PropertiesTable, time, useAsync } from '../lib/ui'
+import { useState } from 'preact/hooks'
+import { navigate } from '../lib/router'
+import { useAction } from '../lib/forms'
+import { ConfirmedButton, ErrorNote, Link, Loading, Page, PropertiesTable, time, useAsync } from '../lib/ui'
 import { ListBody, Table } from '../lib/lists'
 import { useSession } from '../lib/session'
 import type { EventRow } from '../events/LiveEvents'
-import type { Person } from './Persons'
+import { personName, type Person } from './Persons'
 
 interface FlagDetail {
   enabled: boolean
@@ -37,8 +40,32 @@ export function PersonPage(props: { distinctId: string }) {
     },
     [projectId, props.distinctId],
   )
+  const [withEvents, setWithEvents] = useState(false)
+  const erasing = useAction()
+  const erase = (uuid: string) =>
+    void erasing.run(async () => {
+      await api(projectPath(projectId, `persons/${encodeURIComponent(uuid)}/${query({ delete_events: withEvents ? 'true' : undefined })}`), { method: 'DELETE' })
+      navigate('/persons')
+    })
+  const shownAs = person.data ? personName(person.data) : props.distinctId
   return (
-    <Page title={`Person ${props.distinctId}`} actions={<Link to="/persons">All persons</Link>}>
+    <Page
+      title={`Person ${shownAs}`}
+      actions={
+        <div class="row">
+          <Link to="/persons">All persons</Link>
+          {person.data ? (
+            <ConfirmedButton label="Erase" name={`Erase person ${shownAs}`} title={`Erase the person ${shownAs}?`} disabled={erasing.busy} onConfirm={() => erase(person.data!.uuid)}>
+              <p>Their properties, distinct ids and static cohort memberships are deleted; a later event makes a new person.</p>
+              <label class="check">
+                <input type="checkbox" checked={withEvents} onChange={(e) => setWithEvents(e.currentTarget.checked)} /> Also delete their events
+              </label>
+            </ConfirmedButton>
+          ) : null}
+        </div>
+      }
+    >
+      <ErrorNote error={erasing.error} />
       {person.loading && !person.data ? <Loading what="the person" /> : null}
       <ErrorNote error={person.error} />
       {person.data === null ? <p class="muted">No person has this distinct id yet (its events may still be on their way).</p> : null}

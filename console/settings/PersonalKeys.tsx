@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks'
 import { api } from '../lib/api'
-import { ErrorNote, Field, time, useAsync, valueOf } from '../lib/ui'
+import { ConfirmedButton, ErrorNote, Field, time, useAsync, valueOf } from '../lib/ui'
 import { useAction } from '../lib/forms'
 import { ListBody, Table } from '../lib/lists'
 import { CopyButton } from './CopyButton'
@@ -80,12 +80,12 @@ export function PersonalKeys() {
               <td class="mono">{k.mask_value}</td>
               <td>{time(k.last_used_at)}</td>
               <td class="row">
-                <button type="button" disabled={action.busy} onClick={() => roll(k)} aria-label={`Roll ${k.label}`}>
-                  Roll
-                </button>
-                <button type="button" class="danger" disabled={action.busy} onClick={() => revoke(k)} aria-label={`Revoke ${k.label}`}>
-                  Revoke
-                </button>
+                <ConfirmedButton label="Roll" name={`Roll ${k.label}`} title={`Roll the key ${k.label}?`} disabled={action.busy} onConfirm={() => roll(k)}>
+                  <p>A new key replaces it: scripts using the current one are refused from now on.</p>
+                </ConfirmedButton>
+                <ConfirmedButton label="Revoke" name={`Revoke ${k.label}`} title={`Revoke the key ${k.label}?`} disabled={action.busy} onConfirm={() => revoke(k)}>
+                  <p>Scripts using it are refused from now on. This cannot be undone.</p>
+                </ConfirmedButton>
               </td>
             </tr>
           ))}

@@ -3,7 +3,7 @@
 import { useState } from 'preact/hooks'
 import { api, projectPath } from '../lib/api'
 import { Confirm, ErrorNote, Loading, Page, useAsync } from '../lib/ui'
-import { useSession } from '../lib/session'
+import { ADMIN_LEVEL, levelIn, useSession } from '../lib/session'
 import { PersonalKeys } from './PersonalKeys'
 import { CopyButton } from './CopyButton'
 
@@ -15,7 +15,9 @@ interface Project {
 }
 
 export function Settings() {
-  const { projectId } = useSession()
+  const { projectId, me } = useSession()
+  // resetting the token needs an admin or owner: a member is not offered a button that can only fail
+  const mayReset = levelIn(me, projectId) >= ADMIN_LEVEL
   const project = useAsync((signal) => api<Project>(projectPath(projectId, ''), { signal }), [projectId])
   const [confirming, setConfirming] = useState(false)
   const [error, setError] = useState<unknown>(null)
@@ -38,7 +40,10 @@ export function Settings() {
     <Page title="Settings">
       <section aria-labelledby="token-title">
         <h2 id="token-title">Project token</h2>
-        <p class="muted small">Public by design: it goes into every web page and app that sends events to this project.</p>
+        <p class="muted small">
+          Public by design: it goes into every web page and app that sends events to this project.
+          {mayReset ? '' : ' An admin or owner of the organization can reset it.'}
+        </p>
         {project.loading && !project.data ? <Loading what="the project" /> : null}
         <ErrorNote error={project.error ?? error} />
         {project.data ? (
@@ -47,9 +52,11 @@ export function Settings() {
               {token ?? project.data.api_token_hint}
             </code>
             {token ? <CopyButton text={token} label="Copy token" /> : null}
-            <button type="button" class="danger" onClick={() => setConfirming(true)}>
-              Reset token
-            </button>
+            {mayReset ? (
+              <button type="button" class="danger" onClick={() => setConfirming(true)}>
+                Reset token
+              </button>
+            ) : null}
           </div>
         ) : null}
         {notice ? (

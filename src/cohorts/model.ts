@@ -19,11 +19,20 @@ export const Cohort = model(
     created_at: nullable(t.String({ format: 'date-time' })),
     last_calculation: nullable(t.String({ format: 'date-time' })),
     errors_calculating: t.Integer(),
-    count: nullable(t.Integer({ description: 'members of a static cohort; null for a dynamic one' })),
+    count: nullable(t.Integer({ description: "members of a static cohort; a dynamic one's size when it was last read (null: not computed since its last edit, or more persons than one scan looks at)" })),
     is_static: t.Boolean(),
     cohort_type: t.String({ description: 'static, person_property or behavioral' }),
     experiment_set: t.Array(t.Integer()),
     version: t.Integer(),
+    csv_skipped: t.Optional(
+      t.Object(
+        {
+          count: t.Integer({ description: 'ids of the uploaded CSV that named no person of the project' }),
+          ids: t.Array(t.String(), { description: 'the first of them (at most 100), as written in the file' }),
+        },
+        { description: 'only in the answer to a CSV upload: the ids that were skipped' },
+      ),
+    ),
   }),
 )
 

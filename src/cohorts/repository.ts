@@ -72,6 +72,11 @@ async function recount(tx: Sql, cohortId: number): Promise<void> {
   await tx`update cohorts set count = (select count(*) from cohort_people where cohort_id = ${cohortId}) where id = ${cohortId} and is_static`
 }
 
+/** A dynamic cohort's size as last computed (cohorts/service.ts dynamicCount); its next edit clears it. */
+export async function storeDynamicCount(sql: Sql, cohortId: number, count: number): Promise<void> {
+  await sql`update cohorts set count = ${count} where id = ${cohortId} and not is_static and count is distinct from ${count}`
+}
+
 /** Insert a cohort; `tx` holds the project's write lock (withProjectWriteLock). */
 export async function createCohort(tx: Sql, teamId: number, userId: number, input: CohortInput, notify: boolean): Promise<number> {
   await bumpFlagVersion(tx, teamId, notify)
@@ -148,30 +153,57 @@ export async function addMembers(sql: Sql, teamId: number, cohortId: number, uui
 }
 
 /** Add the persons a CSV names (distinct ids of any of their aliases, person uuids or emails); unknown ids are ignored. */
-export async function addMembersFromCsv(sql: Sql, teamId: number, cohortId: number, kind: CsvIdKind, ids: string[]): Promise<void> {
+/** How many skipped ids an upload's answer names (the count is of all of them). */
+export const CSV_SKIPPED_NAMED = 100
+
+/** A person uuid as Postgres writes it (lower case, dashed), or null when the text is not one. */
+function canonicalUuid(text: string): string | null {
+  const hex = text.replace(/-/g, '').toLowerCase()
+  if (!/^[0-9a-f]{32}$/.test(hex) || !/^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i.test(text)) return null
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
+}
+
+/**
+ * Add the persons a CSV names (distinct ids of any of their aliases, person uuids or emails). Ids that name no
+ * person are skipped, and said: their number and the first CSV_SKIPPED_NAMED of them, as written.
+ */
+export async function addMembersFromCsv(sql: Sql, teamId: number, cohortId: number, kind: CsvIdKind, ids: string[]): Promise<{ count: number; ids: string[] }> {
+  const skipped = { count: 0, ids: [] as string[] }
+  const skip = (id: string) => {
+    skipped.count++
+    if (skipped.ids.length < CSV_SKIPPED_NAMED) skipped.ids.push(id)
+  }
   await sql.begin(async (transaction) => {
     const tx = inTransaction(transaction)
     for (let i = 0; i < ids.length; i += CHUNK) {
-      const chunk = tx.array(ids.slice(i, i + CHUNK))
+      const slice = ids.slice(i, i + CHUNK)
+      let found: Set<string>
       if (kind === 'person_id') {
-        const uuids = ids.slice(i, i + CHUNK).filter((s) => /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i.test(s))
-        await addByPersonUuids(tx, teamId, cohortId, uuids)
+        const uuids = [...new Set(slice.map(canonicalUuid).filter((u): u is string => u !== null))]
+        const rows = await tx<{ id: string }[]>`
+          with found as (select p.id as person_id, p.uuid::text as uuid from persons p where p.team_id = ${teamId} and p.uuid = any(${tx.array(uuids)}::uuid[])),
+          added as (insert into cohort_people (cohort_id, person_id) select ${cohortId}, person_id from found on conflict do nothing)
+          select uuid as id from found`
+        const matched = new Set(rows.map((r) => r.id))
+        found = new Set(slice.filter((s) => matched.has(canonicalUuid(s) ?? '')))
       } else if (kind === 'distinct_id') {
-        await tx`
-          insert into cohort_people (cohort_id, person_id)
-          select distinct ${cohortId}::int, d.person_id from person_distinct_ids d
-           where d.team_id = ${teamId} and d.distinct_id = any(${chunk}::text[])
-          on conflict do nothing`
+        const rows = await tx<{ id: string }[]>`
+          with found as (select d.distinct_id, d.person_id from person_distinct_ids d where d.team_id = ${teamId} and d.distinct_id = any(${tx.array(slice)}::text[])),
+          added as (insert into cohort_people (cohort_id, person_id) select distinct ${cohortId}::int, person_id from found on conflict do nothing)
+          select distinct_id as id from found`
+        found = new Set(rows.map((r) => r.id))
       } else {
-        await tx`
-          insert into cohort_people (cohort_id, person_id)
-          select ${cohortId}, p.id from persons p
-           where p.team_id = ${teamId} and p.properties->>'email' = any(${chunk}::text[])
-          on conflict do nothing`
+        const rows = await tx<{ id: string }[]>`
+          with found as (select p.id as person_id, p.properties->>'email' as email from persons p where p.team_id = ${teamId} and p.properties->>'email' = any(${tx.array(slice)}::text[])),
+          added as (insert into cohort_people (cohort_id, person_id) select ${cohortId}, person_id from found on conflict do nothing)
+          select distinct email as id from found`
+        found = new Set(rows.map((r) => r.id))
       }
+      for (const id of slice) if (!found.has(id)) skip(id)
     }
     await recount(tx, cohortId)
   })
+  return skipped
 }
 
 /** Remove one member by person uuid. */

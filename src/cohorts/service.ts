@@ -24,6 +24,7 @@ import {
   personsWithMemberships,
   removeMember,
   updateCohort,
+  storeDynamicCount,
   type CohortListOptions,
   type CohortNode,
   type CohortRow,
@@ -32,9 +33,14 @@ import { cohortJson } from './serialize'
 import { LIST_PAGE_MAX_BYTES } from '../http/pagination'
 import { COHORT_LIMITS, personUuids, validateCohortBody, type CohortInput } from './validation'
 
-/** How many persons one page of a dynamic cohort's members may look at (it is evaluated, not precalculated). */
+/** How many persons one page of a dynamic cohort's members, or its size, may look at (it is evaluated, not precalculated). */
 export const DYNAMIC_MEMBERS_SCAN_LIMIT = 100_000
 const SCAN_CHUNK = 1000
+
+/** The answer to a CSV upload says which of its ids named no person (they were skipped). */
+function withSkipped<T extends object>(cohort: T, skipped: { count: number; ids: string[] } | null): T & { csv_skipped?: { count: number; ids: string[] } } {
+  return skipped ? { ...cohort, csv_skipped: skipped } : cohort
+}
 
 const db = <T>(fn: () => Promise<T>): Promise<T> => databaseWork(fn)
 
@@ -83,8 +89,13 @@ export class CohortService {
     return row
   }
 
+  /** One cohort; a dynamic one with its size now (computed here, bounded by DYNAMIC_MEMBERS_SCAN_LIMIT). */
   retrieve(teamId: number, id: string) {
-    return db(async () => cohortJson(await this.existing(teamId, id)))
+    return db(async () => {
+      const row = await this.existing(teamId, id)
+      if (row.is_static || row.deleted) return cohortJson(row)
+      return cohortJson({ ...row, count: await this.dynamicCount(teamId, row.id) })
+    })
   }
 
   /**
@@ -103,10 +114,10 @@ export class CohortService {
         await checkCohortBudget(tx, teamId, null, input.deleted ? null : (input.filters ?? null))
         return createCohort(tx, teamId, userId, input, this.deps.notify)
       })
-      if (upload) await addMembersFromCsv(this.deps.sql, teamId, id, upload.kind, upload.ids)
+      const skipped = upload ? await addMembersFromCsv(this.deps.sql, teamId, id, upload.kind, upload.ids) : null
       if (input.is_static) await this.membersChanged(teamId)
       await this.deps.cache.refresh(teamId)
-      return cohortJson((await getCohort(this.deps.sql, teamId, id))!)
+      return withSkipped(cohortJson((await getCohort(this.deps.sql, teamId, id))!), skipped)
     })
   }
 
@@ -124,10 +135,10 @@ export class CohortService {
         if (!(await updateCohort(tx, teamId, existing.id, input, this.deps.notify))) throw errors.notFound()
         return (await getCohort(tx, teamId, existing.id))!
       })
-      if (upload) await addMembersFromCsv(this.deps.sql, teamId, written.id, upload.kind, upload.ids)
+      const skipped = upload ? await addMembersFromCsv(this.deps.sql, teamId, written.id, upload.kind, upload.ids) : null
       if (upload || input.deleted !== undefined || input.is_static !== undefined) await this.membersChanged(teamId)
       await this.deps.cache.refresh(teamId)
-      return cohortJson(upload ? (await getCohort(this.deps.sql, teamId, written.id))! : written)
+      return withSkipped(cohortJson(upload ? (await getCohort(this.deps.sql, teamId, written.id))! : written), skipped)
     })
   }
 
@@ -175,17 +186,20 @@ export class CohortService {
     })
   }
 
-  private async dynamicMembers(teamId: number, cohortId: number, limit: number, offset: number, maxBytes: number): Promise<{ rows: PersonListing[]; cut: boolean }> {
+  /**
+   * The persons matching a dynamic cohort now, in id order, looking at no more than DYNAMIC_MEMBERS_SCAN_LIMIT
+   * persons; `scan.complete` turns true once every person of the project was looked at.
+   */
+  private async *dynamicMatches(teamId: number, cohortId: number, scan: { complete: boolean }): AsyncGenerator<PersonListing & { cohorts: number[] }> {
     const set = new CohortSet(await cohortDefinitions(this.deps.sql, teamId))
     const now = new Date()
-    const out: PersonListing[] = []
-    let skipped = 0
     let after = 0
-    let bytes = 0
-    let cut = false
-    for (let scanned = 0; scanned < DYNAMIC_MEMBERS_SCAN_LIMIT && out.length < limit && !cut; scanned += SCAN_CHUNK) {
+    for (let scanned = 0; scanned < DYNAMIC_MEMBERS_SCAN_LIMIT; scanned += SCAN_CHUNK) {
       const persons = await personsWithMemberships(this.deps.sql, teamId, after, SCAN_CHUNK)
-      if (persons.length === 0) break
+      if (persons.length === 0) {
+        scan.complete = true
+        return
+      }
       for (const p of persons) {
         let member = false
         try {
@@ -193,23 +207,41 @@ export class CohortService {
         } catch (error) {
           if (!(error instanceof UnsupportedCohortFilter)) throw error
         }
-        if (!member) continue
-        if (skipped < offset) {
-          skipped++
-          continue
-        }
-        if (out.length >= limit) break
-        // the same measure as a stored page's (people/repository.ts personListingBytes)
-        bytes += JSON.stringify(p.properties).length + p.distinct_ids.reduce((n, d) => n + d.length + 4, 0) + 200
-        if (out.length > 0 && bytes > maxBytes) {
-          cut = true
-          break
-        }
-        out.push(p)
+        if (member) yield p
       }
       after = persons[persons.length - 1].id
     }
-    return { rows: out, cut }
+  }
+
+  private async dynamicMembers(teamId: number, cohortId: number, limit: number, offset: number, maxBytes: number): Promise<{ rows: PersonListing[]; cut: boolean }> {
+    const out: PersonListing[] = []
+    let skipped = 0
+    let bytes = 0
+    for await (const p of this.dynamicMatches(teamId, cohortId, { complete: false })) {
+      if (skipped < offset) {
+        skipped++
+        continue
+      }
+      // the same measure as a stored page's (people/repository.ts personListingBytes)
+      bytes += JSON.stringify(p.properties).length + p.distinct_ids.reduce((n, d) => n + d.length + 4, 0) + 200
+      if (out.length > 0 && bytes > maxBytes) return { rows: out, cut: true }
+      out.push(p)
+      if (out.length >= limit) break
+    }
+    return { rows: out, cut: false }
+  }
+
+  /**
+   * A dynamic cohort's size now (as PostHog's count after a calculation), stored as its count so that the list
+   * shows the last size known; null when the project has more persons than one scan looks at.
+   */
+  private async dynamicCount(teamId: number, cohortId: number): Promise<number | null> {
+    const scan = { complete: false }
+    let count = 0
+    for await (const _ of this.dynamicMatches(teamId, cohortId, scan)) count++
+    if (!scan.complete) return null
+    await storeDynamicCount(this.deps.sql, cohortId, count)
+    return count
   }
 
   addPersons(teamId: number, id: string, body: unknown) {

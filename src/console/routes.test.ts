@@ -3,7 +3,7 @@
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { fileURLToPath } from 'node:url'
 import { buildConsole, type ConsoleBundle } from './bundle'
-import { consoleRoutes } from './routes'
+import { acceptsGzip, consoleRoutes } from './routes'
 
 let bundle: ConsoleBundle
 let app: ReturnType<typeof consoleRoutes>
@@ -11,7 +11,7 @@ beforeAll(async () => {
   bundle = await buildConsole()
   app = consoleRoutes({ build: async () => bundle })
 })
-const get = (path: string) => app.handle(new Request(`http://localhost${path}`))
+const get = (path: string, headers: Record<string, string> = {}) => app.handle(new Request(`http://localhost${path}`, { headers }))
 
 describe('console serving', () => {
   test('/ redirects to /console/', async () => {
@@ -65,9 +65,51 @@ describe('console serving', () => {
     expect(scanned).toBeGreaterThan(10)
   })
 
+  test('the page and its assets are gzipped for a client that takes gzip (Vary: Accept-Encoding), as they are for one that does not', async () => {
+    const html = await (await get('/console/')).text()
+    const script = /src="\/console\/assets\/(main-[a-z0-9]+\.js)"/.exec(html)![1]
+    for (const path of ['/console/', `/console/assets/${script}`]) {
+      const plain = await get(path)
+      expect(plain.headers.get('content-encoding')).toBeNull()
+      expect(plain.headers.get('vary')).toBe('Accept-Encoding')
+      const raw = new Uint8Array(await plain.arrayBuffer())
+      const zipped = await get(path, { 'accept-encoding': 'gzip, deflate, br' })
+      expect(zipped.headers.get('content-encoding')).toBe('gzip')
+      expect(zipped.headers.get('vary')).toBe('Accept-Encoding')
+      const body = new Uint8Array(await zipped.arrayBuffer())
+      expect(body.byteLength).toBeLessThan(raw.byteLength)
+      expect(Bun.gunzipSync(body)).toEqual(raw)
+      // compressed once, at build: the same bytes every time
+      expect(new Uint8Array(await (await get(path, { 'accept-encoding': 'gzip' })).arrayBuffer())).toEqual(body)
+    }
+    console.log(`console JS: ${bundle.scriptBytes} bytes raw, ${bundle.scriptGzipBytes} gzipped`)
+  })
+
+  test('Accept-Encoding: gzip unless refused with q=0', () => {
+    expect(acceptsGzip('gzip')).toBe(true)
+    expect(acceptsGzip('br;q=1.0, gzip;q=0.8')).toBe(true)
+    expect(acceptsGzip('*')).toBe(true)
+    expect(acceptsGzip('gzip;q=0')).toBe(false)
+    expect(acceptsGzip('identity')).toBe(false)
+    expect(acceptsGzip(null)).toBe(false)
+    expect(acceptsGzip(`${'x,'.repeat(100_000)}gzip`)).toBe(false)
+  })
+
+  test('a favicon is served (the page names it; /favicon.ico answers too)', async () => {
+    const html = await (await get('/console/')).text()
+    expect(html).toContain('<link rel="icon" type="image/svg+xml" href="/console/favicon.svg">')
+    for (const path of ['/console/favicon.svg', '/favicon.ico']) {
+      const r = await get(path)
+      expect(r.status).toBe(200)
+      expect(r.headers.get('content-type')).toBe('image/svg+xml')
+      expect(await r.text()).toStartWith('<svg')
+    }
+  })
+
   test('the whole app is under 300 KB of JavaScript before compression', () => {
     expect(bundle.scriptBytes).toBeGreaterThan(0)
     expect(bundle.scriptBytes).toBeLessThan(300 * 1024)
+    expect(bundle.scriptGzipBytes).toBeLessThan(bundle.scriptBytes)
   })
 
   test('the Docker image carries the console sources it bundles', async () => {

@@ -5,6 +5,7 @@ import { cancelledWithRequest } from '../db/cancel'
 import { asJson } from '../db/postgres'
 import { rowsThatFit } from '../http/pagination'
 import { MAX_PERSON_PROPERTIES_SIZE, type Person } from './identity'
+import { emailPattern, type PersonPropertyFilter } from './search'
 
 /** The advisory lock (with the project id) under which a project's persons and group types change. */
 export const PERSONS_LOCK = 0x70657273 // "pers"
@@ -180,12 +181,19 @@ export function personListingBytes(sql: Sql, ids: number | null = null) {
 export async function listPersons(
   sql: Sql,
   teamId: number,
-  filter: { distinctId?: string; limit: number; offset: number; maxBytes?: number },
+  filter: { distinctId?: string; search?: string; properties?: PersonPropertyFilter[]; limit: number; offset: number; maxBytes?: number },
 ): Promise<{ count: number; rows: PersonListing[]; cut: boolean }> {
   const byId = filter.distinctId !== undefined
-  const where = byId
+  let where = byId
     ? sql`p.id in (select person_id from person_distinct_ids where team_id = ${teamId} and distinct_id = ${filter.distinctId!})`
     : sql`p.team_id = ${teamId}`
+  if (filter.search !== undefined) {
+    // PostHog's search: a distinct id exactly, or a part of the email
+    where = sql`${where} and p.team_id = ${teamId} and (
+      p.id in (select person_id from person_distinct_ids where team_id = ${teamId} and distinct_id = ${filter.search})
+      or p.properties->>'email' ilike ${emailPattern(filter.search)})`
+  }
+  for (const f of filter.properties ?? []) where = sql`${where} and p.properties->>${f.key} = any(${f.values}::text[])`
   const [{ count }] = await cancelledWithRequest(sql<{ count: number }[]>`select count(*)::int as count from persons p where ${where}`)
   // sizes first (cheap), then only the rows that fit the page's byte budget
   const sizes = await cancelledWithRequest(sql<{ bytes: number }[]>`

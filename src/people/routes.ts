@@ -13,6 +13,7 @@ import type { PersonErasure } from './erasure'
 import { listPersons, type PersonListing } from './repository'
 import { documentedAnswer } from '../http/openapi'
 import { PersonPage } from './model'
+import { parsePropertyFilters, parseSearch, PERSON_SEARCH_LIMITS } from './search'
 
 export function personJson(p: PersonListing) {
   return {
@@ -59,14 +60,25 @@ export function personRoutes(deps: { sql: Sql; auth: PersonalKeyAuth; limiter?: 
     '/api/projects/:project_id/persons/',
     async ({ project, query, request }) => {
       const { limit, offset } = parsePaging(query)
-      const { count, rows, cut } = await listPersons(deps.sql, project.id, { distinctId: query.distinct_id, limit, offset })
+      const search = parseSearch(query.search)
+      const properties = parsePropertyFilters(query.properties)
+      const { count, rows, cut } = await listPersons(deps.sql, project.id, { distinctId: query.distinct_id, search, properties, limit, offset })
       if (cut) deps.metrics?.listPagesCut.inc({ list: 'persons' })
       return page(publicUrl(request, deps.trustProxy), count, limit, offset, rows.map(personJson), cut)
     },
     {
       params: t.Object({ project_id: t.String() }),
-      query: t.Object({ ...PageQuery, distinct_id: t.Optional(t.String({ description: 'the person with this distinct id' })) }),
-      detail: { tags: ['persons'], summary: 'Persons, newest first, or the one with a distinct id', responses: documentedAnswer(PersonPage) },
+      query: t.Object({
+        ...PageQuery,
+        distinct_id: t.Optional(t.String({ description: 'the person with this distinct id' })),
+        search: t.Optional(t.String({ description: `a distinct id (exactly) or a part of the email (at most ${PERSON_SEARCH_LIMITS.searchChars} characters)` })),
+        properties: t.Optional(
+          t.String({
+            description: `JSON list of person-property filters, [{"key": "plan", "value": "pro", "operator": "exact", "type": "person"}] (exact only; at most ${PERSON_SEARCH_LIMITS.filters} filters, ${PERSON_SEARCH_LIMITS.propertiesChars} characters)`,
+          }),
+        ),
+      }),
+      detail: { tags: ['persons'], summary: 'Persons, newest first, or the one with a distinct id; ?search=, ?properties=', responses: documentedAnswer(PersonPage) },
     },
   )
 }

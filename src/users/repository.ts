@@ -33,6 +33,20 @@ export async function findLoginUser(sql: Sql, email: string): Promise<LoginUser 
 }
 
 /** Sets the hash and ends every session of the user, in one transaction. False when no user has this email. */
+/**
+ * The first member of an organization who can sign in owns it. A member without a password (the key holder
+ * admin@localhost that `personal-key create` and INIT_PERSONAL_API_KEY make) does not count, so following the
+ * README, the first console user is the owner, not a plain member. Returns whether `userId` was made the owner.
+ */
+export async function ownFirstSignInMember(tx: Sql, organizationId: string, userId: number, ownerLevel: number): Promise<boolean> {
+  const [others] = await tx<{ n: number }[]>`
+    select count(*)::int as n from organization_members m join users u on u.id = m.user_id
+     where m.organization_id = ${organizationId} and m.user_id <> ${userId} and u.password_hash is not null`
+  if (others.n > 0) return false
+  await tx`update organization_members set level = ${ownerLevel} where organization_id = ${organizationId} and user_id = ${userId}`
+  return true
+}
+
 export async function setPasswordHash(sql: Sql, email: string, hash: string): Promise<{ id: number; email: string } | null> {
   return atomically(sql, async (tx) => {
     const [user] = await tx<{ id: number; email: string }[]>`

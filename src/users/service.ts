@@ -29,6 +29,7 @@ import {
   organizationsOfUser,
   projectSummariesOfUser,
   setPasswordHash,
+  ownFirstSignInMember,
   touchSession,
   userSummary,
 } from './repository'
@@ -54,9 +55,20 @@ export async function createUser(sql: Sql, input: { email: string; password?: st
   return sql.begin(async (transaction) => {
     const tx = inTransaction(transaction)
     const user = await insertUser(tx, { email: validateEmail(input.email), organizationId: input.organizationId })
-    if (passwordHash) await setPasswordHash(tx, user.email, passwordHash)
+    if (passwordHash) {
+      await setPasswordHash(tx, user.email, passwordHash)
+      await ownFirstSignInMember(tx, user.organization, user.id, OWNER)
+    }
     return user
   })
+}
+
+/**
+ * After `user create --password-stdin`: the user owns their organization when no other member can sign in (the
+ * README's first console user, after `personal-key create` made the password-less admin@localhost).
+ */
+export async function ownIfFirstToSignIn(sql: Sql, user: { id: number; organization: string }): Promise<boolean> {
+  return sql.begin((transaction) => ownFirstSignInMember(inTransaction(transaction), user.organization, user.id, OWNER)) as Promise<boolean>
 }
 
 /** `user set-password`: the new hash, and every session of the user ended. */

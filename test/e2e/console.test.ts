@@ -140,8 +140,8 @@ describe('console', () => {
     // the flag's page lists both toggles and the creation, by whom
     await page.getByRole('link', { name: 'console-flag', exact: true }).click()
     const history = page.getByRole('region', { name: 'Change history' })
-    await expectText(history, 'enabled: false → true')
-    await expectText(history, 'enabled: true → false')
+    await expectText(history, 'Enabled: false → true')
+    await expectText(history, 'Enabled: true → false')
     await expectText(history, `Created`)
     await expectText(history, EMAIL)
   })
@@ -286,6 +286,12 @@ describe('console', () => {
     expect((await withKey()).status).toBe(200)
     await page.getByRole('button', { name: 'Roll ci' }).waitFor()
     await page.getByRole('button', { name: 'Revoke ci' }).click()
+    // asked first, in a dialog whose button repeats the action; Cancel leaves the key working
+    const dialog = page.getByRole('dialog', { name: 'Revoke the key ci?' })
+    await dialog.getByRole('button', { name: 'Cancel' }).click()
+    expect((await withKey()).status).toBe(200)
+    await page.getByRole('button', { name: 'Revoke ci' }).click()
+    await dialog.getByRole('button', { name: 'Revoke', exact: true }).click()
     await eventually(() => page.getByRole('button', { name: 'Revoke ci' }).count(), (n) => n === 0)
     expect(await page.getByRole('button', { name: 'Revoke ci' }).count()).toBe(0)
     expect((await eventually(withKey, (r) => r.status === 401)).status).toBe(401)

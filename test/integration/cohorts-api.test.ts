@@ -47,8 +47,9 @@ for (const postgres of ['real', 'embedded'] as StoreChoice[]) {
       expect(typeof c.id).toBe('number')
       expect(c.created_at).toMatch(/Z$/)
       expect(c.created_by).toMatchObject({ email: 'admin@localhost' })
-      expect(await json(stack.api(`/api/projects/1/cohorts/${c.id}/`))).toEqual(c)
-      expect(await json(stack.api(`/api/projects/1/cohorts/${c.id}`))).toEqual(c)
+      // a retrieve computes a dynamic cohort's size now (no person has plan pro here), and the list shows it after
+      expect(await json(stack.api(`/api/projects/1/cohorts/${c.id}/`))).toEqual({ ...c, count: 0 })
+      expect(await json(stack.api(`/api/projects/1/cohorts/${c.id}`))).toEqual({ ...c, count: 0 })
       const later = await create({ name: 'Later', is_static: true })
       const list = await json(stack.api('/api/projects/1/cohorts/?limit=1000'))
       expect(Object.keys(list)).toEqual(['count', 'next', 'previous', 'results'])
@@ -66,6 +67,19 @@ for (const postgres of ['real', 'embedded'] as StoreChoice[]) {
       expect(del.status).toBe(405)
       expect(await json(del)).toMatchObject({ code: 'method_not_allowed' })
       expect((await stack.api('/api/projects/1/cohorts/999999/')).status).toBe(404)
+    })
+
+    test("a dynamic cohort's size: computed when it is read, shown in the list since, cleared by an edit", async () => {
+      const key = `size_${crypto.randomUUID().slice(0, 8)}`
+      for (let i = 0; i < 5; i++) await insertPerson(sql(), [`${key}-${i}`], { [key]: i < 3 ? 'yes' : 'no' })
+      const c = await create({ name: 'Sized', filters: tree(person(key, 'yes')) })
+      expect(c.count).toBeNull()
+      expect((await json(stack.api(`/api/projects/1/cohorts/${c.id}/`))).count).toBe(3)
+      const listed = (await json(stack.api('/api/projects/1/cohorts/?limit=1000'))).results.find((x: { id: number }) => x.id === c.id)
+      expect(listed.count).toBe(3)
+      expect((await members(c.id)).length).toBe(3)
+      expect((await json(patch(c.id, { filters: tree(person(key, 'no')) }))).count).toBeNull()
+      expect((await json(stack.api(`/api/projects/1/cohorts/${c.id}/`))).count).toBe(2)
     })
 
     test('filters are checked: a person filter needs an operator; properties are required', async () => {
@@ -141,24 +155,34 @@ for (const postgres of ['real', 'embedded'] as StoreChoice[]) {
       await expectError(remove({ person_id: u1 }, dynamic.id), 400, 'Can only remove users from static cohorts')
     })
 
-    test('CSV upload: one column of distinct ids (the first row included), headed columns, PATCH adds rows; unknown ids are ignored', async () => {
+    test('CSV upload: one column of distinct ids (the first row included), headed columns, PATCH adds rows; unknown ids are skipped and named', async () => {
       const pa = await insertPerson(sql(), ['csv-a', 'csv-a-alias'], { email: 'a@csv.org' })
       await insertPerson(sql(), ['csv-b'], { email: 'b@csv.org' })
       await insertPerson(sql(), ['csv-c'], {})
       const r = await upload('\n\ncsv-a-alias\nnobody\n"csv-b"\n', { name: 'From CSV', is_static: 'true' })
       expect(r.status).toBe(201)
       const c = await json(r)
-      expect(c).toMatchObject({ name: 'From CSV', is_static: true, count: 2 })
+      expect(c).toMatchObject({ name: 'From CSV', is_static: true, count: 2, csv_skipped: { count: 1, ids: ['nobody'] } })
       expect(await members(c.id)).toEqual(['csv-a', 'csv-b'])
+      // only an upload's answer names skipped ids
+      expect(await json(stack.api(`/api/projects/1/cohorts/${c.id}/`))).not.toHaveProperty('csv_skipped')
       // PATCH with another file adds its rows
       const [{ uuid }] = await sql()`select uuid::text from persons where id = ${pa}`
       expect((await upload('distinct_id,name\ncsv-c,Cee\n,blank\n', {}, 'PATCH', `/api/projects/1/cohorts/${c.id}/`)).status).toBe(200)
       expect(await members(c.id)).toEqual(['csv-a', 'csv-b', 'csv-c'])
       // person uuids and emails, by their headers
-      const byUuid = await json(upload(`person_id\n${uuid}\n`, { name: 'By uuid', is_static: 'true' }))
+      const missing = crypto.randomUUID()
+      const byUuid = await json(upload(`person_id\n${uuid.toUpperCase()}\n${missing}\nnot-a-uuid\n`, { name: 'By uuid', is_static: 'true' }))
       expect(await members(byUuid.id)).toEqual(['csv-a'])
-      const byEmail = await json(upload('email\nb@csv.org\n', { name: 'By email', is_static: 'true' }))
+      expect(byUuid.csv_skipped).toEqual({ count: 2, ids: [missing, 'not-a-uuid'] })
+      const byEmail = await json(upload('email\nb@csv.org\nnobody@csv.org\n', { name: 'By email', is_static: 'true' }))
       expect(await members(byEmail.id)).toEqual(['csv-b'])
+      expect(byEmail.csv_skipped).toEqual({ count: 1, ids: ['nobody@csv.org'] })
+      // 20,000 unknown ids: all counted, the first 100 named
+      const many = await json(upload(Array.from({ length: 20_000 }, (_, i) => `ghost-${i}`).join('\n'), { name: 'Ghosts', is_static: 'true' }))
+      expect(many.count).toBe(0)
+      expect(many.csv_skipped.count).toBe(20_000)
+      expect(many.csv_skipped.ids).toEqual(Array.from({ length: 100 }, (_, i) => `ghost-${i}`))
       // refusals name the csv field
       await expectError(upload('\n\n', { name: 'Empty', is_static: 'true' }), 400, 'CSV file is empty. Please upload a CSV file with at least one row of data.', 'csv')
       await expectError(

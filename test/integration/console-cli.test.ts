@@ -3,6 +3,7 @@
 import { afterAll, describe, expect, test } from 'bun:test'
 import { BASE, freshEnv, json, startStack, type Stack } from '../helpers/stack'
 import { ROOT } from '../helpers/spawn-service'
+import postgres from 'postgres'
 
 async function cli(args: string[], env: Record<string, string>, stdin = '') {
   const proc = Bun.spawn([process.execPath, 'run', 'src/cli.ts', ...args], {
@@ -81,5 +82,25 @@ describe('cli: organizations and console users', () => {
       new Request(`${BASE}/api/projects/${me.projects[0].id}/reset_token/`, { method: 'PATCH', headers: { cookie: cookies.join('; '), 'x-csrftoken': csrf } }),
     )
     expect(reset.status).toBe(200)
+  })
+
+  test("the README's order: personal-key create, then user create: the first console user owns the organization, the next is a member", async () => {
+    const env: Record<string, string> = { ...(await freshEnv({ postgres: 'real', clickhouse: 'embedded' })), INIT_PROJECT_API_KEY: '', INIT_PERSONAL_API_KEY: '' }
+    expect((await cli(['project', 'create', '--name', 'Web'], env)).code).toBe(0)
+    expect((await cli(['personal-key', 'create', '--label', 'ci'], env)).code).toBe(0) // the password-less admin@localhost
+    expect((await cli(['user', 'create', '--email', 'you@example.com', '--password-stdin'], env, 'a long passphrase\n')).code).toBe(0)
+    expect((await cli(['user', 'create', '--email', 'next@example.com', '--password-stdin'], env, 'another passphrase\n')).code).toBe(0)
+    const sql = postgres(env.DATABASE_URL!, { max: 1, onnotice: () => {} })
+    try {
+      const levels = await sql<{ email: string; level: number }[]>`
+        select u.email, m.level from organization_members m join users u on u.id = m.user_id order by u.email`
+      expect(levels.map((r) => [r.email, r.level])).toEqual([
+        ['admin@localhost', 15],
+        ['next@example.com', 1],
+        ['you@example.com', 15],
+      ])
+    } finally {
+      await sql.end()
+    }
   })
 })
