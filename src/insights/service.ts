@@ -20,7 +20,7 @@ export interface InsightContext {
   now: number
   signal?: AbortSignal
   /** runs one HogQL query of the project; its text is kept for the answer's `hogql` */
-  hogql(text: string): Promise<{ results: unknown[][]; columns: string[]; hasMore: boolean }>
+  hogql(text: string): Promise<{ results: unknown[][]; columns: string[]; types?: string[]; hasMore: boolean }>
   /** the range of a query's dateRange in the project's timezone (`all` from the project's first event) */
   dateRange(input: DateRangeInput | null | undefined, interval: Interval): Promise<ResolvedDateRange>
 }
