@@ -50,7 +50,7 @@ export function and(conditions: (string | null | undefined)[]): string {
  */
 export function localTime(timezone: string, from: number, to: number, column = 'timestamp'): string {
   const spans = offsetTransitions(timezone, from, to)
-  const shifted = (offsetMs: number) => (offsetMs === 0 ? column : `${column} + INTERVAL ${offsetMs / 1000} SECOND`)
+  const shifted = (offsetMs: number) => (offsetMs === 0 ? column : `${column} ${offsetMs < 0 ? '-' : '+'} INTERVAL ${Math.abs(offsetMs) / 1000} SECOND`)
   if (spans.length === 1) return shifted(spans[0].offsetMs)
   const whens = spans.slice(1).map((span, i) => `WHEN ${column} < ${time(span.fromUtc)} THEN ${shifted(spans[i].offsetMs)}`)
   return `CASE ${whens.join(' ')} ELSE ${shifted(spans[spans.length - 1].offsetMs)} END`

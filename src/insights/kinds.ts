@@ -1,10 +1,10 @@
 // The query kinds the query API serves, each registered with its runner.
 import type { QueryService } from '../query/service'
 import { runEventsQuery } from './events-query'
-import { runRetention } from './retention'
+import { retentionRunner } from './retention'
 import { InsightsService, type InsightsOptions } from './service'
 import { runTrends } from './trends'
 
 export function createInsightsService(query: QueryService, options: InsightsOptions): InsightsService {
-  return new InsightsService(query, options).register('TrendsQuery', runTrends).register('RetentionQuery', runRetention).register('EventsQuery', runEventsQuery)
+  return new InsightsService(query, options).register('TrendsQuery', runTrends).register('RetentionQuery', retentionRunner()).register('EventsQuery', runEventsQuery)
 }

@@ -16,7 +16,7 @@ export const DEFAULT_TOTAL_INTERVALS = 11
 /** Rows (person × period) one table may read; past it the question is refused, not answered in part. */
 export const MAX_RETENTION_ROWS = 1_000_000
 /** Rows one page asks for (a page ends with whole persons: a person has at most MAX_RETENTION_PERIODS rows). */
-const PAGE_ROWS = 50_000
+export const RETENTION_PAGE_ROWS = 50_000
 /** Persons named in one IN list (first-time retention: who did the target event before the range). */
 const PERSONS_PER_LOOKUP = 2_000
 
@@ -30,7 +30,13 @@ function entityCondition(entity: Entity, attr: string): string {
   return and([isEvent(entity.id), propertiesCondition(entity.properties, `${attr}__properties`)])
 }
 
+export interface RetentionLimits {
+  pageRows: number
+  maxRows: number
+}
+
 interface Plan {
+  limits: RetentionLimits
   periods: Bucket[]
   interval: Interval
   weekStartDay: number
@@ -47,10 +53,10 @@ interface PersonRows {
   returns: Set<number>
 }
 
-function tooMany(): never {
+function tooMany(maxRows: number): never {
   throw errors.validation(
     'too_many_rows',
-    `This retention reads more than ${MAX_RETENTION_ROWS.toLocaleString('en-US')} rows (persons × periods): pick a larger period, a shorter range or narrower filters.`,
+    `This retention reads more than ${maxRows.toLocaleString('en-US')} rows (persons × periods): pick a larger period, a shorter range or narrower filters.`,
     'query__retentionFilter',
   )
 }
@@ -78,17 +84,17 @@ async function countTable(plan: Plan, ctx: InsightContext): Promise<RetentionCou
     const where = and(['person_id IS NOT NULL', after === null ? null : `person_id > ${str(after)}`, inRange(from, to), plan.global, `(${plan.target}) OR (${plan.returning})`])
     const answer = await ctx.hogql(
       `SELECT person_id, ${period} AS period, max(if(${plan.target}, 1, 0)) AS did_target, max(if(${plan.returning}, 1, 0)) AS did_return ` +
-        `FROM events WHERE ${where} GROUP BY person_id, period ORDER BY person_id, period LIMIT ${PAGE_ROWS}`,
+        `FROM events WHERE ${where} GROUP BY person_id, period ORDER BY person_id, period LIMIT ${plan.limits.pageRows}`,
     )
     let rows = answer.results
     if (answer.hasMore) {
       // the page may end inside a person: their rows are read again with the next page
       const last = String(rows[rows.length - 1]?.[0])
       rows = rows.filter((row) => String(row[0]) !== last)
-      if (rows.length === 0) tooMany()
+      if (rows.length === 0) tooMany(plan.limits.maxRows)
     }
     read += rows.length
-    if (read > MAX_RETENTION_ROWS) tooMany()
+    if (read > plan.limits.maxRows) tooMany(plan.limits.maxRows)
     const persons = new Map<string, PersonRows>()
     for (const row of rows) {
       const id = String(row[0])
@@ -107,7 +113,12 @@ async function countTable(plan: Plan, ctx: InsightContext): Promise<RetentionCou
   }
 }
 
-export async function runRetention(query: RetentionQuery, ctx: InsightContext): Promise<KindAnswer> {
+/** The runner, with its page size and row cap (the defaults, or smaller ones where a test pages through few rows). */
+export function retentionRunner(limits: RetentionLimits = { pageRows: RETENTION_PAGE_ROWS, maxRows: MAX_RETENTION_ROWS }) {
+  return (query: RetentionQuery, ctx: InsightContext) => runRetention(query, ctx, limits)
+}
+
+async function runRetention(query: RetentionQuery, ctx: InsightContext, limits: RetentionLimits): Promise<KindAnswer> {
   const filter = query.retentionFilter
   const breakdown = query.breakdownFilter?.breakdown
   if (breakdown !== undefined && breakdown !== null && breakdown !== '') unsupported('Breakdowns are not supported by retention yet', 'query__breakdownFilter__breakdown')
@@ -115,11 +126,14 @@ export async function runRetention(query: RetentionQuery, ctx: InsightContext): 
   const interval = period.toLowerCase() as Interval
   const lookahead = filter.totalIntervals ?? DEFAULT_TOTAL_INTERVALS
   const { timezone, weekStartDay } = ctx.project
-  const resolved = await ctx.dateRange(query.dateRange, interval)
   const hasDateFrom = typeof query.dateRange?.date_from === 'string' && query.dateRange.date_from !== ''
+  // without a date_from the range is counted back from date_to (whose own default is now)
+  const dateRange = hasDateFrom ? query.dateRange : { ...query.dateRange, date_from: query.dateRange?.date_to ?? null }
+  const resolved = await ctx.dateRange(dateRange, interval)
   const periods = retentionPeriods(resolved, { interval, totalIntervals: lookahead, hasDateFrom, timezone, weekStartDay })
   if (periods.length === 0) throw errors.validation('invalid_date_range', 'This date range holds no whole period', 'dateRange')
   const plan: Plan = {
+    limits,
     periods,
     interval,
     weekStartDay,
