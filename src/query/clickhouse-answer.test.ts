@@ -23,6 +23,11 @@ describe('readJsonCompact', () => {
     expect(read).toEqual({ rows: [['0', 'a\nb\'"', '5'], ['1', 'é', null]], truncated: false, firstRowTooLarge: false })
   })
 
+  test('an empty answer as 18.16 writes it (a blank line between the brackets) is no rows, not an error', async () => {
+    const empty = '{\n\t"meta":\n\t[\n\t\t{\n\t\t\t"name": "number",\n\t\t\t"type": "UInt64"\n\t\t}\n\t],\n\n\t"data":\n\t[\n\n\t],\n\n\t"rows": 0\n}\n'
+    expect(await readJsonCompact(body(empty), 1000)).toEqual({ rows: [], truncated: false, firstRowTooLarge: false })
+  })
+
   test('stops at the budget: the rows that fit, truncated; a first row past it is said so', async () => {
     const rows = Array.from({ length: 100 }, (_, i) => `["${String(i).padStart(8, '0')}"]`) // 12 characters each
     const cut = await readJsonCompact(body(answer(rows), 64), 12 * 10)

@@ -154,7 +154,7 @@ export function retentionContract(name: string, start: () => Promise<Stack>): vo
     test('EventsQuery: columns, "*" as PostHog’s object, aggregates grouping the rest, paging', async () => {
       const grouped = await answer({ kind: 'EventsQuery', select: ['event', 'count()'], after: 'all' })
       expect(grouped.columns).toEqual(['event', 'count()'])
-      expect(grouped.results).toEqual([['$pageview', 13], ['signup', 1]].slice(0, 0).concat([['$pageview', 9], ['signup', 1]]))
+      expect(grouped.results).toEqual([['$pageview', 9], ['signup', 1]])
       const star = await answer({ kind: 'EventsQuery', select: ['*', 'properties.$browser AS browser'], event: '$pageview', after: '2024-05-01', before: '2024-05-09', orderBy: ['timestamp ASC'], limit: 2 })
       expect(star.columns).toEqual(['*', 'properties.$browser AS browser'])
       expect(star.hasMore).toBe(true)
@@ -168,7 +168,7 @@ export function retentionContract(name: string, start: () => Promise<Stack>): vo
       expect(filtered.results).toEqual([['u1', 3], ['u4', 1]])
       const inNewYork = await answer({ kind: 'EventsQuery', select: ['distinct_id'], after: '2024-03-10', before: '2024-03-11', orderBy: ['timestamp'] }, newYork)
       // local 10 March: v2's 23:30 EDT, not v1's 23:30 EST of the 9th
-      expect(inNewYork.results).toEqual([['v1'], ['v2']].slice(1))
+      expect(inNewYork.results).toEqual([['v2']])
     })
 
     test('EventsQuery: the last 24 hours by default; a comment cannot swallow the time condition', async () => {
