@@ -36,6 +36,9 @@ export type KindRunner = (node: never, ctx: InsightContext) => Promise<KindAnswe
 /** Kinds that read raw rows (scripts expect what was just written): never answered from the cache. */
 const UNCACHED_KINDS = new Set(['HogQLQuery', 'EventsQuery'])
 
+/** The answer's `hogql` keeps the statements run up to this many characters (a kind reading many pages runs many). */
+export const MAX_HOGQL_ECHO_CHARS = 64 * 1024
+
 /** PostHog's refresh modes: which may answer from the cache. */
 const CACHE_READING_MODES = new Set([undefined, null, false, 'blocking', 'async', 'lazy_async', 'force_cache'])
 
@@ -77,13 +80,18 @@ export class InsightsService {
       if (cached) return { ...cached, is_cached: true }
     }
     const texts: string[] = []
+    let echoed = 0
+    let omitted = 0
     const now = Date.now()
     const ctx: InsightContext = {
       project,
       now,
       signal: options.signal,
       hogql: async (text) => {
-        texts.push(text)
+        if (texts.length === 0 || echoed + text.length <= MAX_HOGQL_ECHO_CHARS) {
+          texts.push(text)
+          echoed += text.length
+        } else omitted++
         return this.query.run(project.id, text, options.signal)
       },
       dateRange: async (input, interval) => {
@@ -98,7 +106,7 @@ export class InsightsService {
       last_refresh: new Date(now).toISOString(),
       timezone: project.timezone,
       resolved_date_range: answer.range ? { date_from: answer.range.date_from, date_to: answer.range.date_to } : null,
-      hogql: texts.join(';\n\n'),
+      hogql: texts.join(';\n\n') + (omitted > 0 ? `;\n\n-- and ${omitted} more statements like these` : ''),
     }
     if (key !== null) this.cache.set(key, body)
     return body
