@@ -13,7 +13,7 @@ const ev = (event: string, distinctId: string, timestamp: string, properties: Re
 })
 
 // UTC project: days 0-4 are 6-10 May 2024
-const UTC_EVENTS = [
+export const UTC_EVENTS = [
   ev('$pageview', 'u1', '2024-05-06T10:00:00Z', { $browser: 'Chrome' }),
   ev('$pageview', 'u1', '2024-05-07T10:00:00Z', { $browser: 'Chrome' }),
   ev('$pageview', 'u1', '2024-05-09T23:59:00Z', { $browser: 'Chrome' }),
@@ -26,14 +26,37 @@ const UTC_EVENTS = [
   ev('$pageview', 'u4', '2024-05-08T09:00:00Z', { $browser: 'Chrome' }),
 ]
 // New York project, local days 9, 10 (23 hours: clocks forward) and 11 March 2024
-const NY_EVENTS = [
+export const NY_EVENTS = [
   ev('$pageview', 'v1', '2024-03-10T04:30:00Z'), // 9 March 23:30 EST
   ev('$pageview', 'v1', '2024-03-11T04:30:00Z'), // 11 March 00:30 EDT
   ev('$pageview', 'v2', '2024-03-11T03:30:00Z'), // 10 March 23:30 EDT
   ev('$pageview', 'v2', '2024-03-11T16:00:00Z'), // 11 March 12:00 EDT
 ]
 
-const counts = (body: { results: { values: { count: number }[] }[] }) => body.results.map((row) => row.values.map((v) => v.count))
+/** The tables of these events, worked out by hand (days 6-10 May; New York: 9-11 March, local). */
+export const EXPECTED = {
+  recurring: [
+    [1, 1, 0, 1, 0],
+    [2, 1, 1, 0, 0],
+    [3, 1, 0, 0, 0],
+    [2, 0, 0, 0, 0],
+    [0, 0, 0, 0, 0],
+  ],
+  firstTime: [
+    [1, 1, 0, 1, 0],
+    [1, 1, 0, 0, 0],
+    [1, 0, 0, 0, 0],
+    [0, 0, 0, 0, 0],
+    [0, 0, 0, 0, 0],
+  ],
+  newYork: [
+    [1, 0, 1],
+    [1, 1, 0],
+    [2, 0, 0],
+  ],
+}
+
+export const counts = (body: { results: { values: { count: number }[] }[] }) => body.results.map((row) => row.values.map((v) => v.count))
 
 export function retentionContract(name: string, start: () => Promise<Stack>): void {
   describe(`retention and events queries: ${name}`, () => {
@@ -76,13 +99,7 @@ export function retentionContract(name: string, start: () => Promise<Stack>): vo
 
     test('recurring: a cohort for each day with a pageview, returns on the days after', async () => {
       const body = await retention({ period: 'Day', totalIntervals: 5, retentionType: 'retention_recurring' })
-      expect(counts(body)).toEqual([
-        [1, 1, 0, 1, 0],
-        [2, 1, 1, 0, 0],
-        [3, 1, 0, 0, 0],
-        [2, 0, 0, 0, 0],
-        [0, 0, 0, 0, 0],
-      ])
+      expect(counts(body)).toEqual(EXPECTED.recurring)
       expect(body.results[0]).toEqual({
         values: ['Day 0', 'Day 1', 'Day 2', 'Day 3', 'Day 4'].map((label, k) => ({ count: [1, 1, 0, 1, 0][k], label })),
         label: 'Day 0',
@@ -94,13 +111,7 @@ export function retentionContract(name: string, start: () => Promise<Stack>): vo
     })
 
     test('first time: only the day of a person’s first pageview ever (u3’s was before the range)', async () => {
-      expect(counts(await retention({ period: 'Day', totalIntervals: 5, retentionType: 'retention_first_time' }))).toEqual([
-        [1, 1, 0, 1, 0],
-        [1, 1, 0, 0, 0],
-        [1, 0, 0, 0, 0],
-        [0, 0, 0, 0, 0],
-        [0, 0, 0, 0, 0],
-      ])
+      expect(counts(await retention({ period: 'Day', totalIntervals: 5, retentionType: 'retention_first_time' }))).toEqual(EXPECTED.firstTime)
       const signups = await retention({ period: 'Day', totalIntervals: 3, retentionType: 'retention_first_time', targetEntity: { id: 'signup', type: 'events' } })
       expect(counts(signups)).toEqual([[1, 0, 1], [0, 0, 0], [0, 0, 0], [0, 0, 0], [0, 0, 0]])
     })
@@ -122,7 +133,7 @@ export function retentionContract(name: string, start: () => Promise<Stack>): vo
     test('New York: local days across the clock change, dated with their offsets', async () => {
       const body = await retention({ period: 'Day', totalIntervals: 3 }, { date_from: '2024-03-09', date_to: '2024-03-11' }, newYork)
       expect(body.results.map((r: { date: string }) => r.date)).toEqual(['2024-03-09T00:00:00-05:00', '2024-03-10T00:00:00-05:00', '2024-03-11T00:00:00-04:00'])
-      expect(counts(body)).toEqual([[1, 0, 1], [1, 1, 0], [2, 0, 0]])
+      expect(counts(body)).toEqual(EXPECTED.newYork)
       expect(body.timezone).toBe('America/New_York')
     })
 
