@@ -23,8 +23,8 @@ describe('readJsonCompact', () => {
     expect(read).toEqual({ rows: [['0', 'a\nb\'"', '5'], ['1', 'é', null]], truncated: false, firstRowTooLarge: false })
   })
 
-  test('an empty answer as 18.16 writes it (a blank line between the brackets) is no rows, not an error', async () => {
-    const empty = '{\n\t"meta":\n\t[\n\t\t{\n\t\t\t"name": "number",\n\t\t\t"type": "UInt64"\n\t\t}\n\t],\n\n\t"data":\n\t[\n\n\t],\n\n\t"rows": 0\n}\n'
+  test('no rows: ClickHouse writes the empty list with a blank line inside (read as an error before: 503 for every empty answer)', async () => {
+    const empty = `{\n\t"meta":\n\t[\n\t\t{\n\t\t\t"name": "b",\n\t\t\t"type": "UInt64"\n\t\t}\n\t],\n\n\t"data":\n\t[\n\n\t],\n\n\t"rows": 0\n}\n`
     expect(await readJsonCompact(body(empty), 1000)).toEqual({ rows: [], truncated: false, firstRowTooLarge: false })
   })
 

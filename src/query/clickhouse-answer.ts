@@ -33,12 +33,12 @@ export async function readJsonCompact(body: ReadableStream<Uint8Array>, maxBytes
   /** false: the budget is reached */
   const line = (text: string): boolean => {
     if (state === 'data') {
+      // no rows: the list is written with a blank line inside it
+      if (text === '') return true
       if (text === '\t]' || text === '\t],') {
         state = 'tail'
         return true
       }
-      // 18.16 writes an empty answer's data as "[", a blank line, "]"
-      if (text === '') return true
       const row = text.endsWith(',') ? text.slice(2, -1) : text.slice(2)
       if (bytes + row.length > maxBytes) return false
       let value: unknown
