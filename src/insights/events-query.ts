@@ -62,7 +62,8 @@ function placed(parsed: ParsedExpression): string {
 /** `after`/`before` as an instant: a relative date (-24h, -7d), an ISO date or date-time, in the project's zone. */
 function instant(text: string, ctx: InsightContext, attr: string): number {
   try {
-    return resolveDateRange({ date_from: text, explicitDate: true }, { now: ctx.now, timezone: ctx.project.timezone, interval: 'day' }).from
+    // read as a range's start; its end far off so that an instant after now is allowed too
+    return resolveDateRange({ date_from: text, date_to: '2099-12-31', explicitDate: true }, { now: ctx.now, timezone: ctx.project.timezone, interval: 'day' }).from
   } catch (error) {
     const e = error as { detail?: string; message?: string }
     throw errors.validation('invalid_date_range', e.detail ?? e.message ?? 'not a date', attr)

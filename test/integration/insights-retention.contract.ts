@@ -173,6 +173,8 @@ export function retentionContract(name: string, start: () => Promise<Stack>): vo
       expect(star.results[0][0]).toMatchObject({ event: '$pageview', distinct_id: 'u3', properties: { $browser: 'Firefox' }, team_id: 1, elements_chain: '' })
       expect(typeof star.results[0][0].uuid).toBe('string')
       expect(star.results[0][1]).toBe('Firefox')
+      const future = await answer({ kind: 'EventsQuery', select: ['count()'], after: '2024-05-09', before: '2098-01-01' })
+      expect(future.results).toEqual([[2]])
       const next = await answer({ kind: 'EventsQuery', select: ['distinct_id'], event: '$pageview', after: '2024-05-01', before: '2024-05-09', orderBy: ['timestamp ASC'], limit: 2, offset: 2 })
       expect(next.results).toEqual([['u2'], ['u1']])
       const filtered = await answer({ kind: 'EventsQuery', select: ['distinct_id', 'count() AS n'], where: ["properties.$browser = 'Chrome'"], after: 'all', orderBy: ['n DESC', 'distinct_id'] })
