@@ -3,8 +3,10 @@ import type { Sql } from 'postgres'
 import { ExperimentQueryNode } from '../experiments/model'
 import type { ExperimentsService } from '../experiments/service'
 import type { QueryService } from '../query/service'
+import { runEventsQuery } from './events-query'
 import { funnelsRunner, type FunnelLimits } from './funnels'
 import { PersonSets } from './person-sets'
+import { retentionRunner } from './retention'
 import { InsightsService, type InsightsOptions } from './service'
 import { runTrends } from './trends'
 
@@ -21,6 +23,8 @@ export function createInsightsService(query: QueryService, options: InsightsOpti
   const service = new InsightsService(query, options, kinds.sql ? new PersonSets(kinds.sql) : undefined)
     .register('TrendsQuery', runTrends)
     .register('FunnelsQuery', funnelsRunner(kinds.funnels))
+    .register('RetentionQuery', retentionRunner())
+    .register('EventsQuery', runEventsQuery)
   const { experiments } = kinds
   if (experiments) {
     service.register(

@@ -27,7 +27,7 @@ export interface InsightContext {
   now: number
   signal?: AbortSignal
   /** runs one HogQL query of the project; its text is kept for the answer's `hogql` */
-  hogql(text: string): Promise<{ results: unknown[][]; columns: string[]; hasMore: boolean }>
+  hogql(text: string): Promise<{ results: unknown[][]; columns: string[]; types?: string[]; hasMore: boolean }>
   /** a node's `properties` as one condition (null: none); person and cohort filters resolved to their persons */
   properties(input: PropertiesInput, attr: string): Promise<string | null>
   /** a property of these persons (uuids) as it is now, as text (null: absent) */
@@ -53,6 +53,9 @@ export interface KindOptions {
   /** false: always computed (results a team watches change, such as an experiment's) */
   cached?: boolean
 }
+
+/** The answer's `hogql` keeps the statements run up to this many characters (a kind reading many pages runs many). */
+export const MAX_HOGQL_ECHO_CHARS = 64 * 1024
 
 /** PostHog's refresh modes: which may answer from the cache. */
 const CACHE_READING_MODES = new Set([undefined, null, false, 'blocking', 'async', 'lazy_async', 'force_cache'])
@@ -100,13 +103,18 @@ export class InsightsService {
       if (cached) return { ...cached, is_cached: true }
     }
     const texts: string[] = []
+    let echoed = 0
+    let omitted = 0
     const now = Date.now()
     const ctx: InsightContext = {
       project,
       now,
       signal: options.signal,
       hogql: async (text) => {
-        texts.push(text)
+        if (texts.length === 0 || echoed + text.length <= MAX_HOGQL_ECHO_CHARS) {
+          texts.push(text)
+          echoed += text.length
+        } else omitted++
         return this.query.run(project.id, text, options.signal)
       },
       properties: async (input, attr) => {
@@ -130,7 +138,7 @@ export class InsightsService {
       last_refresh: new Date(now).toISOString(),
       timezone: project.timezone,
       resolved_date_range: answer.range ? { date_from: answer.range.date_from, date_to: answer.range.date_to } : null,
-      hogql: texts.join(';\n\n'),
+      hogql: texts.join(';\n\n') + (omitted > 0 ? `;\n\n-- and ${omitted} more statements like these` : ''),
     }
     if (key !== null) this.cache.set(key, body)
     return body

@@ -43,6 +43,26 @@ export function parseQuery(text: string, options: { deadline?: number } = {}): S
   return new Parser(text, tokenize(text, LIMITS.maxTokens, options.deadline), options.deadline).parseStatement()
 }
 
+/** One expression as an insight's member gives it: the expression, its text as written, an alias, a direction. */
+export interface ParsedExpression {
+  expr: Expr
+  /** from its first token to its last (comments around it left out) */
+  text: string
+  alias: string | null
+  desc: boolean | null
+}
+
+/**
+ * Exactly one expression (EventsQuery's `select`, `where`, `orderBy` members), optionally with `AS alias`
+ * (`alias`) or `ASC|DESC` (`order`); anything after it (a second expression, FROM, a statement) is refused.
+ */
+export function parseExpression(text: string, options: { alias?: boolean; order?: boolean; deadline?: number } = {}): ParsedExpression {
+  if (Buffer.byteLength(text, 'utf8') > LIMITS.maxQueryBytes) {
+    throw new QueryLimitError(`The expression is larger than ${LIMITS.maxQueryBytes} bytes`, 'text')
+  }
+  return new Parser(text, tokenize(text, LIMITS.maxTokens, options.deadline), options.deadline).parseLoneExpression(options)
+}
+
 class Parser {
   private pos = 0
   private depth = 0
@@ -111,6 +131,17 @@ class Parser {
     }
     if (this.token.kind !== 'eof') this.refuseTrailing()
     return select
+  }
+
+  parseLoneExpression(options: { alias?: boolean; order?: boolean }): ParsedExpression {
+    if (this.token.kind === 'eof') this.fail('Expected an expression')
+    const start = this.token.offset
+    const expr = this.parseExpr(0)
+    const text = this.text.slice(start, this.tokens[this.pos - 1].end).trim()
+    const alias = options.alias && this.acceptKeyword('AS') ? this.parseIdentifier('an alias') : null
+    const desc = options.order ? (this.acceptKeyword('DESC') ? true : this.acceptKeyword('ASC') ? false : null) : null
+    if (this.pos < this.tokens.length - 1) this.fail(`Expected one expression, found ${this.describe(this.token)} after it`)
+    return { expr, text, alias, desc }
   }
 
   private refuseTrailing(): never {
