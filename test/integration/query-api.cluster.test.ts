@@ -5,6 +5,8 @@ import { Params } from '../../src/query/dialect'
 import { ClickHouseQueryRunner } from '../../src/query/repository'
 import { startClickHouseCluster, type ClickHouseCluster } from '../helpers/clickhouse-cluster'
 import { startStack } from '../helpers/stack'
+import { FUNNEL_MAX_EVENTS, insightFunnelsContract } from './insight-funnels.contract'
+import { retentionContract } from './insights-retention.contract'
 import { insightsTrendsContract } from './insights-trends.contract'
 import { queryApiContract } from './query-api.contract'
 
@@ -24,14 +26,17 @@ queryApiContract('a 2 × 2 ClickHouse cluster', () => {
   )
 })
 
-// insights on the cluster: the same trends as on every store
-insightsTrendsContract('a 2 × 2 ClickHouse cluster', () => {
-  const database = `trends_${crypto.randomUUID().replace(/-/g, '').slice(0, 10)}`
+// insights on the cluster: the same trends, funnels and retention tables as on every store
+const onCluster = (prefix: string, env: Record<string, string | number> = {}) => () => {
+  const database = `${prefix}_${crypto.randomUUID().replace(/-/g, '').slice(0, 10)}`
   return startStack(
     { postgres: 'embedded', clickhouse: 'embedded' },
-    { FLUSH_INTERVAL_MS: 20, CLICKHOUSE_URL: `${cluster.nodes[0].server.url}/${database}`, CLICKHOUSE_CLUSTER: cluster.name },
+    { FLUSH_INTERVAL_MS: 20, CLICKHOUSE_URL: `${cluster.nodes[0].server.url}/${database}`, CLICKHOUSE_CLUSTER: cluster.name, ...env },
   )
-})
+}
+insightsTrendsContract('a 2 × 2 ClickHouse cluster', onCluster('trends'))
+insightFunnelsContract('a 2 × 2 ClickHouse cluster', onCluster('funnels', { QUERY_MAX_RESULT_BYTES: 64 * 1024, INSIGHTS_FUNNEL_MAX_EVENTS: FUNNEL_MAX_EVENTS }))
+retentionContract('a 2 × 2 ClickHouse cluster', onCluster('retention'))
 
 describe('query runner on a cluster', () => {
   test('a client that goes away: the statement is killed on every node (its parts on the shards too)', async () => {
