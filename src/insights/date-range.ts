@@ -84,7 +84,8 @@ export function startOfUnit(wall: number, unit: Unit, weekStartDay: number): num
   }
 }
 
-function addUnits(wall: number, unit: Unit, count: number): number {
+/** A wall time moved by whole units (hours and days exactly, months and longer on the calendar). */
+export function addUnits(wall: number, unit: Unit, count: number): number {
   switch (unit) {
     case 'h':
       return wall + count * HOUR_MS

@@ -1,8 +1,8 @@
 // The retention table, pure: the periods of a RetentionQuery's range, and the cohort counts built person by person
 // from the periods in which each person did the target event and the returning event.
 import { buckets, type Bucket } from './buckets'
-import { startOfUnit, type Interval } from './date-range'
-import { addMonths, DAY_MS, HOUR_MS, wallTimeOf, wallToUtc } from '../lib/timezone'
+import { addUnits, startOfUnit, type Interval } from './date-range'
+import { wallTimeOf, wallToUtc } from '../lib/timezone'
 
 export type RetentionPeriod = 'Hour' | 'Day' | 'Week' | 'Month'
 
@@ -11,18 +11,6 @@ export const MAX_RETENTION_PERIODS = 1_000
 
 const UNIT = { hour: 'h', day: 'd', week: 'w', month: 'm' } as const
 
-function addPeriods(wall: number, interval: Interval, count: number): number {
-  switch (interval) {
-    case 'hour':
-      return wall + count * HOUR_MS
-    case 'day':
-      return wall + count * DAY_MS
-    case 'week':
-      return wall + count * 7 * DAY_MS
-    case 'month':
-      return addMonths(wall, count)
-  }
-}
 
 /**
  * The periods of the table, as PostHog sets them: the range ends with the period holding `date_to` (whole periods
@@ -35,8 +23,8 @@ export function retentionPeriods(
 ): Bucket[] {
   const { interval, timezone, weekStartDay } = options
   const unit = UNIT[interval]
-  const endWall = addPeriods(startOfUnit(wallTimeOf(timezone, resolved.to - 1), unit, weekStartDay), interval, 1)
-  const startWall = options.hasDateFrom ? startOfUnit(wallTimeOf(timezone, resolved.from), unit, weekStartDay) : addPeriods(endWall, interval, -options.totalIntervals)
+  const endWall = addUnits(startOfUnit(wallTimeOf(timezone, resolved.to - 1), unit, weekStartDay), unit, 1)
+  const startWall = options.hasDateFrom ? startOfUnit(wallTimeOf(timezone, resolved.from), unit, weekStartDay) : addUnits(endWall, unit, -options.totalIntervals)
   return buckets({ from: wallToUtc(timezone, startWall), to: wallToUtc(timezone, endWall) }, interval, { timezone, weekStartDay, maxBuckets: MAX_RETENTION_PERIODS })
 }
 
