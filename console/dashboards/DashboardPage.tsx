@@ -54,7 +54,7 @@ function AddInsight(props: { dashboardId: number; onAdded: () => void; shown: Se
   }
   return (
     <form class="row" onSubmit={add}>
-      <Field label="Add insight" hint={choices.length ? undefined : 'Save an insight on the Insights page first.'}>
+      <Field label="Add insight" hint={choices.length ? undefined : saved.data?.results.length ? 'Every saved insight is on this dashboard.' : 'Save an insight on the Insights page first.'}>
         <select value={chosen} onChange={(e) => setChosen(valueOf(e))}>
           <option value="">Choose a saved insight…</option>
           {choices.map((i) => (
