@@ -124,6 +124,26 @@ describe('console: insights', () => {
     await page.getByRole('status').filter({ hasText: 'Saved as' }).waitFor()
     const saved = (await service.api('/api/projects/1/insights/?search=Pageviews')).body.results
     expect(saved.map((i: any) => i.query.source.kind)).toEqual(['TrendsQuery'])
+
+    // a property filter narrows it; compare adds the previous period
+    await page.getByLabel('Filter property').fill('plan')
+    await page.getByLabel('Operator').selectOption('exact')
+    await page.getByLabel('Filter value').fill('pro')
+    await page.getByLabel('Compare to the previous period').check()
+    await page.getByLabel('Breakdown').fill('')
+    await page.getByRole('columnheader', { name: '$pageview (previous)' }).waitFor()
+    const filtered = await runQuery({
+      kind: 'TrendsQuery',
+      series: [{ kind: 'EventsNode', event: '$pageview', math: 'total' }],
+      interval: 'day',
+      dateRange: { date_from: '-7d' },
+      properties: [{ key: 'plan', operator: 'exact', type: 'event', value: 'pro' }],
+      compareFilter: { compare: true },
+    })
+    const current = filtered.results.find((r: any) => r.compare_label === 'current')
+    const totals = (await tableRows(table)).at(-1)!
+    expect(totals.slice(1).map(Number)).toEqual([current.count, filtered.results.find((r: any) => r.compare_label === 'previous').count])
+    expect(current.count).toBe(PAGEVIEWS_PER_DAY.reduce((sum, n) => sum + Math.ceil(n / 2), 0))
   })
 
   test("build a funnel with a window and an order; its steps are the query API's", async () => {
