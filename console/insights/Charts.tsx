@@ -1,7 +1,7 @@
 // The insight charts, SVG of our own: each an `svg` with role img and a name, a value axis in round steps, the
 // dates along the bottom, a legend, and a table view (role table) with the same numbers.
 import { axisTicks, labelledIndexes, tickText } from '../lib/axis'
-import { colourOf, durationText, linePath, linearScale, type FunnelStep, type TrendLine } from './chart-data'
+import { colourOf, durationText, linePath, linearScale, retentionGrid, type FunnelStep, type TrendLine } from './chart-data'
 
 const WIDTH = 640
 const LEFT = 44
@@ -168,32 +168,67 @@ export function FunnelChart(props: { name: string; steps: FunnelStep[] }) {
   )
 }
 
-/** Retention: a cohort table (PostHog's answer: each cohort's date and its counts per period). */
-export function RetentionTable(props: { name: string; results: unknown }) {
-  const cohorts = Array.isArray(props.results) ? (props.results as any[]) : []
-  const periods = Math.max(0, ...cohorts.map((c) => (Array.isArray(c?.values) ? c.values.length : 0)))
+/** Retention: a grid of cohorts (rows) by periods (columns), each cell shaded by the share that came back. */
+export function RetentionChart(props: { name: string; results: unknown }) {
+  const { periods, rows } = retentionGrid(props.results)
+  const labelWidth = 90
+  const cell = periods.length ? (WIDTH - labelWidth) / periods.length : WIDTH - labelWidth
+  const rowHeight = 22
+  const height = 20 + rows.length * rowHeight
   return (
-    <div class="scroll">
-      <table aria-label={props.name}>
-        <thead>
-          <tr>
-            <th scope="col">Cohort</th>
-            {Array.from({ length: periods }, (_, i) => (
-              <th scope="col" key={i}>{`Period ${i}`}</th>
+    <figure class="chart insight-chart retention">
+      <svg role="img" aria-label={props.name} viewBox={`0 0 ${WIDTH} ${height}`} style={{ height: `${Math.max(4, height / 16)}rem` }}>
+        <title>{props.name}</title>
+        {periods.map((p, k) => (
+          <text key={k} x={labelWidth + (k + 0.5) * cell} y={14} text-anchor="middle" class="tick">
+            {p}
+          </text>
+        ))}
+        {rows.map((row, r) => (
+          <g key={r}>
+            <text x={labelWidth - 6} y={20 + r * rowHeight + 15} text-anchor="end" class="tick">
+              {row.cohort}
+            </text>
+            {row.values.map((v, k) => (
+              <g key={k}>
+                <rect x={labelWidth + k * cell + 1} y={20 + r * rowHeight + 1} width={cell - 2} height={rowHeight - 2} fill={colourOf(0)} fill-opacity={0.08 + (v.percent / 100) * 0.8}>
+                  <title>{`${row.cohort}, ${periods[k] ?? k}: ${v.count} of ${row.size} (${v.percent}%)`}</title>
+                </rect>
+                <text x={labelWidth + (k + 0.5) * cell} y={20 + r * rowHeight + 15} text-anchor="middle" class={v.percent > 50 ? 'tick on-dark' : 'tick'}>
+                  {`${v.percent}%`}
+                </text>
+              </g>
             ))}
-          </tr>
-        </thead>
-        <tbody>
-          {cohorts.map((c, row) => (
-            <tr key={row}>
-              <th scope="row">{String(c?.label ?? c?.date ?? '')}</th>
-              {Array.from({ length: periods }, (_, i) => (
-                <td key={i}>{c?.values?.[i]?.count ?? ''}</td>
+          </g>
+        ))}
+      </svg>
+      <details>
+        <summary>Table view</summary>
+        <div class="scroll">
+          <table aria-label={`${props.name} as a table`}>
+            <thead>
+              <tr>
+                <th scope="col">Cohort</th>
+                {periods.map((p, k) => (
+                  <th scope="col" key={k}>
+                    {p}
+                  </th>
+                ))}
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map((row, r) => (
+                <tr key={r}>
+                  <th scope="row">{row.cohort}</th>
+                  {row.values.map((v, k) => (
+                    <td key={k}>{`${v.count} (${v.percent}%)`}</td>
+                  ))}
+                </tr>
               ))}
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+            </tbody>
+          </table>
+        </div>
+      </details>
+    </figure>
   )
 }

@@ -1,6 +1,6 @@
 // An insight's answer drawn by its kind: the Insights page and every dashboard tile use this.
 import { funnelSteps, trendLines } from './chart-data'
-import { FunnelChart, RetentionTable, TrendChart } from './Charts'
+import { FunnelChart, RetentionChart, TrendChart } from './Charts'
 import { valueText } from '../lib/ui'
 
 export function InsightView(props: { kind: string | undefined; result: unknown; name?: string }) {
@@ -8,7 +8,7 @@ export function InsightView(props: { kind: string | undefined; result: unknown; 
   if (result === null || result === undefined) return <p class="muted">No result yet: refresh to compute it.</p>
   if (kind === 'TrendsQuery') return <TrendChart name={props.name ?? 'Trend'} lines={trendLines(result)} />
   if (kind === 'FunnelsQuery') return <FunnelChart name={props.name ?? 'Funnel'} steps={funnelSteps(result)} />
-  if (kind === 'RetentionQuery') return <RetentionTable name={props.name ?? 'Retention'} results={result} />
+  if (kind === 'RetentionQuery') return <RetentionChart name={props.name ?? 'Retention'} results={result} />
   // a HogQL insight: its rows as text
   const rows = Array.isArray(result) ? (result as unknown[]).slice(0, 50) : []
   return (

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { breakdownText, durationText, funnelSteps, linePath, linearScale, percent, trendLines } from './chart-data'
+import { breakdownText, durationText, funnelSteps, linePath, linearScale, percent, retentionGrid, trendLines } from './chart-data'
 
 describe('trend lines from a TrendsQuery answer', () => {
   test('one line per result, with its labels; breakdown values and periods named for people', () => {
@@ -71,5 +71,20 @@ describe('scales and paths', () => {
     expect(durationText(600)).toBe('10m')
     expect(durationText(5400)).toBe('1.5h')
     expect(durationText(172800)).toBe('2d')
+  })
+})
+
+describe('retention grid', () => {
+  test('one row per cohort, each period as a count and a share of the cohort', () => {
+    const grid = retentionGrid([
+      { date: '2024-01-01T00:00:00Z', label: 'Day 0', values: [{ count: 4, label: 'Day 0' }, { count: 1, label: 'Day 1' }] },
+      { date: '2024-01-02T00:00:00Z', label: 'Day 1', values: [{ count: 0, label: 'Day 0' }] },
+    ])
+    expect(grid.periods).toEqual(['Day 0', 'Day 1'])
+    expect(grid.rows).toEqual([
+      { cohort: '2024-01-01', size: 4, values: [{ count: 4, percent: 100 }, { count: 1, percent: 25 }] },
+      { cohort: '2024-01-02', size: 0, values: [{ count: 0, percent: 0 }] },
+    ])
+    expect(retentionGrid(undefined)).toEqual({ periods: [], rows: [] })
   })
 })

@@ -96,3 +96,28 @@ export const SERIES_COLOURS = ['#1d4ed8', '#c2410c', '#047857', '#a21caf', '#b45
 export function colourOf(index: number): string {
   return SERIES_COLOURS[index % SERIES_COLOURS.length]
 }
+
+export interface RetentionRow {
+  /** the cohort's date as the API wrote it (its day, week or month) */
+  cohort: string
+  size: number
+  /** per period: persons who came back, and their share of the cohort (0–100) */
+  values: { count: number; percent: number }[]
+}
+
+/** A RetentionQuery answer as a grid: one row per cohort, one column per period ("Day 0", "Day 1", …). */
+export function retentionGrid(results: unknown): { periods: string[]; rows: RetentionRow[] } {
+  const cohorts = Array.isArray(results) ? (results as any[]) : []
+  const widest = cohorts.reduce<any[]>((best, c) => (Array.isArray(c?.values) && c.values.length > best.length ? c.values : best), [])
+  const periods = widest.map((v, k) => (typeof v?.label === 'string' ? v.label : `Period ${k}`))
+  const rows = cohorts.map((c) => {
+    const values: any[] = Array.isArray(c?.values) ? c.values : []
+    const size = Number(values[0]?.count) || 0
+    return {
+      cohort: typeof c?.date === 'string' ? c.date.slice(0, 10) : String(c?.label ?? ''),
+      size,
+      values: values.map((v) => ({ count: Number(v?.count) || 0, percent: percent(Number(v?.count) || 0, size) })),
+    }
+  })
+  return { periods, rows }
+}

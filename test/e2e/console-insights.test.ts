@@ -182,7 +182,7 @@ describe('console: insights', () => {
     await page.getByRole('tab', { name: 'Retention' }).click()
     const probe = await service.api('/api/projects/1/query/', { method: 'POST', json: { query: { kind: 'RetentionQuery', retentionFilter: { period: 'Day', totalIntervals: 8 } } } })
     if (probe.status === 400 && probe.body.attr === 'query__kind') await page.getByRole('status').filter({ hasText: 'does not answer retention' }).waitFor()
-    else await page.getByRole('table', { name: 'Retention' }).waitFor()
+    else await page.getByRole('img', { name: 'Retention' }).waitFor()
   })
 })
 
