@@ -29,7 +29,8 @@ type Route = [pattern: string, view: (params: Record<string, string>) => preact.
 
 const ROUTES: Route[] = [
   ['/events', () => <LiveEvents />],
-  ['/insights', () => <Insights />],
+  ['/insights', () => <Insights key="new" id={null} />],
+  ['/insights/:id', (p) => <Insights key={p.id} id={p.id} />],
   ['/dashboards', () => <DashboardList />],
   ['/dashboards/:id', (p) => <DashboardPage id={p.id} />],
   ['/experiments', () => <ExperimentList />],

@@ -42,6 +42,8 @@ function DateRangeSelect(props: { value: string; onChange: (value: string) => vo
             {label}
           </option>
         ))}
+        {/* a saved insight's own range (written by a script) stays choosable */}
+        {DATE_RANGES.some(([value]) => value === props.value) ? null : <option value={props.value}>{`From ${props.value}`}</option>}
       </select>
     </Field>
   )

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { funnelProblem, funnelsQuery, newFunnelForm, newTrendForm, sourceOf, trendProblem, trendsQuery } from './query'
+import { funnelFormOf, funnelProblem, funnelsQuery, newFunnelForm, newTrendForm, sourceOf, trendFormOf, trendProblem, trendsQuery } from './query'
 
 describe('the query nodes of the Insights page', () => {
   test('a trend with a filter, a breakdown, an interval, a range and compare', () => {
@@ -43,5 +43,19 @@ describe('the query nodes of the Insights page', () => {
     expect(sourceOf({ kind: 'InsightVizNode', source: { kind: 'TrendsQuery' } })).toEqual({ kind: 'TrendsQuery' })
     expect(sourceOf({ kind: 'HogQLQuery', query: 'SELECT 1' })?.kind).toBe('HogQLQuery')
     expect(sourceOf(null)).toBeNull()
+  })
+})
+
+describe('a saved query back in the forms', () => {
+  test('what the forms send comes back as the same forms', () => {
+    const trend = { ...newTrendForm(), series: [{ event: 'a', math: 'sum', mathProperty: 'price' }, { event: '', math: 'dau', mathProperty: '' }], filter: { key: 'plan', operator: 'gt', value: '3' }, breakdown: '$browser', interval: 'hour' as const, dateFrom: '-24h', compare: true }
+    expect(trendFormOf(trendsQuery(trend))).toEqual(trend)
+    const funnel = { ...newFunnelForm(), steps: ['a', 'b', 'c'], windowInterval: 3, windowUnit: 'week', order: 'unordered' as const, dateFrom: '-90d', breakdown: 'plan' }
+    expect(funnelFormOf(funnelsQuery(funnel))).toEqual(funnel)
+  })
+
+  test('a node from elsewhere fills what it can, defaults the rest', () => {
+    expect(trendFormOf({ kind: 'TrendsQuery', series: [{ kind: 'EventsNode', event: 'x' }], interval: 'fortnight' })).toEqual({ ...newTrendForm(), series: [{ event: 'x', math: 'total', mathProperty: '' }] })
+    expect(funnelFormOf({ kind: 'FunnelsQuery' })).toEqual(newFunnelForm())
   })
 })

@@ -169,3 +169,34 @@ export function sourceOf(query: unknown): Record<string, any> | null {
   if ((node.kind === 'InsightVizNode' || node.kind === 'DataTableNode') && node.source && typeof node.source === 'object') return node.source
   return node
 }
+
+/** The trend form of a saved TrendsQuery (what the form cannot show, e.g. a second filter, is left out). */
+export function trendFormOf(node: Record<string, any>): TrendForm {
+  const base = newTrendForm()
+  const series = Array.isArray(node.series) && node.series.length ? node.series.slice(0, 5) : base.series
+  const first = Array.isArray(node.properties) ? node.properties.find((p: any) => p && typeof p.key === 'string') : undefined
+  const interval = INTERVALS.some(([v]) => v === node.interval) ? node.interval : base.interval
+  return {
+    series: series.map((s: any) => ({ event: typeof s?.event === 'string' ? s.event : '', math: typeof s?.math === 'string' ? s.math : 'total', mathProperty: typeof s?.math_property === 'string' ? s.math_property : '' })),
+    filter: first ? { key: first.key, operator: typeof first.operator === 'string' ? first.operator : 'exact', value: first.value === undefined || first.value === null ? '' : String(first.value) } : base.filter,
+    breakdown: typeof node.breakdownFilter?.breakdown === 'string' ? node.breakdownFilter.breakdown : '',
+    interval,
+    dateFrom: typeof node.dateRange?.date_from === 'string' ? node.dateRange.date_from : base.dateFrom,
+    compare: node.compareFilter?.compare === true,
+  }
+}
+
+/** The funnel form of a saved FunnelsQuery. */
+export function funnelFormOf(node: Record<string, any>): FunnelForm {
+  const base = newFunnelForm()
+  const filter = node.funnelsFilter ?? {}
+  const steps = Array.isArray(node.series) && node.series.length >= 2 ? node.series.slice(0, 20).map((s: any) => (typeof s?.event === 'string' ? s.event : '')) : base.steps
+  return {
+    steps,
+    windowInterval: Number.isInteger(filter.funnelWindowInterval) ? filter.funnelWindowInterval : base.windowInterval,
+    windowUnit: WINDOW_UNITS.includes(filter.funnelWindowIntervalUnit) ? filter.funnelWindowIntervalUnit : base.windowUnit,
+    order: ORDERS.some(([v]) => v === filter.funnelOrderType) ? filter.funnelOrderType : base.order,
+    dateFrom: typeof node.dateRange?.date_from === 'string' ? node.dateRange.date_from : base.dateFrom,
+    breakdown: typeof node.breakdownFilter?.breakdown === 'string' ? node.breakdownFilter.breakdown : '',
+  }
+}

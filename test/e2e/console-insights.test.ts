@@ -178,6 +178,16 @@ describe('console: insights', () => {
     await page.getByRole('status').filter({ hasText: 'Saved as' }).waitFor()
   })
 
+  test('a saved insight opens in the builder from the list', async () => {
+    await page.getByRole('table', { name: 'Saved insights' }).getByRole('link', { name: 'Pageviews by plan' }).click()
+    await page.getByRole('heading', { name: 'Insight Pageviews by plan', level: 1 }).waitFor()
+    expect(await page.getByRole('tab', { name: 'Trends' }).getAttribute('aria-selected')).toBe('true')
+    expect(await page.getByLabel('Breakdown').inputValue()).toBe('plan')
+    await page.getByRole('img', { name: 'Trend' }).waitFor()
+    await go('Insights')
+    await page.getByRole('heading', { name: 'Insights', level: 1 }).waitFor()
+  })
+
   test('the Retention tab draws what the API answers, or says the server does not answer it', async () => {
     await page.getByRole('tab', { name: 'Retention' }).click()
     const probe = await service.api('/api/projects/1/query/', { method: 'POST', json: { query: { kind: 'RetentionQuery', retentionFilter: { period: 'Day', totalIntervals: 8 } } } })
