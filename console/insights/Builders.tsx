@@ -4,7 +4,7 @@ import { api, projectPath, query } from '../lib/api'
 import { Field, useAsync, valueOf } from '../lib/ui'
 import { useSession } from '../lib/session'
 import { PropertyNames } from '../definitions/suggestions'
-import { DATE_RANGES, INTERVALS, MATHS, OPERATORS, ORDERS, PROPERTY_MATHS, seriesLetter, WINDOW_UNITS, type FunnelForm, type TrendForm } from './query'
+import { DATE_RANGES, INTERVALS, MATHS, OPERATORS, ORDERS, PROPERTY_MATHS, seriesLetter, WINDOW_UNITS, type FunnelForm, type RetentionForm, type TrendForm } from './query'
 
 const EVENT_LIST = 'insight-event-names'
 const PROPERTY_LIST = 'insight-property-names'
@@ -190,7 +190,7 @@ export function FunnelBuilder(props: { form: FunnelForm; onChange: (form: Funnel
   )
 }
 
-export function RetentionBuilder(props: { form: { targetEvent: string; returningEvent: string; dateFrom: string }; onChange: (form: { targetEvent: string; returningEvent: string; dateFrom: string }) => void }) {
+export function RetentionBuilder(props: { form: RetentionForm; onChange: (form: RetentionForm) => void }) {
   const { form, onChange } = props
   return (
     <div class="filters">

@@ -8,11 +8,13 @@ import { useAction } from '../lib/forms'
 import { useSession } from '../lib/session'
 import { EventNames, FunnelBuilder, RetentionBuilder, TrendBuilder } from './Builders'
 import { InsightView } from './InsightView'
-import { funnelFormOf, funnelProblem, funnelsQuery, newFunnelForm, newTrendForm, retentionQuery, sourceOf, trendFormOf, trendProblem, trendsQuery } from './query'
+import { funnelFormOf, funnelProblem, funnelsQuery, newFunnelForm, newTrendForm, retentionFormOf, retentionQuery, sourceOf, trendFormOf, trendProblem, trendsQuery } from './query'
 
 type Tab = 'Trends' | 'Funnel' | 'Retention'
 const TABS: Tab[] = ['Trends', 'Funnel', 'Retention']
 const CHART_NAMES: Record<Tab, string> = { Trends: 'Trend', Funnel: 'Funnel', Retention: 'Retention' }
+/** the saved queries the builder can show again */
+const EDITABLE = new Set(['TrendsQuery', 'FunnelsQuery', 'RetentionQuery'])
 
 /** `value`, once it has stayed the same for `ms` (typing an event name sends one query, not one a letter). */
 function useSettled<T>(value: T, ms: number): T {
@@ -144,6 +146,9 @@ export function Insights(props: { id: string | null }) {
     } else if (source?.kind === 'FunnelsQuery') {
       setTab('Funnel')
       setFunnel(funnelFormOf(source))
+    } else if (source?.kind === 'RetentionQuery') {
+      setTab('Retention')
+      setRetention(retentionFormOf(source))
     }
   }, [opened.data])
   const openedKind = sourceOf(opened.data?.query)?.kind
@@ -162,7 +167,7 @@ export function Insights(props: { id: string | null }) {
     <Page title={opened.data ? `Insight ${opened.data.name ?? opened.data.id}` : 'Insights'}>
       <EventNames />
       <ErrorNote error={opened.error} />
-      {opened.data && openedKind !== 'TrendsQuery' && openedKind !== 'FunnelsQuery' ? (
+      {opened.data && !EDITABLE.has(String(openedKind)) ? (
         <p class="muted" role="status">
           This insight's query ({String(openedKind ?? 'none')}) cannot be edited here; saving replaces it with the query below.
         </p>

@@ -135,7 +135,13 @@ export function funnelsQuery(form: FunnelForm): Record<string, unknown> {
   return node
 }
 
-export function retentionQuery(form: { targetEvent: string; returningEvent: string; dateFrom: string }): Record<string, unknown> {
+export interface RetentionForm {
+  targetEvent: string
+  returningEvent: string
+  dateFrom: string
+}
+
+export function retentionQuery(form: RetentionForm): Record<string, unknown> {
   return {
     kind: 'RetentionQuery',
     dateRange: { date_from: form.dateFrom },
@@ -199,4 +205,11 @@ export function funnelFormOf(node: Record<string, any>): FunnelForm {
     dateFrom: typeof node.dateRange?.date_from === 'string' ? node.dateRange.date_from : base.dateFrom,
     breakdown: typeof node.breakdownFilter?.breakdown === 'string' ? node.breakdownFilter.breakdown : '',
   }
+}
+
+/** The retention form of a saved RetentionQuery. */
+export function retentionFormOf(node: Record<string, any>): RetentionForm {
+  const filter = node.retentionFilter ?? {}
+  const eventOf = (entity: any) => (typeof entity?.id === 'string' ? entity.id : '')
+  return { targetEvent: eventOf(filter.targetEntity), returningEvent: eventOf(filter.returningEntity), dateFrom: typeof node.dateRange?.date_from === 'string' ? node.dateRange.date_from : '-7d' }
 }

@@ -239,6 +239,20 @@ describe('console: dashboards', () => {
 })
 
 describe('console: experiments', () => {
+  test("a refused experiment says the API's reason and leaves no flag behind", async () => {
+    await go('Experiments')
+    await page.getByRole('link', { name: 'New experiment' }).click()
+    await page.getByLabel('Name', { exact: true }).fill('Broken split')
+    await page.getByLabel('Feature flag key').fill('broken-split')
+    await page.getByRole('group', { name: 'Variant 2' }).getByLabel('Percentage').fill('60')
+    await page.getByText('The percentages add up to 110%').waitFor()
+    await page.getByLabel('Metric event').fill('purchase')
+    await page.getByRole('button', { name: 'Save' }).click()
+    await page.getByRole('alert').filter({ hasText: 'must sum to 100' }).waitFor()
+    expect((await service.api('/api/projects/1/feature_flags/?search=broken-split')).body.results).toEqual([])
+    expect((await service.api('/api/projects/1/experiments/')).body.count).toBe(0)
+  })
+
   test('create and launch an experiment; its results page says when there is not enough data, then shows each variant', async () => {
     await go('Experiments')
     await page.getByRole('link', { name: 'New experiment' }).click()
