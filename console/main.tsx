@@ -19,11 +19,23 @@ import { Persons } from './persons/Persons'
 import { PersonPage } from './persons/PersonPage'
 import { Health } from './health/Health'
 import { Settings } from './settings/Settings'
+import { Insights } from './insights/Insights'
+import { DashboardList } from './dashboards/DashboardList'
+import { DashboardPage } from './dashboards/DashboardPage'
+import { ExperimentList } from './experiments/ExperimentList'
+import { ExperimentPage } from './experiments/ExperimentPage'
 
 type Route = [pattern: string, view: (params: Record<string, string>) => preact.JSX.Element]
 
 const ROUTES: Route[] = [
   ['/events', () => <LiveEvents />],
+  ['/insights', () => <Insights key="new" id={null} />],
+  ['/insights/:id', (p) => <Insights key={p.id} id={p.id} />],
+  ['/dashboards', () => <DashboardList />],
+  ['/dashboards/:id', (p) => <DashboardPage id={p.id} />],
+  ['/experiments', () => <ExperimentList />],
+  ['/experiments/new', () => <ExperimentPage id={null} />],
+  ['/experiments/:id', (p) => <ExperimentPage id={p.id} />],
   ['/flags', () => <FlagList />],
   ['/flags/new', () => <FlagEditor id={null} />],
   ['/flags/:id', (p) => <FlagEditor id={p.id} />],

@@ -1,10 +1,13 @@
-// The frame of every page: the navigation landmark with the eight links, the project combobox, "Sign out".
+// The frame of every page: the navigation landmark with its links, the project combobox, "Sign out".
 import type { ComponentChildren } from 'preact'
 import { Link, valueOf } from '../lib/ui'
 import { useSession } from '../lib/session'
 
 export const SECTIONS: { path: string; label: string }[] = [
   { path: '/events', label: 'Live events' },
+  { path: '/insights', label: 'Insights' },
+  { path: '/dashboards', label: 'Dashboards' },
+  { path: '/experiments', label: 'Experiments' },
   { path: '/flags', label: 'Feature flags' },
   { path: '/cohorts', label: 'Cohorts' },
   { path: '/event-definitions', label: 'Event definitions' },

@@ -1,0 +1,206 @@
+// The forms of the Insights page: a trend (series, math, a property filter, breakdown, interval, date range,
+// compare) and a funnel (steps, window, order). Event names are suggested from the project's event definitions.
+import { api, projectPath, query } from '../lib/api'
+import { Field, useAsync, valueOf } from '../lib/ui'
+import { useSession } from '../lib/session'
+import { PropertyNames } from '../definitions/suggestions'
+import { DATE_RANGES, INTERVALS, MATHS, OPERATORS, ORDERS, PROPERTY_MATHS, seriesLetter, WINDOW_UNITS, type FunnelForm, type RetentionForm, type TrendForm } from './query'
+
+const EVENT_LIST = 'insight-event-names'
+const PROPERTY_LIST = 'insight-property-names'
+
+/** The project's event names, for every "Event" combobox of the page (one page of the definitions API). */
+export function EventNames() {
+  const { projectId } = useSession()
+  const names = useAsync((signal) => api<{ results: { id: string; name: string }[] }>(projectPath(projectId, `event_definitions/${query({ limit: 200 })}`), { signal }), [projectId])
+  return (
+    <>
+      <datalist id={EVENT_LIST}>
+        {(names.data?.results ?? []).map((d) => (
+          <option key={d.id} value={d.name} />
+        ))}
+      </datalist>
+      <PropertyNames id={PROPERTY_LIST} type="event" />
+    </>
+  )
+}
+
+function EventInput(props: { value: string; onChange: (value: string) => void }) {
+  return (
+    <Field label="Event" hint="empty: every event">
+      <input list={EVENT_LIST} value={props.value} maxLength={400} onInput={(e) => props.onChange(valueOf(e))} />
+    </Field>
+  )
+}
+
+function DateRangeSelect(props: { value: string; onChange: (value: string) => void }) {
+  return (
+    <Field label="Date range">
+      <select value={props.value} onChange={(e) => props.onChange(valueOf(e))}>
+        {DATE_RANGES.map(([value, label]) => (
+          <option key={value} value={value}>
+            {label}
+          </option>
+        ))}
+        {/* a saved insight's own range (written by a script) stays choosable */}
+        {DATE_RANGES.some(([value]) => value === props.value) ? null : <option value={props.value}>{`From ${props.value}`}</option>}
+      </select>
+    </Field>
+  )
+}
+
+function BreakdownInput(props: { value: string; onChange: (value: string) => void }) {
+  return (
+    <Field label="Breakdown" hint="an event property (empty: none)">
+      <input list={PROPERTY_LIST} value={props.value} maxLength={400} onInput={(e) => props.onChange(valueOf(e))} />
+    </Field>
+  )
+}
+
+export function TrendBuilder(props: { form: TrendForm; onChange: (form: TrendForm) => void }) {
+  const { form, onChange } = props
+  const set = (patch: Partial<TrendForm>) => onChange({ ...form, ...patch })
+  const setSeries = (index: number, patch: Partial<TrendForm['series'][number]>) => set({ series: form.series.map((s, i) => (i === index ? { ...s, ...patch } : s)) })
+  return (
+    <div class="builder">
+      {form.series.map((s, i) => (
+        <fieldset key={i}>
+          <legend>{`Series ${seriesLetter(i)}`}</legend>
+          <div class="filters">
+            <EventInput value={s.event} onChange={(event) => setSeries(i, { event })} />
+            <Field label="Math">
+              <select value={s.math} onChange={(e) => setSeries(i, { math: valueOf(e) })}>
+                {MATHS.map(([value, label]) => (
+                  <option key={value} value={value}>
+                    {label}
+                  </option>
+                ))}
+              </select>
+            </Field>
+            {PROPERTY_MATHS.has(s.math) ? (
+              <Field label="Math property">
+                <input list={PROPERTY_LIST} value={s.mathProperty} maxLength={400} onInput={(e) => setSeries(i, { mathProperty: valueOf(e) })} />
+              </Field>
+            ) : null}
+            {form.series.length > 1 ? (
+              <button type="button" onClick={() => set({ series: form.series.filter((_, j) => j !== i) })}>
+                {`Remove series ${seriesLetter(i)}`}
+              </button>
+            ) : null}
+          </div>
+        </fieldset>
+      ))}
+      {form.series.length < 5 ? (
+        <button type="button" onClick={() => set({ series: [...form.series, { event: '', math: 'total', mathProperty: '' }] })}>
+          Add series
+        </button>
+      ) : null}
+      <fieldset>
+        <legend>Filter</legend>
+        <div class="filters">
+          <Field label="Filter property">
+            <input list={PROPERTY_LIST} value={form.filter.key} maxLength={400} onInput={(e) => set({ filter: { ...form.filter, key: valueOf(e) } })} />
+          </Field>
+          <Field label="Operator">
+            <select value={form.filter.operator} onChange={(e) => set({ filter: { ...form.filter, operator: valueOf(e) } })}>
+              {OPERATORS.map(([value, label]) => (
+                <option key={value} value={value}>
+                  {label}
+                </option>
+              ))}
+            </select>
+          </Field>
+          {form.filter.operator !== 'is_set' && form.filter.operator !== 'is_not_set' ? (
+            <Field label="Filter value">
+              <input value={form.filter.value} maxLength={400} onInput={(e) => set({ filter: { ...form.filter, value: valueOf(e) } })} />
+            </Field>
+          ) : null}
+        </div>
+      </fieldset>
+      <div class="filters">
+        <BreakdownInput value={form.breakdown} onChange={(breakdown) => set({ breakdown })} />
+        <DateRangeSelect value={form.dateFrom} onChange={(dateFrom) => set({ dateFrom, interval: dateFrom === '-24h' ? 'hour' : form.interval })} />
+        <Field label="Interval">
+          <select value={form.interval} onChange={(e) => set({ interval: valueOf(e) as TrendForm['interval'] })}>
+            {INTERVALS.map(([value, label]) => (
+              <option key={value} value={value}>
+                {label}
+              </option>
+            ))}
+          </select>
+        </Field>
+        <label class="check">
+          <input type="checkbox" checked={form.compare} onChange={(e) => set({ compare: e.currentTarget.checked })} />
+          Compare to the previous period
+        </label>
+      </div>
+    </div>
+  )
+}
+
+export function FunnelBuilder(props: { form: FunnelForm; onChange: (form: FunnelForm) => void }) {
+  const { form, onChange } = props
+  const set = (patch: Partial<FunnelForm>) => onChange({ ...form, ...patch })
+  return (
+    <div class="builder">
+      {form.steps.map((step, i) => (
+        <fieldset key={i}>
+          <legend>{`Step ${i + 1}`}</legend>
+          <div class="filters">
+            <EventInput value={step} onChange={(event) => set({ steps: form.steps.map((s, j) => (j === i ? event : s)) })} />
+            {form.steps.length > 2 ? (
+              <button type="button" onClick={() => set({ steps: form.steps.filter((_, j) => j !== i) })}>
+                {`Remove step ${i + 1}`}
+              </button>
+            ) : null}
+          </div>
+        </fieldset>
+      ))}
+      {form.steps.length < 20 ? (
+        <button type="button" onClick={() => set({ steps: [...form.steps, ''] })}>
+          Add step
+        </button>
+      ) : null}
+      <div class="filters">
+        <Field label="Conversion window">
+          <input type="number" min={1} max={365} value={form.windowInterval} onInput={(e) => set({ windowInterval: Math.max(1, Math.min(365, Math.round(Number(valueOf(e))) || 1)) })} />
+        </Field>
+        <Field label="Window unit">
+          <select value={form.windowUnit} onChange={(e) => set({ windowUnit: valueOf(e) })}>
+            {WINDOW_UNITS.map((unit) => (
+              <option key={unit} value={unit}>
+                {`${unit}s`}
+              </option>
+            ))}
+          </select>
+        </Field>
+        <Field label="Order">
+          <select value={form.order} onChange={(e) => set({ order: valueOf(e) as FunnelForm['order'] })}>
+            {ORDERS.map(([value, label]) => (
+              <option key={value} value={value}>
+                {label}
+              </option>
+            ))}
+          </select>
+        </Field>
+        <BreakdownInput value={form.breakdown} onChange={(breakdown) => set({ breakdown })} />
+        <DateRangeSelect value={form.dateFrom} onChange={(dateFrom) => set({ dateFrom })} />
+      </div>
+    </div>
+  )
+}
+
+export function RetentionBuilder(props: { form: RetentionForm; onChange: (form: RetentionForm) => void }) {
+  const { form, onChange } = props
+  return (
+    <div class="filters">
+      <Field label="First event">
+        <input list={EVENT_LIST} value={form.targetEvent} maxLength={400} onInput={(e) => onChange({ ...form, targetEvent: valueOf(e) })} />
+      </Field>
+      <Field label="Returning event">
+        <input list={EVENT_LIST} value={form.returningEvent} maxLength={400} onInput={(e) => onChange({ ...form, returningEvent: valueOf(e) })} />
+      </Field>
+      <DateRangeSelect value={form.dateFrom} onChange={(dateFrom) => onChange({ ...form, dateFrom })} />
+    </div>
+  )
+}

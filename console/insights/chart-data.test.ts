@@ -1,0 +1,90 @@
+import { describe, expect, test } from 'bun:test'
+import { breakdownText, durationText, funnelSteps, linePath, linearScale, percent, retentionGrid, trendLines } from './chart-data'
+
+describe('trend lines from a TrendsQuery answer', () => {
+  test('one line per result, with its labels; breakdown values and periods named for people', () => {
+    const lines = trendLines([
+      { label: '$pageview', data: [1, 2, 3], labels: ['1-Jan-2024', '2-Jan-2024', '3-Jan-2024'], count: 6 },
+      { label: '$$_posthog_breakdown_null_$$', breakdown_value: '$$_posthog_breakdown_null_$$', data: [0, 1, 0], labels: [] },
+      { label: 'Chrome', breakdown_value: 'Chrome', data: [4, 5, 6], labels: [], compare: true, compare_label: 'previous' },
+    ])
+    expect(lines.map((l) => l.label)).toEqual(['$pageview', '(none)', 'Chrome (previous)'])
+    expect(lines[0].values).toEqual([1, 2, 3])
+    expect(lines[0].labels).toEqual(['1-Jan-2024', '2-Jan-2024', '3-Jan-2024'])
+    expect(lines.map((l) => l.previous)).toEqual([false, false, true])
+  })
+
+  test('results that are not series are left out; anything else is no lines', () => {
+    expect(trendLines([{ label: 'x', aggregated_value: 3 }])).toEqual([])
+    expect(trendLines(null)).toEqual([])
+    expect(breakdownText('$$_posthog_breakdown_other_$$')).toBe('Other')
+    expect(breakdownText(12)).toBe('12')
+  })
+})
+
+describe('funnel steps', () => {
+  test('percentages of the first and the previous step', () => {
+    const steps = funnelSteps([
+      { name: 'signup', count: 200, median_conversion_time: null },
+      { name: 'purchase', count: 50, median_conversion_time: 3600 },
+      { name: 'repeat', count: 0, median_conversion_time: null },
+    ])
+    expect(steps.map((s) => [s.name, s.count, s.percentOfFirst, s.percentOfPrevious])).toEqual([
+      ['signup', 200, 100, 100],
+      ['purchase', 50, 25, 25],
+      ['repeat', 0, 0, 0],
+    ])
+    expect(steps[1].medianSeconds).toBe(3600)
+  })
+
+  test('a broken-down funnel is summed over its values', () => {
+    const steps = funnelSteps([
+      [{ name: 'a', count: 3 }, { name: 'b', count: 1 }],
+      [{ name: 'a', count: 1 }, { name: 'b', count: 1 }],
+    ])
+    expect(steps.map((s) => s.count)).toEqual([4, 2])
+    expect(steps[1].percentOfFirst).toBe(50)
+  })
+})
+
+describe('scales and paths', () => {
+  test('a value axis maps 0 to the bottom and the top tick to the top', () => {
+    const y = linearScale(100, 180, 10)
+    expect(y(0)).toBe(180)
+    expect(y(100)).toBe(10)
+    expect(y(50)).toBe(95)
+    expect(linearScale(0, 180, 10)(0)).toBe(180)
+  })
+
+  test('a line spreads its points across the width', () => {
+    const y = linearScale(10, 100, 0)
+    expect(linePath([0, 10], 40, 600, y)).toBe('M40,100 L640,0')
+    expect(linePath([5], 40, 600, y)).toBe('M340,50')
+    expect(linePath([], 40, 600, y)).toBe('')
+  })
+
+  test('percentages and durations as text', () => {
+    expect(percent(1, 3)).toBe(33.3)
+    expect(percent(1, 0)).toBe(0)
+    expect(durationText(null)).toBe('—')
+    expect(durationText(42)).toBe('42s')
+    expect(durationText(600)).toBe('10m')
+    expect(durationText(5400)).toBe('1.5h')
+    expect(durationText(172800)).toBe('2d')
+  })
+})
+
+describe('retention grid', () => {
+  test('one row per cohort, each period as a count and a share of the cohort', () => {
+    const grid = retentionGrid([
+      { date: '2024-01-01T00:00:00Z', label: 'Day 0', values: [{ count: 4, label: 'Day 0' }, { count: 1, label: 'Day 1' }] },
+      { date: '2024-01-02T00:00:00Z', label: 'Day 1', values: [{ count: 0, label: 'Day 0' }] },
+    ])
+    expect(grid.periods).toEqual(['Day 0', 'Day 1'])
+    expect(grid.rows).toEqual([
+      { cohort: '2024-01-01', size: 4, values: [{ count: 4, percent: 100 }, { count: 1, percent: 25 }] },
+      { cohort: '2024-01-02', size: 0, values: [{ count: 0, percent: 0 }] },
+    ])
+    expect(retentionGrid(undefined)).toEqual({ periods: [], rows: [] })
+  })
+})

@@ -1,0 +1,123 @@
+// What the insight charts draw, from the query API's answers (pure: unit-tested in chart-data.test.ts).
+
+/** One line of a trend: its legend, its points and their labels (the API's, in the project's timezone). */
+export interface TrendLine {
+  label: string
+  values: number[]
+  labels: string[]
+  /** a previous period drawn dashed under the current one */
+  previous: boolean
+}
+
+export interface FunnelStep {
+  name: string
+  count: number
+  /** of the first step's persons, 0–100 */
+  percentOfFirst: number
+  /** of the previous step's persons, 0–100 (100 for the first step) */
+  percentOfPrevious: number
+  /** median seconds from the previous step, null when nobody reached it */
+  medianSeconds: number | null
+}
+
+const BREAKDOWN_NULL = '$$_posthog_breakdown_null_$$'
+const BREAKDOWN_OTHER = '$$_posthog_breakdown_other_$$'
+
+/** A breakdown value as people read it. */
+export function breakdownText(value: unknown): string {
+  if (value === BREAKDOWN_NULL || value === null || value === undefined || value === '') return '(none)'
+  if (value === BREAKDOWN_OTHER) return 'Other'
+  return typeof value === 'string' ? value : JSON.stringify(value)
+}
+
+/** The lines of a TrendsQuery answer (a result that is not a series, e.g. a BoldNumber, is left out). */
+export function trendLines(results: unknown): TrendLine[] {
+  if (!Array.isArray(results)) return []
+  const lines: TrendLine[] = []
+  for (const r of results as any[]) {
+    if (!r || !Array.isArray(r.data)) continue
+    const previous = r.compare === true && r.compare_label === 'previous'
+    let label = typeof r.label === 'string' ? r.label : 'Series'
+    if (r.breakdown_value !== undefined && r.breakdown_value !== null && !String(label).includes(' - ')) label = breakdownText(r.breakdown_value)
+    else if (label === BREAKDOWN_NULL || label === BREAKDOWN_OTHER) label = breakdownText(label)
+    if (r.compare === true) label = `${label} (${previous ? 'previous' : 'current'})`
+    lines.push({ label, values: r.data.map((v: unknown) => Number(v) || 0), labels: Array.isArray(r.labels) ? r.labels.map(String) : [], previous })
+  }
+  return lines
+}
+
+/** The steps of a FunnelsQuery answer: one list of steps, or (broken down) the steps summed over the values. */
+export function funnelSteps(results: unknown): FunnelStep[] {
+  if (!Array.isArray(results) || results.length === 0) return []
+  const lists: any[][] = Array.isArray(results[0]) ? (results as any[][]) : [results as any[]]
+  const first = lists[0] ?? []
+  const counts = first.map((_, i) => lists.reduce((sum, list) => sum + (Number(list[i]?.count) || 0), 0))
+  return first.map((step, i) => ({
+    name: String(step?.custom_name || step?.name || `Step ${i + 1}`),
+    count: counts[i],
+    percentOfFirst: percent(counts[i], counts[0]),
+    percentOfPrevious: i === 0 ? 100 : percent(counts[i], counts[i - 1]),
+    medianSeconds: lists.length === 1 && typeof step?.median_conversion_time === 'number' ? step.median_conversion_time : null,
+  }))
+}
+
+/** a of b in percent, one decimal (0 when b is 0). */
+export function percent(a: number, b: number): number {
+  return b > 0 ? Math.round((a / b) * 1000) / 10 : 0
+}
+
+/** Seconds as a short duration: "45s", "12m", "3.5h", "2d". */
+export function durationText(seconds: number | null): string {
+  if (seconds === null || !Number.isFinite(seconds)) return '—'
+  if (seconds < 60) return `${Math.round(seconds)}s`
+  if (seconds < 3600) return `${Math.round(seconds / 60)}m`
+  if (seconds < 86400) return `${Number((seconds / 3600).toPrecision(2))}h`
+  return `${Number((seconds / 86400).toPrecision(2))}d`
+}
+
+/** A linear scale from [0, top] onto [from, to] (SVG's y grows downwards: pass from > to for a value axis). */
+export function linearScale(top: number, from: number, to: number): (value: number) => number {
+  const span = top > 0 ? top : 1
+  return (value) => from + (value / span) * (to - from)
+}
+
+/** An SVG path through the points (x by index across `width` from `left`, y by the scale). */
+export function linePath(values: number[], left: number, width: number, y: (v: number) => number): string {
+  if (values.length === 0) return ''
+  const step = values.length > 1 ? width / (values.length - 1) : 0
+  return values.map((v, i) => `${i === 0 ? 'M' : 'L'}${round(left + (values.length > 1 ? i * step : width / 2))},${round(y(v))}`).join(' ')
+}
+
+const round = (n: number) => Math.round(n * 10) / 10
+
+/** Eight colours that stay apart for most colour blindness (Okabe–Ito, darkened for contrast on white). */
+export const SERIES_COLOURS = ['#1d4ed8', '#c2410c', '#047857', '#a21caf', '#b45309', '#0e7490', '#be123c', '#4d7c0f']
+
+export function colourOf(index: number): string {
+  return SERIES_COLOURS[index % SERIES_COLOURS.length]
+}
+
+export interface RetentionRow {
+  /** the cohort's date as the API wrote it (its day, week or month) */
+  cohort: string
+  size: number
+  /** per period: persons who came back, and their share of the cohort (0–100) */
+  values: { count: number; percent: number }[]
+}
+
+/** A RetentionQuery answer as a grid: one row per cohort, one column per period ("Day 0", "Day 1", …). */
+export function retentionGrid(results: unknown): { periods: string[]; rows: RetentionRow[] } {
+  const cohorts = Array.isArray(results) ? (results as any[]) : []
+  const widest = cohorts.reduce<any[]>((best, c) => (Array.isArray(c?.values) && c.values.length > best.length ? c.values : best), [])
+  const periods = widest.map((v, k) => (typeof v?.label === 'string' ? v.label : `Period ${k}`))
+  const rows = cohorts.map((c) => {
+    const values: any[] = Array.isArray(c?.values) ? c.values : []
+    const size = Number(values[0]?.count) || 0
+    return {
+      cohort: typeof c?.date === 'string' ? c.date.slice(0, 10) : String(c?.label ?? ''),
+      size,
+      values: values.map((v) => ({ count: Number(v?.count) || 0, percent: percent(Number(v?.count) || 0, size) })),
+    }
+  })
+  return { periods, rows }
+}

@@ -1,0 +1,63 @@
+import { describe, expect, test } from 'bun:test'
+import { funnelFormOf, funnelProblem, funnelsQuery, newFunnelForm, newTrendForm, retentionFormOf, retentionQuery, sourceOf, trendFormOf, trendProblem, trendsQuery } from './query'
+
+describe('the query nodes of the Insights page', () => {
+  test('a trend with a filter, a breakdown, an interval, a range and compare', () => {
+    const form = { ...newTrendForm(), filter: { key: 'price', operator: 'gt', value: '10' }, breakdown: ' $browser ', interval: 'week' as const, dateFrom: '-30d', compare: true }
+    expect(trendsQuery(form)).toEqual({
+      kind: 'TrendsQuery',
+      series: [{ kind: 'EventsNode', event: '$pageview', name: '$pageview', math: 'total' }],
+      interval: 'week',
+      dateRange: { date_from: '-30d' },
+      properties: [{ key: 'price', operator: 'gt', type: 'event', value: 10 }],
+      breakdownFilter: { breakdown: '$browser', breakdown_type: 'event', breakdown_limit: 10 },
+      compareFilter: { compare: true },
+    })
+  })
+
+  test('an empty event is every event; a property math carries its property; is_set has no value', () => {
+    const form = { ...newTrendForm(), series: [{ event: '', math: 'sum', mathProperty: 'price' }], filter: { key: 'plan', operator: 'is_set', value: 'x' } }
+    const node = trendsQuery(form) as any
+    expect(node.series[0]).toEqual({ kind: 'EventsNode', event: null, name: 'All events', math: 'sum', math_property: 'price' })
+    expect(node.properties).toEqual([{ key: 'plan', operator: 'is_set', type: 'event' }])
+    expect(node.breakdownFilter).toBeUndefined()
+    expect(trendProblem({ ...form, series: [{ event: 'a', math: 'avg', mathProperty: ' ' }] })).toContain('Series A')
+    expect(trendProblem(form)).toBeNull()
+  })
+
+  test('a funnel with its window and order', () => {
+    const form = { ...newFunnelForm(), steps: ['signup', 'purchase'], windowInterval: 2, windowUnit: 'hour', order: 'strict' as const }
+    expect(funnelsQuery(form)).toEqual({
+      kind: 'FunnelsQuery',
+      series: [
+        { kind: 'EventsNode', event: 'signup', name: 'signup' },
+        { kind: 'EventsNode', event: 'purchase', name: 'purchase' },
+      ],
+      dateRange: { date_from: '-30d' },
+      funnelsFilter: { funnelWindowInterval: 2, funnelWindowIntervalUnit: 'hour', funnelOrderType: 'strict' },
+    })
+    expect(funnelProblem({ ...form, steps: ['a'] })).not.toBeNull()
+  })
+
+  test("a saved insight's source, whatever its wrapper", () => {
+    expect(sourceOf({ kind: 'InsightVizNode', source: { kind: 'TrendsQuery' } })).toEqual({ kind: 'TrendsQuery' })
+    expect(sourceOf({ kind: 'HogQLQuery', query: 'SELECT 1' })?.kind).toBe('HogQLQuery')
+    expect(sourceOf(null)).toBeNull()
+  })
+})
+
+describe('a saved query back in the forms', () => {
+  test('what the forms send comes back as the same forms', () => {
+    const trend = { ...newTrendForm(), series: [{ event: 'a', math: 'sum', mathProperty: 'price' }, { event: '', math: 'dau', mathProperty: '' }], filter: { key: 'plan', operator: 'gt', value: '3' }, breakdown: '$browser', interval: 'hour' as const, dateFrom: '-24h', compare: true }
+    expect(trendFormOf(trendsQuery(trend))).toEqual(trend)
+    const funnel = { ...newFunnelForm(), steps: ['a', 'b', 'c'], windowInterval: 3, windowUnit: 'week', order: 'unordered' as const, dateFrom: '-90d', breakdown: 'plan' }
+    expect(funnelFormOf(funnelsQuery(funnel))).toEqual(funnel)
+    const retention = { targetEvent: 'signup', returningEvent: '$pageview', dateFrom: '-30d' }
+    expect(retentionFormOf(retentionQuery(retention))).toEqual(retention)
+  })
+
+  test('a node from elsewhere fills what it can, defaults the rest', () => {
+    expect(trendFormOf({ kind: 'TrendsQuery', series: [{ kind: 'EventsNode', event: 'x' }], interval: 'fortnight' })).toEqual({ ...newTrendForm(), series: [{ event: 'x', math: 'total', mathProperty: '' }] })
+    expect(funnelFormOf({ kind: 'FunnelsQuery' })).toEqual(newFunnelForm())
+  })
+})
