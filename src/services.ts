@@ -266,6 +266,8 @@ export async function startServices(config: Config, log: Logger, options: { metr
       funnels: { maxEvents: config.INSIGHTS_FUNNEL_MAX_EVENTS, timeoutMs: config.QUERY_TIMEOUT_MS, onEvents: (outcome, count) => metrics.insightFunnelEvents.inc({ outcome }, count) },
       sql: db.sql,
       experiments,
+      onPersonScan: () => metrics.insightPersonScans.inc(),
+      onPersonFiltersRefused: () => metrics.insightPersonFiltersRefused.inc(),
     })
     // a saved insight is computed as the query API computes its source node, always anew (its own store keeps it)
     const savedInsights = new InsightService({ sql: db.sql, runner: { run: (project, node, { signal }) => insights.run(project, node, { refresh: 'force_blocking', signal }) }, metrics })

@@ -214,6 +214,16 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
       labelNames: ['outcome'] as const,
       registers: [registry],
     }),
+    insightPersonScans: new Counter({
+      name: 'insight_person_scans_total',
+      help: 'Scans of a project\'s persons made for insights\' person and cohort filters (one a query, whatever its series and periods)',
+      registers: [registry],
+    }),
+    insightPersonFiltersRefused: new Counter({
+      name: 'insight_person_filters_refused_total',
+      help: 'Insight queries refused (400 too_many_person_filters) before any scan, for carrying more than MAX_PERSON_FILTERS person and cohort filters',
+      registers: [registry],
+    }),
     querySlots: new Gauge({
       name: 'query_slots',
       help: 'Query API statements running and waiting for a slot (slots are shared fairly between projects)',
