@@ -267,7 +267,7 @@ export async function startServices(config: Config, log: Logger, options: { metr
       sql: db.sql,
       experiments,
       onPersonScan: () => metrics.insightPersonScans.inc(),
-      onPersonFiltersRefused: () => metrics.insightPersonFiltersRefused.inc(),
+      onRefused: (code) => metrics.insightQueriesRefused.inc({ code }),
     })
     // a saved insight is computed as the query API computes its source node, always anew (its own store keeps it)
     const savedInsights = new InsightService({ sql: db.sql, runner: { run: (project, node, { signal }) => insights.run(project, node, { refresh: 'force_blocking', signal }) }, metrics })

@@ -17,12 +17,12 @@ export interface KindOptions {
   experiments?: ExperimentsService
   /** counts each scan of a project's persons for person and cohort filters */
   onPersonScan?: () => void
-  /** counts each query refused for carrying too many person and cohort filters */
-  onPersonFiltersRefused?: () => void
+  /** counts each query refused (400), by its code */
+  onRefused?: (code: string) => void
 }
 
 export function createInsightsService(query: QueryService, options: InsightsOptions, kinds: KindOptions): InsightsService {
-  const service = new InsightsService(query, { ...options, onPersonFiltersRefused: kinds.onPersonFiltersRefused }, kinds.sql ? new PersonSets(kinds.sql, kinds.onPersonScan) : undefined)
+  const service = new InsightsService(query, { ...options, onRefused: kinds.onRefused }, kinds.sql ? new PersonSets(kinds.sql, kinds.onPersonScan) : undefined)
     .register('TrendsQuery', runTrends)
     .register('FunnelsQuery', funnelsRunner(kinds.funnels))
   const { experiments } = kinds

@@ -2,7 +2,7 @@
 // HogQL layer, answered with PostHog's envelope (is_cached, last_refresh, timezone, resolved_date_range, hogql), and
 // kept a short while in a bounded cache so that a dashboard opened twice does not run its insights twice.
 import type { Static, TSchema } from 'elysia'
-import { errors } from '../http/errors'
+import { ApiError, errors } from '../http/errors'
 import type { QueryService } from '../query/service'
 import { AnswerCache } from './cache'
 import { resolveDateRange, type DateRangeInput, type Interval, type ResolvedDateRange } from './date-range'
@@ -62,8 +62,8 @@ export interface InsightsOptions {
   cacheTtlMs: number
   /** the cache's size in bytes of JSON */
   cacheMaxBytes: number
-  /** told of each query refused for carrying too many person and cohort filters */
-  onPersonFiltersRefused?: () => void
+  /** told of each query refused (400), by its code */
+  onRefused?: (code: string) => void
 }
 
 export class InsightsService {
@@ -88,6 +88,15 @@ export class InsightsService {
   }
 
   async run(project: InsightProject, node: unknown, options: { refresh?: unknown; signal?: AbortSignal } = {}): Promise<Record<string, unknown>> {
+    try {
+      return await this.answer(project, node, options)
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 400) this.options.onRefused?.(error.code)
+      throw error
+    }
+  }
+
+  private async answer(project: InsightProject, node: unknown, options: { refresh?: unknown; signal?: AbortSignal }): Promise<Record<string, unknown>> {
     const kind = (node as { kind?: unknown } | null)?.kind
     const served = typeof kind === 'string' ? this.runners.get(kind) : undefined
     const schema = kind === 'HogQLQuery' ? QUERY_KINDS.HogQLQuery : served?.schema
@@ -155,7 +164,6 @@ export class InsightsService {
       if (list) list.push(at)
       else if (distinct.size < MAX_PERSON_FILTERS) distinct.set(same, [at])
       else {
-        this.options.onPersonFiltersRefused?.()
         throw errors.validation('too_many_person_filters', `A query may carry at most ${MAX_PERSON_FILTERS} different person and cohort filters: filter on event properties, or on a cohort holding the persons`, at.attr)
       }
     }

@@ -219,9 +219,10 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
       help: 'Scans of a project\'s persons made for insights\' person and cohort filters (one a query, whatever its series and periods)',
       registers: [registry],
     }),
-    insightPersonFiltersRefused: new Counter({
-      name: 'insight_person_filters_refused_total',
-      help: 'Insight queries refused (400 too_many_person_filters) before any scan, for carrying more than MAX_PERSON_FILTERS person and cohort filters',
+    insightQueriesRefused: new Counter({
+      name: 'insight_queries_refused_total',
+      help: 'Insight queries of the query API refused (400), by code: too_many_person_filters (past MAX_PERSON_FILTERS, before any scan), too_many_results (past MAX_RESULT_CELLS, before the arrays are made), too_many_buckets, unsupported…',
+      labelNames: ['code'] as const,
       registers: [registry],
     }),
     querySlots: new Gauge({
