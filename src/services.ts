@@ -164,6 +164,7 @@ export async function startServices(config: Config, log: Logger, options: { metr
       sql: db.sql,
       cache: flags.cache,
       notify: db.supportsNotify,
+      onSizeScan: () => metrics.cohortSizeScans.inc(),
       onMembersChanged: async (teamId) => {
         const change: PersonChange = { teamId, distinctIds: [], groups: [], all: true }
         flags.onPersonsChanged(change)

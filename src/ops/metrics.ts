@@ -219,6 +219,11 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
       help: 'Scans of a project\'s persons made for insights\' person and cohort filters (one a query, whatever its series and periods)',
       registers: [registry],
     }),
+    cohortSizeScans: new Counter({
+      name: 'cohort_size_scans_total',
+      help: 'Scans of a project\'s persons made to size a dynamic cohort when it is read (concurrent reads of one cohort share one scan)',
+      registers: [registry],
+    }),
     insightQueriesRefused: new Counter({
       name: 'insight_queries_refused_total',
       help: 'Insight queries of the query API refused (400), by code: too_many_person_filters (past MAX_PERSON_FILTERS, before any scan), too_many_results (past MAX_RESULT_CELLS, before the arrays are made), too_many_buckets, unsupported…',
