@@ -250,7 +250,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
     }),
     insightRefreshes: new Counter({
       name: 'insight_refreshes_total',
-      help: 'Saved insight results computed (an insight read, or a dashboard tile, with refresh), by outcome: stored, too_large_to_store (over 1 MiB: answered, not kept), failed, skipped_budget (a dashboard refresh out of time)',
+      help: 'Saved insight results computed (an insight read, or a dashboard tile, with refresh), by outcome: stored, too_large_to_store (over 1 MiB: answered, not kept), failed, skipped_budget (a dashboard refresh out of time), skipped_busy (the project\'s dashboard refreshes at their cap: the stored result shown)',
       labelNames: ['outcome'] as const,
       registers: [registry],
     }),
