@@ -104,6 +104,7 @@ export function propertiesCondition(input: PropertiesInput, attr: string, person
   if (present.length === 0) return null
   return present.map((p) => `(${p})`).join(input.type === 'OR' ? ' OR ' : ' AND ')
 }
+
 /** Person and cohort filters one insight query may carry (all of them resolved in one scan of the project's persons). */
 export const MAX_PERSON_FILTERS = 20
 
