@@ -164,6 +164,7 @@ export async function startServices(config: Config, log: Logger, options: { metr
       sql: db.sql,
       cache: flags.cache,
       notify: db.supportsNotify,
+      onSizeScan: () => metrics.cohortSizeScans.inc(),
       onMembersChanged: async (teamId) => {
         const change: PersonChange = { teamId, distinctIds: [], groups: [], all: true }
         flags.onPersonsChanged(change)
@@ -266,6 +267,8 @@ export async function startServices(config: Config, log: Logger, options: { metr
       funnels: { maxEvents: config.INSIGHTS_FUNNEL_MAX_EVENTS, timeoutMs: config.QUERY_TIMEOUT_MS, onEvents: (outcome, count) => metrics.insightFunnelEvents.inc({ outcome }, count) },
       sql: db.sql,
       experiments,
+      onPersonScan: () => metrics.insightPersonScans.inc(),
+      onRefused: (code) => metrics.insightQueriesRefused.inc({ code }),
     })
     // a saved insight is computed as the query API computes its source node, always anew (its own store keeps it)
     const savedInsights = new InsightService({ sql: db.sql, runner: { run: (project, node, { signal }) => insights.run(project, node, { refresh: 'force_blocking', signal }) }, metrics })

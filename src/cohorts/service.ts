@@ -62,6 +62,9 @@ function closure(ids: Iterable<number>, graph: ReadonlyMap<number, Pick<CohortNo
 }
 
 export class CohortService {
+  /** dynamic cohorts being sized now, by project and cohort */
+  private readonly sizing = new Map<string, Promise<number | null>>()
+
   constructor(
     private readonly deps: {
       sql: Sql
@@ -69,6 +72,8 @@ export class CohortService {
       notify: boolean
       /** static members changed: the /decide person caches (which hold each person's cohorts) must forget the project's */
       onMembersChanged?(teamId: number): Promise<void>
+      /** told of each scan made to size a dynamic cohort */
+      onSizeScan?(): void
     },
   ) {}
 
@@ -235,7 +240,18 @@ export class CohortService {
    * A dynamic cohort's size now (as PostHog's count after a calculation), stored as its count so that the list
    * shows the last size known; null when the project has more persons than one scan looks at.
    */
-  private async dynamicCount(teamId: number, cohortId: number): Promise<number | null> {
+  private dynamicCount(teamId: number, cohortId: number): Promise<number | null> {
+    // reads of one cohort at once share one scan: a dashboard polling it costs one scan at a time, not one a read
+    const key = `${teamId}:${cohortId}`
+    const running = this.sizing.get(key)
+    if (running) return running
+    const sizing = this.scanCount(teamId, cohortId).finally(() => this.sizing.delete(key))
+    this.sizing.set(key, sizing)
+    return sizing
+  }
+
+  private async scanCount(teamId: number, cohortId: number): Promise<number | null> {
+    this.deps.onSizeScan?.()
     const scan = { complete: false }
     let count = 0
     for await (const _ of this.dynamicMatches(teamId, cohortId, scan)) count++

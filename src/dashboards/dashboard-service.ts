@@ -41,6 +41,9 @@ export class DashboardService {
     },
   ) {}
 
+  /** dashboard refreshes running, by project */
+  private readonly refreshing = new Map<number, number>()
+
   list(teamId: number, options: DashboardListOptions) {
     return databaseWork(async () => {
       const { count, rows } = await listDashboards(this.deps.sql, teamId, options)
@@ -62,12 +65,37 @@ export class DashboardService {
       const outcomes = new Map<number, TileOutcome>()
       if (mode !== 'cache' && !dashboard.deleted) {
         const due = entries.filter((e) => e.insight.query !== null && (mode === 'force' || isStale(e.insight)))
-        await this.refreshTiles(project, due, outcomes, signal)
-        await markDashboardRefreshed(this.deps.sql, dashboard.id)
-        dashboard = (await getDashboard(this.deps.sql, project.id, dashboard.id))!
+        if (this.startRefresh(project.id)) {
+          try {
+            await this.refreshTiles(project, due, outcomes, signal)
+          } finally {
+            this.endRefresh(project.id)
+          }
+          await markDashboardRefreshed(this.deps.sql, dashboard.id)
+          dashboard = (await getDashboard(this.deps.sql, project.id, dashboard.id))!
+        } else {
+          // the project's refreshes at their cap: the stored results now, rather than the same tiles computed again
+          this.deps.metrics?.insightRefreshes.inc({ outcome: 'skipped_busy' }, due.length)
+          const busy = tileError('dashboard_refresh_busy', `Not refreshed: ${DASHBOARD_LIMITS.refreshesPerProject} dashboard refreshes of this project are running; the last stored result is shown.`)
+          for (const { tile } of due) outcomes.set(tile.id, { error: busy })
+        }
       }
       return { ...dashboardBasicJson(dashboard), tiles: await this.renderTiles(project, entries, outcomes) }
     })
+  }
+
+  /** A refresh of the project may start: fewer than DASHBOARD_LIMITS.refreshesPerProject run (counted until endRefresh). */
+  private startRefresh(teamId: number): boolean {
+    const running = this.refreshing.get(teamId) ?? 0
+    if (running >= DASHBOARD_LIMITS.refreshesPerProject) return false
+    this.refreshing.set(teamId, running + 1)
+    return true
+  }
+
+  private endRefresh(teamId: number): void {
+    const running = (this.refreshing.get(teamId) ?? 1) - 1
+    if (running <= 0) this.refreshing.delete(teamId)
+    else this.refreshing.set(teamId, running)
   }
 
   /** Compute the tiles' insights, DASHBOARD_LIMITS.refreshConcurrency at a time; none is started past the budget. */

@@ -22,6 +22,8 @@ export const DASHBOARD_LIMITS = {
   dashboardResultBytes: 16 * 1024 * 1024,
   /** tiles of one dashboard computed at the same time on ?refresh */
   refreshConcurrency: 2,
+  /** dashboard refreshes one project runs at once; past it a dashboard answers its stored results */
+  refreshesPerProject: 2,
   colorLength: 32,
   layoutsBytes: 4096,
 } as const

@@ -2,7 +2,9 @@
 // negative operators (is_not, not_icontains), as in PostHog; comparisons read the property as a number.
 import type { Static } from 'elysia'
 import { and, literal, str, time, unsupported, userProp } from './hogql'
-import type { Properties, PropertyFilter } from './model'
+import { Value } from '@sinclair/typebox/value'
+import { Properties, type PropertyFilter } from './model'
+import type { PersonFilterAt } from './person-sets'
 
 type PropertiesInput = Static<typeof Properties> | undefined
 /** The persons of each person or cohort filter, found beforehand (person-sets.ts). */
@@ -30,7 +32,7 @@ function isPersonFilter(filter: PropertyFilter): boolean {
 }
 
 /** Every person or cohort filter of `properties`, with where it is (for the refusals). */
-export function personFilters(input: PropertiesInput, attr: string): { filter: PropertyFilter; attr: string }[] {
+export function personFilters(input: PropertiesInput, attr: string): PersonFilterAt[] {
   if (input === null || input === undefined) return []
   if (Array.isArray(input)) return input.flatMap((filter, i) => (isPersonFilter(filter) ? [{ filter, attr: `${attr}__${i}` }] : []))
   return input.values.flatMap((value, i) =>
@@ -101,4 +103,25 @@ export function propertiesCondition(input: PropertiesInput, attr: string, person
   const present = parts.filter((p): p is string => p !== null)
   if (present.length === 0) return null
   return present.map((p) => `(${p})`).join(input.type === 'OR' ? ' OR ' : ' AND ')
+}
+
+/** Person and cohort filters one insight query may carry (all of them resolved in one scan of the project's persons). */
+export const MAX_PERSON_FILTERS = 20
+
+/**
+ * Every person or cohort filter anywhere in a query node (its `properties`, each series', a funnel's exclusions'…),
+ * with the `attr` its runner names it by; counted before anything runs, resolved together in one scan.
+ */
+export function personFiltersOfNode(node: unknown, attr = 'query'): PersonFilterAt[] {
+  const found: PersonFilterAt[] = []
+  const walk = (value: unknown, at: string): void => {
+    if (Array.isArray(value)) return value.forEach((item, i) => walk(item, `${at}__${i}`))
+    if (value === null || typeof value !== 'object') return
+    for (const [key, member] of Object.entries(value)) {
+      if (key === 'properties' && Value.Check(Properties, member)) found.push(...personFilters(member as PropertiesInput, `${at}__properties`))
+      else walk(member, `${at}__${key}`)
+    }
+  }
+  walk(node, attr)
+  return found
 }

@@ -17,10 +17,14 @@ export interface KindOptions {
   sql?: Sql
   /** for ExperimentQuery (none: not served) */
   experiments?: ExperimentsService
+  /** counts each scan of a project's persons for person and cohort filters */
+  onPersonScan?: () => void
+  /** counts each query refused (400), by its code */
+  onRefused?: (code: string) => void
 }
 
 export function createInsightsService(query: QueryService, options: InsightsOptions, kinds: KindOptions): InsightsService {
-  const service = new InsightsService(query, options, kinds.sql ? new PersonSets(kinds.sql) : undefined)
+  const service = new InsightsService(query, { ...options, onRefused: kinds.onRefused }, kinds.sql ? new PersonSets(kinds.sql, kinds.onPersonScan) : undefined)
     .register('TrendsQuery', runTrends)
     .register('FunnelsQuery', funnelsRunner(kinds.funnels))
     .register('RetentionQuery', retentionRunner())

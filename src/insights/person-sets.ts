@@ -21,7 +21,11 @@ export interface PersonFilterAt {
 }
 
 export class PersonSets {
-  constructor(private readonly sql: Sql) {}
+  constructor(
+    private readonly sql: Sql,
+    /** told of each scan of a project's persons */
+    private readonly onScan: () => void = () => {},
+  ) {}
 
   /** `key` of each of these persons (uuids) now: text, or null when absent (or the person is gone). */
   async propertyOf(teamId: number, uuids: readonly string[], key: string): Promise<Map<string, string | null>> {
@@ -36,6 +40,7 @@ export class PersonSets {
   async resolve(teamId: number, filters: readonly PersonFilterAt[]): Promise<Map<PropertyFilter, string[]>> {
     const out = new Map<PropertyFilter, string[]>()
     if (filters.length === 0) return out
+    this.onScan()
     const stored = await cohortDefinitions(this.sql, teamId)
     // each filter a cohort of its own, numbered below every real cohort
     const synthetic = filters.map(({ filter }, i) => ({

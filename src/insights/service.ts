@@ -2,15 +2,15 @@
 // HogQL layer, answered with PostHog's envelope (is_cached, last_refresh, timezone, resolved_date_range, hogql), and
 // kept a short while in a bounded cache so that a dashboard opened twice does not run its insights twice.
 import type { Static, TSchema } from 'elysia'
-import { errors } from '../http/errors'
+import { ApiError, errors } from '../http/errors'
 import type { QueryService } from '../query/service'
 import { AnswerCache } from './cache'
 import { resolveDateRange, type DateRangeInput, type Interval, type ResolvedDateRange } from './date-range'
 import { QUERY_KINDS } from './model'
-import { personFilters, propertiesCondition } from './filters'
+import { MAX_PERSON_FILTERS, personFilters, personFiltersOfNode, propertiesCondition, type PersonsOfFilters } from './filters'
 import { unsupported } from './hogql'
-import type { Properties } from './model'
-import type { PersonSets } from './person-sets'
+import type { Properties, PropertyFilter } from './model'
+import type { PersonFilterAt, PersonSets } from './person-sets'
 import { checkNode } from './validate'
 
 type PropertiesInput = Static<typeof Properties> | undefined
@@ -65,6 +65,8 @@ export interface InsightsOptions {
   cacheTtlMs: number
   /** the cache's size in bytes of JSON */
   cacheMaxBytes: number
+  /** told of each query refused (400), by its code */
+  onRefused?: (code: string) => void
 }
 
 export class InsightsService {
@@ -73,7 +75,7 @@ export class InsightsService {
 
   constructor(
     private readonly query: QueryService,
-    options: InsightsOptions,
+    private readonly options: InsightsOptions,
     /** where person and cohort filters find their persons (none: such filters are refused) */
     private readonly personSets?: PersonSets,
   ) {
@@ -89,6 +91,15 @@ export class InsightsService {
   }
 
   async run(project: InsightProject, node: unknown, options: { refresh?: unknown; signal?: AbortSignal } = {}): Promise<Record<string, unknown>> {
+    try {
+      return await this.answer(project, node, options)
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 400) this.options.onRefused?.(error.code)
+      throw error
+    }
+  }
+
+  private async answer(project: InsightProject, node: unknown, options: { refresh?: unknown; signal?: AbortSignal }): Promise<Record<string, unknown>> {
     const kind = (node as { kind?: unknown } | null)?.kind
     const served = typeof kind === 'string' ? this.runners.get(kind) : undefined
     const schema = kind === 'HogQLQuery' ? QUERY_KINDS.HogQLQuery : served?.schema
@@ -102,6 +113,7 @@ export class InsightsService {
       const cached = this.cache.get(key)
       if (cached) return { ...cached, is_cached: true }
     }
+    const personsOfQuery = this.personFiltersOf(project.id, served ? node : null)
     const texts: string[] = []
     let echoed = 0
     let omitted = 0
@@ -120,7 +132,10 @@ export class InsightsService {
       properties: async (input, attr) => {
         const wanted = personFilters(input, attr)
         if (wanted.length === 0 || !this.personSets) return propertiesCondition(input, attr)
-        return propertiesCondition(input, attr, await this.personSets.resolve(project.id, wanted))
+        const all = await personsOfQuery()
+        // a runner's own filters (not in the node) are resolved apart
+        const persons = wanted.every(({ filter }) => all.has(filter)) ? all : await this.personSets.resolve(project.id, wanted)
+        return propertiesCondition(input, attr, persons)
       },
       personProperty: async (uuids, key, attr) => {
         if (!this.personSets) return unsupported('Person properties are not available here', attr)
@@ -142,6 +157,33 @@ export class InsightsService {
     }
     if (key !== null) this.cache.set(key, body)
     return body
+  }
+
+  /**
+   * The node's person and cohort filters, counted before anything runs (each costs a scan of the project's persons
+   * until resolved), then resolved together, once, when a runner first needs them: whatever the series and periods.
+   */
+  private personFiltersOf(teamId: number, node: unknown): () => Promise<PersonsOfFilters> {
+    // the same filter written twice (each series, say) is one filter to the scan
+    const distinct = new Map<string, PersonFilterAt[]>()
+    for (const at of node === null ? [] : personFiltersOfNode(node)) {
+      const same = JSON.stringify([at.filter.type, at.filter.key, at.filter.operator ?? null, at.filter.value ?? null])
+      const list = distinct.get(same)
+      if (list) list.push(at)
+      else if (distinct.size < MAX_PERSON_FILTERS) distinct.set(same, [at])
+      else {
+        throw errors.validation('too_many_person_filters', `A query may carry at most ${MAX_PERSON_FILTERS} different person and cohort filters: filter on event properties, or on a cohort holding the persons`, at.attr)
+      }
+    }
+    let resolved: Promise<PersonsOfFilters> | undefined
+    const resolve = async (personSets: PersonSets): Promise<PersonsOfFilters> => {
+      const firsts = [...distinct.values()].map((list) => list[0])
+      const found = await personSets.resolve(teamId, firsts)
+      const out = new Map<PropertyFilter, string[]>()
+      for (const list of distinct.values()) for (const { filter } of list) out.set(filter, found.get(list[0].filter) ?? [])
+      return out
+    }
+    return () => (resolved ??= distinct.size === 0 || !this.personSets ? Promise.resolve(new Map()) : resolve(this.personSets))
   }
 
   private async hogqlQuery(node: { query: string }, ctx: InsightContext): Promise<KindAnswer> {

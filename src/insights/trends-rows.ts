@@ -55,14 +55,32 @@ export async function activePersons(
     set.add(String(person))
     days.set(wall, set)
   }
-  const distinctOver = (lastDayWall: number) => {
-    const persons = new Set<string>()
-    for (let d = 0; d < windowDays; d++) for (const p of days.get(lastDayWall - d * DAY_MS) ?? []) persons.add(p)
-    return persons.size
+  // the window ending with each bucket's day (a day's hours share it), slid over the days in order: each person-day
+  // is added and removed once, however many buckets and days the windows span
+  const lastDays = list.length === 0 ? [wallStartOfDay(wallTimeOf(timezone, range.to - 1))] : list.map((bucket) => wallStartOfDay(bucket.wallStart))
+  const wanted = [...new Set(lastDays)].sort((a, b) => a - b)
+  const distinctEnding = new Map<number, number>()
+  const inWindow = new Map<string, number>()
+  const shift = (day: number, delta: 1 | -1) => {
+    for (const person of days.get(day) ?? []) {
+      const n = (inWindow.get(person) ?? 0) + delta
+      if (n === 0) inWindow.delete(person)
+      else inWindow.set(person, n)
+    }
   }
-  // over the whole range (a total-value display): the window ending with the range's last day
-  if (list.length === 0) return [distinctOver(wallStartOfDay(wallTimeOf(timezone, range.to - 1)))]
-  return list.map((bucket) => distinctOver(wallStartOfDay(bucket.wallStart)))
+  let added = Number.NEGATIVE_INFINITY // the last day added to the window
+  for (const last of wanted) {
+    const first = last - (windowDays - 1) * DAY_MS
+    // days that left the window, then those that entered it (a gap wider than the window starts it afresh)
+    if (added < first - DAY_MS) {
+      inWindow.clear()
+      added = first - DAY_MS
+    } else for (let day = added - (windowDays - 1) * DAY_MS; day < first; day += DAY_MS) shift(day, -1)
+    for (let day = added + DAY_MS; day <= last; day += DAY_MS) shift(day, 1)
+    added = last
+    distinctEnding.set(last, inWindow.size)
+  }
+  return lastDays.map((day) => distinctEnding.get(day) ?? 0)
 }
 
 /** A percentile of a property per bucket (or over the range when `list` is empty). */

@@ -7,12 +7,18 @@ import { mathParts, personBreakdown } from './person-breakdown'
 import { comparisonRange, type Interval, type ResolvedDateRange } from './date-range'
 import { evaluateFormula, parseFormula } from './formula'
 import { ACTIVE_WINDOW_DAYS, activePersons, PERCENTILES, percentiles } from './trends-rows'
+import { errors } from '../http/errors'
 import { and, bucketOfRow, bucketStart, inRange, isEvent, prop, str, unsupported, userProp } from './hogql'
 import type { EventsNode, TrendsQuery } from './model'
 import type { InsightContext, KindAnswer } from './service'
 
 /** Rows one series' query may answer (buckets × breakdown values); past it the question is refused, not cut. */
 const MAX_ROWS = 50_000
+/**
+ * Numbers one answer may carry: its result items × their buckets, formulas' items counted too (each number comes with
+ * a label and a day: 1,000,000 of them are some 40 MB of JSON). Counted before an item's arrays are made.
+ */
+export const MAX_RESULT_CELLS = 1_000_000
 const TOTAL_VALUE_DISPLAYS = new Set(['BoldNumber', 'ActionsPie', 'ActionsBarValue', 'ActionsTable', 'WorldMap'])
 
 export interface TrendsResult {
@@ -89,12 +95,26 @@ interface Plan {
   totalValue: boolean
   global: string | null
   breakdown: { key: string; limit: number; person: boolean; hideOther: boolean } | null
+  /** numbers the answer holds so far (MAX_RESULT_CELLS) */
+  cells: { used: number }
+}
+
+/** Counts `items` result items of `bucketCount` buckets into the answer; past MAX_RESULT_CELLS, refused by `attr`. */
+function spendCells(plan: Plan, items: number, bucketCount: number, attr: string): void {
+  plan.cells.used += items * Math.max(1, bucketCount)
+  if (plan.cells.used <= MAX_RESULT_CELLS) return
+  throw errors.validation(
+    'too_many_results',
+    `This answer would hold more than ${MAX_RESULT_CELLS.toLocaleString('en-US')} numbers (result items × buckets, every series, period and formula): pick a larger interval, a shorter range, a smaller breakdown_limit, or fewer series or formulas`,
+    attr,
+  )
 }
 
 type Base = Pick<TrendsResult, 'labels' | 'days' | 'action' | 'label'>
 
 /** Results per breakdown value from rows (bucket start | null, value, number). */
 function breakdownResults(plan: Plan, list: readonly Bucket[], base: Base, values: string[], rows: unknown[][]): TrendsResult[] {
+  spendCells(plan, values.length, list.length, 'query__breakdownFilter__breakdown_limit')
   const labelOf = (v: string) => (plan.query.series.length > 1 ? `${base.label} - ${v}` : v)
   const byValue = new Map<string, unknown[][]>()
   for (const row of rows) {
@@ -122,6 +142,7 @@ async function seriesResults(plan: Plan, series: EventsNode, order: number, rang
   const where = whereIn(range)
   const list = plan.totalValue ? [] : buckets(range, plan.interval, { timezone: project.timezone, weekStartDay: project.weekStartDay })
   const bucket = bucketStart(plan.interval, project.timezone, range.from, range.to, project.weekStartDay)
+  if (!plan.breakdown) spendCells(plan, 1, list.length, attr)
   const base = { labels: list.map((b) => b.label), days: list.map((b) => b.day), action: actionOf(series, order), label: series.custom_name ?? seriesName(series) }
 
   // maths counted from rows: active persons over trailing windows, percentiles
@@ -205,11 +226,13 @@ function formulasOf(query: TrendsQuery): { formula: string; custom_name?: unknow
 }
 
 /** Formula results from the series' results of one period: per breakdown value when broken down. */
-function applyFormulas(query: TrendsQuery, perSeries: TrendsResult[][]): TrendsResult[] {
+function applyFormulas(plan: Plan, perSeries: TrendsResult[][]): TrendsResult[] {
+  const { query } = plan
   const out: TrendsResult[] = []
   formulasOf(query).forEach(({ formula, custom_name }, index) => {
     const ast = parseFormula(formula, perSeries.length, `query__trendsFilter__formula`)
     const keys = [...new Set(perSeries.flatMap((items) => items.map((r) => r.breakdown_value ?? '')))]
+    spendCells(plan, keys.length, perSeries.flat()[0]?.data.length ?? 0, 'query__trendsFilter__formula')
     for (const key of keys) {
       const items = perSeries.map((results) => results.find((r) => (r.breakdown_value ?? '') === key))
       const template = items.find((r) => r !== undefined)!
@@ -237,7 +260,7 @@ async function periodResults(plan: Plan, range: ResolvedDateRange, ctx: InsightC
   const perSeries: TrendsResult[][] = []
   // one at a time: each query holds a slot of the project's fair share
   for (const [order, series] of plan.query.series.entries()) perSeries.push(await seriesResults(plan, series, order, range, ctx))
-  return formulasOf(plan.query).length > 0 ? applyFormulas(plan.query, perSeries) : perSeries.flat()
+  return formulasOf(plan.query).length > 0 ? applyFormulas(plan, perSeries) : perSeries.flat()
 }
 
 export async function runTrends(query: TrendsQuery, ctx: InsightContext): Promise<KindAnswer> {
@@ -249,6 +272,7 @@ export async function runTrends(query: TrendsQuery, ctx: InsightContext): Promis
     weekStartDay: ctx.project.weekStartDay,
     totalValue: TOTAL_VALUE_DISPLAYS.has(query.trendsFilter?.display ?? ''),
     global: await ctx.properties(query.properties, 'query__properties'),
+    cells: { used: 0 },
     breakdown:
       breakdownKey === undefined || breakdownKey === null || breakdownKey === ''
         ? null

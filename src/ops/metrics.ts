@@ -214,6 +214,22 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
       labelNames: ['outcome'] as const,
       registers: [registry],
     }),
+    insightPersonScans: new Counter({
+      name: 'insight_person_scans_total',
+      help: 'Scans of a project\'s persons made for insights\' person and cohort filters (one a query, whatever its series and periods)',
+      registers: [registry],
+    }),
+    cohortSizeScans: new Counter({
+      name: 'cohort_size_scans_total',
+      help: 'Scans of a project\'s persons made to size a dynamic cohort when it is read (concurrent reads of one cohort share one scan)',
+      registers: [registry],
+    }),
+    insightQueriesRefused: new Counter({
+      name: 'insight_queries_refused_total',
+      help: 'Insight queries of the query API refused (400), by code: too_many_person_filters (past MAX_PERSON_FILTERS, before any scan), too_many_results (past MAX_RESULT_CELLS, before the arrays are made), too_many_buckets, unsupported…',
+      labelNames: ['code'] as const,
+      registers: [registry],
+    }),
     querySlots: new Gauge({
       name: 'query_slots',
       help: 'Query API statements running and waiting for a slot (slots are shared fairly between projects)',
@@ -234,7 +250,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
     }),
     insightRefreshes: new Counter({
       name: 'insight_refreshes_total',
-      help: 'Saved insight results computed (an insight read, or a dashboard tile, with refresh), by outcome: stored, too_large_to_store (over 1 MiB: answered, not kept), failed, skipped_budget (a dashboard refresh out of time)',
+      help: 'Saved insight results computed (an insight read, or a dashboard tile, with refresh), by outcome: stored, too_large_to_store (over 1 MiB: answered, not kept), failed, skipped_budget (a dashboard refresh out of time), skipped_busy (the project\'s dashboard refreshes at their cap: the stored result shown)',
       labelNames: ['outcome'] as const,
       registers: [registry],
     }),

@@ -1,0 +1,5 @@
+// insight-answer-size on the embedded stores (PGlite, SQLite).
+import { startStack } from '../helpers/stack'
+import { insightAnswerSizeContract } from './insight-answer-size.contract'
+
+insightAnswerSizeContract('embedded stores', () => startStack({ postgres: 'embedded', clickhouse: 'embedded' }, { FLUSH_INTERVAL_MS: 20 }))

@@ -1,0 +1,5 @@
+// insight-person-filters on ClickHouse 18.16 and real Postgres (servers started by the test helpers).
+import { startStack } from '../helpers/stack'
+import { insightPersonFiltersContract } from './insight-person-filters.contract'
+
+insightPersonFiltersContract('ClickHouse 18.16, real Postgres', () => startStack({ postgres: 'real', clickhouse: 'real' }, { FLUSH_INTERVAL_MS: 20 }))

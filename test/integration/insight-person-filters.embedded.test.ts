@@ -1,0 +1,5 @@
+// insight-person-filters on the embedded stores (PGlite, SQLite).
+import { startStack } from '../helpers/stack'
+import { insightPersonFiltersContract } from './insight-person-filters.contract'
+
+insightPersonFiltersContract('embedded stores', () => startStack({ postgres: 'embedded', clickhouse: 'embedded' }, { FLUSH_INTERVAL_MS: 20 }))
