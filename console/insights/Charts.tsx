@@ -1,5 +1,6 @@
 // The insight charts, SVG of our own: each an `svg` with role img and a name, a value axis in round steps, the
 // dates along the bottom, a legend, and a table view (role table) with the same numbers.
+import type { ComponentChildren } from 'preact'
 import { axisTicks, labelledIndexes, tickText } from '../lib/axis'
 import { colourOf, durationText, linePath, linearScale, retentionGrid, type FunnelStep, type TrendLine } from './chart-data'
 
@@ -38,12 +39,41 @@ function Legend(props: { items: { label: string; dashed?: boolean }[] }) {
   )
 }
 
+/** A chart's numbers as a table (for screen readers, and for reading exact values), folded under the chart. */
+function TableView(props: { name: string; corner: string; headers: string[]; children: ComponentChildren }) {
+  return (
+    <details>
+      <summary>Table view</summary>
+      <div class="scroll">
+        <table aria-label={`${props.name} as a table`}>
+          <thead>
+            <tr>
+              <th scope="col">{props.corner}</th>
+              {props.headers.map((h, i) => (
+                <th scope="col" key={i}>
+                  {h}
+                </th>
+              ))}
+            </tr>
+          </thead>
+          <tbody>{props.children}</tbody>
+        </table>
+      </div>
+    </details>
+  )
+}
+
+/** The value axis of a chart: its ticks up to at least `max`, and the scale from a value to its height. */
+function valueAxis(max: number) {
+  const ticks = axisTicks(max)
+  return { ticks, y: linearScale(ticks[ticks.length - 1], HEIGHT, TOP_PAD) }
+}
+
 /** A trend: one line per series (or breakdown value, or period), the dates of the first along the bottom. */
 export function TrendChart(props: { name: string; lines: TrendLine[] }) {
   const { lines } = props
   const max = Math.max(0, ...lines.flatMap((l) => l.values))
-  const ticks = axisTicks(max)
-  const y = linearScale(ticks[ticks.length - 1], HEIGHT, TOP_PAD)
+  const { ticks, y } = valueAxis(max)
   const labels = lines[0]?.labels ?? []
   const n = Math.max(0, ...lines.map((l) => l.values.length))
   const plot = WIDTH - LEFT - 8
@@ -72,39 +102,22 @@ export function TrendChart(props: { name: string; lines: TrendLine[] }) {
         ))}
       </svg>
       <Legend items={lines.map((l) => ({ label: l.label, dashed: l.previous }))} />
-      <details>
-        <summary>Table view</summary>
-        <div class="scroll">
-          <table aria-label={`${props.name} as a table`}>
-            <thead>
-              <tr>
-                <th scope="col">When</th>
-                {lines.map((l, i) => (
-                  <th scope="col" key={i}>
-                    {l.label}
-                  </th>
-                ))}
-              </tr>
-            </thead>
-            <tbody>
-              {Array.from({ length: n }, (_, row) => (
-                <tr key={row}>
-                  <th scope="row">{labels[row] ?? ''}</th>
-                  {lines.map((l, i) => (
-                    <td key={i}>{l.values[row] ?? ''}</td>
-                  ))}
-                </tr>
-              ))}
-              <tr>
-                <th scope="row">Total</th>
-                {lines.map((l, i) => (
-                  <td key={i}>{l.values.reduce((a, b) => a + b, 0)}</td>
-                ))}
-              </tr>
-            </tbody>
-          </table>
-        </div>
-      </details>
+      <TableView name={props.name} corner="When" headers={lines.map((l) => l.label)}>
+        {Array.from({ length: n }, (_, row) => (
+          <tr key={row}>
+            <th scope="row">{labels[row] ?? ''}</th>
+            {lines.map((l, i) => (
+              <td key={i}>{l.values[row] ?? ''}</td>
+            ))}
+          </tr>
+        ))}
+        <tr>
+          <th scope="row">Total</th>
+          {lines.map((l, i) => (
+            <td key={i}>{l.values.reduce((a, b) => a + b, 0)}</td>
+          ))}
+        </tr>
+      </TableView>
     </figure>
   )
 }
@@ -113,8 +126,7 @@ export function TrendChart(props: { name: string; lines: TrendLine[] }) {
 export function FunnelChart(props: { name: string; steps: FunnelStep[] }) {
   const { steps } = props
   const max = Math.max(0, ...steps.map((s) => s.count))
-  const ticks = axisTicks(max)
-  const y = linearScale(ticks[ticks.length - 1], HEIGHT, TOP_PAD)
+  const { ticks, y } = valueAxis(max)
   const plot = WIDTH - LEFT
   const band = steps.length ? plot / steps.length : plot
   return (
@@ -202,33 +214,16 @@ export function RetentionChart(props: { name: string; results: unknown }) {
           </g>
         ))}
       </svg>
-      <details>
-        <summary>Table view</summary>
-        <div class="scroll">
-          <table aria-label={`${props.name} as a table`}>
-            <thead>
-              <tr>
-                <th scope="col">Cohort</th>
-                {periods.map((p, k) => (
-                  <th scope="col" key={k}>
-                    {p}
-                  </th>
-                ))}
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((row, r) => (
-                <tr key={r}>
-                  <th scope="row">{row.cohort}</th>
-                  {row.values.map((v, k) => (
-                    <td key={k}>{`${v.count} (${v.percent}%)`}</td>
-                  ))}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      </details>
+      <TableView name={props.name} corner="Cohort" headers={periods}>
+        {rows.map((row, r) => (
+          <tr key={r}>
+            <th scope="row">{row.cohort}</th>
+            {row.values.map((v, k) => (
+              <td key={k}>{`${v.count} (${v.percent}%)`}</td>
+            ))}
+          </tr>
+        ))}
+      </TableView>
     </figure>
   )
 }
