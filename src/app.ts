@@ -13,6 +13,8 @@ import { projectRoutes } from './projects/routes'
 import { personalKeyRoutes } from './projects/personal-key-routes'
 import { captureRoutes } from './capture/routes'
 import { eventRoutes } from './events/routes'
+import { eventValueRoutes } from './events/value-routes'
+import { PropertyValueService } from './events/property-values'
 import { definitionRoutes } from './definitions/routes'
 import { personRoutes } from './people/routes'
 import { groupTypeRoutes } from './people/group-types-routes'
@@ -191,6 +193,7 @@ function privateApiRoutes(services: Services, privateApi: PrivateApiDeps, bodyLi
         personIds: (teamId, distinctIds) => services.query.personIds(teamId, distinctIds),
       }),
     )
+    .use(eventValueRoutes({ values: new PropertyValueService(services.query, services.metrics), auth: services.auth, limiter: services.apiLimiter }))
     .use(personalKeyRoutes(privateApi))
     .use(definitionRoutes(privateApi))
     .use(personRoutes({ ...privateApi, erasure: services.erasure, metrics: services.metrics }))

@@ -22,3 +22,11 @@ export const EventPage = model(
     next: t.Union([t.String(), t.Null()], { description: 'absolute URL continuing the listing exactly; null on the last page' }),
   }),
 )
+
+export const PropertyValueList = model(
+  'PropertyValueList',
+  t.Array(t.Object({ name: t.String({ maxLength: 200, description: 'a value, cut to 200 characters' }) }), {
+    maxItems: 50,
+    description: 'the most frequent values of the last 7 days, most frequent first',
+  }),
+)

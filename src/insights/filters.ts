@@ -11,7 +11,7 @@ type PropertiesInput = Static<typeof Properties> | undefined
 export type PersonsOfFilters = ReadonlyMap<PropertyFilter, readonly string[]>
 
 /** `%`, `_` and `\` of a value matched literally inside an ILIKE pattern. */
-function likeEscaped(value: string): string {
+export function likeEscaped(value: string): string {
   return value.replace(/[\\%_]/g, (c) => `\\${c}`)
 }
 

@@ -236,6 +236,12 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
       labelNames: ['state'] as const,
       registers: [registry],
     }),
+    propertyValueRequests: new Counter({
+      name: 'event_property_values_requests_total',
+      help: 'Property value suggestions (GET /api/projects/:id/events/values/) by outcome: ok, refused (400: key, value or event_name past its bound, or a key no store can address), failed (the query failed or timed out)',
+      labelNames: ['outcome'] as const,
+      registers: [registry],
+    }),
     listPagesCut: new Counter({
       name: 'list_pages_cut_total',
       help: 'List pages that stopped short of their limit at their byte budget (next continues), by list',

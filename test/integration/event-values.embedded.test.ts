@@ -1,0 +1,5 @@
+// event-values on the embedded stores (PGlite, SQLite).
+import { startStack } from '../helpers/stack'
+import { eventValuesContract } from './event-values.contract'
+
+eventValuesContract('embedded stores', () => startStack({ postgres: 'embedded', clickhouse: 'embedded' }, { FLUSH_INTERVAL_MS: 20 }))
