@@ -3,11 +3,12 @@
 import { api, projectPath, query } from '../lib/api'
 import { Field, useAsync, valueOf } from '../lib/ui'
 import { useSession } from '../lib/session'
-import { PropertyNames } from '../definitions/suggestions'
+import { PropertyNames, PropertyValues } from '../definitions/suggestions'
 import { DATE_RANGES, INTERVALS, MATHS, OPERATORS, ORDERS, PROPERTY_MATHS, seriesLetter, WINDOW_UNITS, type FunnelForm, type RetentionForm, type TrendForm } from './query'
 
 const EVENT_LIST = 'insight-event-names'
 const PROPERTY_LIST = 'insight-property-names'
+const FILTER_VALUE_LIST = 'insight-filter-values'
 
 /** The project's event names, for every "Event" combobox of the page (one page of the definitions API). */
 export function EventNames() {
@@ -112,9 +113,10 @@ export function TrendBuilder(props: { form: TrendForm; onChange: (form: TrendFor
           </Field>
           {form.filter.operator !== 'is_set' && form.filter.operator !== 'is_not_set' ? (
             <Field label="Filter value">
-              <input value={form.filter.value} maxLength={400} onInput={(e) => set({ filter: { ...form.filter, value: valueOf(e) } })} />
+              <input list={FILTER_VALUE_LIST} value={form.filter.value} maxLength={400} onInput={(e) => set({ filter: { ...form.filter, value: valueOf(e) } })} />
             </Field>
           ) : null}
+          <PropertyValues id={FILTER_VALUE_LIST} property={form.filter.key} />
         </div>
       </fieldset>
       <div class="filters">
