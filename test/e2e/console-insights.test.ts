@@ -38,6 +38,9 @@ async function runQuery(node: Record<string, unknown>): Promise<any> {
   return r.body
 }
 
+/** An input with a `list`: its datalist's options (the DOM types are not in the tests' lib). */
+type SuggestingInput = { list: { options: ArrayLike<{ value: string }> } | null }
+
 /** A table's body as text: each row's header cell, then its cells. */
 async function tableRows(table: Locator): Promise<string[][]> {
   return table.locator('tbody tr').evaluateAll((rows) => rows.map((row) => [...row.children].map((cell) => (cell.textContent ?? '').trim())))
@@ -129,6 +132,10 @@ describe('console: insights', () => {
     await page.getByLabel('Filter property').fill('plan')
     await page.getByLabel('Operator').selectOption('exact')
     await page.getByLabel('Filter value').fill('pro')
+    // the value input (a combobox named by its label) suggests the property's recent values, most frequent first
+    const valueInput = page.getByRole('combobox', { name: 'Filter value' })
+    const suggested = await eventually(() => valueInput.evaluate((input) => Array.from((input as unknown as SuggestingInput).list?.options ?? [], (o) => o.value)), (values) => values.length === 2)
+    expect(suggested).toEqual(['pro', 'free'])
     await page.getByLabel('Compare to the previous period').check()
     await page.getByLabel('Breakdown').fill('')
     await page.getByRole('columnheader', { name: '$pageview (previous)' }).waitFor()
