@@ -5,7 +5,6 @@ import { errors } from '../http/errors'
 import type { Metrics } from '../ops/metrics'
 import { and, isEvent, str, userProp } from '../insights/hogql'
 import { likeEscaped } from '../insights/filters'
-import type { QueryService } from '../query/service'
 
 /** Bounds of one request (docs/limits.md). */
 export const PROPERTY_VALUE_LIMITS = {
@@ -48,9 +47,14 @@ export function propertyValuesQuery(request: PropertyValueRequest): string {
   return `SELECT ${value} AS v, count() AS n FROM events WHERE ${where} GROUP BY v ORDER BY n DESC, v ASC LIMIT ${PROPERTY_VALUE_LIMITS.values}`
 }
 
+/** The query layer's HogQL runner (src/query's QueryService), named by its shape: the query layer reads events/. */
+export interface HogQLRunner {
+  run(teamId: number, text: string, signal?: AbortSignal): Promise<{ results: unknown[][] }>
+}
+
 export class PropertyValueService {
   constructor(
-    private readonly query: Pick<QueryService, 'run'>,
+    private readonly query: HogQLRunner,
     private readonly metrics?: Pick<Metrics, 'propertyValueRequests'>,
   ) {}
 

@@ -76,6 +76,8 @@ export function eventValuesContract(name: string, start: () => Promise<Stack>): 
       const quoted = await values({ key: "$browser' OR 1=1 --", value: "' OR '1'='1" })
       expect(quoted.status).toBe(200)
       expect(quoted.body).toEqual([])
+      const metrics = await (await stack.app.handle(new Request(`${BASE}/metrics`))).text()
+      expect(Number(/event_property_values_requests_total\{outcome="refused"\} (\d+)/.exec(metrics)?.[1])).toBeGreaterThanOrEqual(7)
     }, 60_000)
 
     test('read scope query:read, like the events API; no key: 401', async () => {
