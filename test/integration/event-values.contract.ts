@@ -80,7 +80,7 @@ export function eventValuesContract(name: string, start: () => Promise<Stack>): 
       expect(Number(/event_property_values_requests_total\{outcome="refused"\} (\d+)/.exec(metrics)?.[1])).toBeGreaterThanOrEqual(7)
     }, 60_000)
 
-    test('read scope query:read, like the events API; no key: 401', async () => {
+    test('no key: 401 (the query:read scope: key-scopes.test.ts)', async () => {
       const r = await stack.app.handle(new Request(`${BASE}/api/projects/1/events/values/?key=$browser`))
       expect(r.status).toBe(401)
     })

@@ -43,6 +43,7 @@ const ROUTES: [string, string, (() => unknown) | null, string | null][] = [
   ['GET', '/api/projects/1/property_definitions/', null, 'property_definition:read'],
   ['GET', '/api/projects/1/persons/', null, 'person:read'],
   ['GET', '/api/projects/1/events/', null, 'query:read'],
+  ['GET', '/api/projects/1/events/values/?key=plan', null, 'query:read'],
   ['POST', '/api/projects/1/query/', () => ({ query: { kind: 'HogQLQuery', query: 'SELECT count() FROM events' } }), 'query:read'],
   ['DELETE', '/api/projects/1/groups_types/4/', null, 'group:write'],
   ['GET', '/api/projects/1/groups_types/', null, 'group:read'],
