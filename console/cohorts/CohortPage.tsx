@@ -10,7 +10,7 @@ import { personLinkId, personName, type Person } from '../persons/Persons'
 import { useSession } from '../lib/session'
 import type { Cohort } from './CohortList'
 import { editableFilters, type Filter } from './filters'
-import { PropertyNames } from '../definitions/suggestions'
+import { PropertyNames, PropertyValues } from '../definitions/suggestions'
 
 
 export function CohortPage(props: { id: string | null }) {
@@ -140,8 +140,9 @@ export function CohortPage(props: { id: string | null }) {
                   </select>
                 </Field>
                 <Field label="Value">
-                  <input value={f.value} onInput={(e) => setFilters(filters.map((x, j) => (j === i ? { ...x, value: valueOf(e) } : x)))} />
+                  <input list={`cohort-values-${i}`} value={f.value} onInput={(e) => setFilters(filters.map((x, j) => (j === i ? { ...x, value: valueOf(e) } : x)))} />
                 </Field>
+                <PropertyValues id={`cohort-values-${i}`} property={f.key} type="person" />
                 <button type="button" onClick={() => setFilters(filters.filter((_, j) => j !== i))}>
                   Remove filter {i + 1}
                 </button>

@@ -31,7 +31,7 @@ const VALUES_DEBOUNCE_MS = 300
  * The recent values of one event property (`events/values`), asked for once the name has stopped changing, with at
  * most one request in flight: a name typed meanwhile is asked for when the running request ends.
  */
-export function PropertyValues(props: { id: string; property: string }) {
+export function PropertyValues(props: { id: string; property: string; type?: 'event' | 'person' }) {
   const { projectId } = useSession()
   const [values, setValues] = useState<string[]>([])
   const wanted = useRef<string | null>(null)
@@ -61,11 +61,11 @@ export function PropertyValues(props: { id: string; property: string }) {
       return
     }
     const timer = setTimeout(() => {
-      wanted.current = projectPath(projectId, `events/values/${query({ key })}`)
+      wanted.current = projectPath(projectId, `${props.type === 'person' ? 'persons' : 'events'}/values/${query({ key })}`)
       void askForWanted()
     }, VALUES_DEBOUNCE_MS)
     return () => clearTimeout(timer)
-  }, [projectId, props.property])
+  }, [projectId, props.property, props.type])
 
   return (
     <datalist id={props.id}>

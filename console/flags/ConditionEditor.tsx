@@ -1,4 +1,5 @@
 // One release condition: its filters (person properties, cohorts, other flags) and its rollout percentage.
+import { PropertyValues } from '../definitions/suggestions'
 import { Field, valueOf } from '../lib/ui'
 import { OPERATORS, type Condition, type FlagProperty } from './types'
 
@@ -82,9 +83,16 @@ export function ConditionEditor(props: {
                 </select>
               </Field>
               {filter.operator === 'is_set' || filter.operator === 'is_not_set' ? null : (
-                <Field label="Value">
-                  <input value={Array.isArray(filter.value) ? filter.value.join(', ') : String(filter.value ?? '')} onInput={(e) => setFilter(i, { ...filter, value: valueOf(e) })} />
-                </Field>
+                <>
+                  <Field label="Value">
+                    <input
+                      list={`person-values-${n}-${i}`}
+                      value={Array.isArray(filter.value) ? filter.value.join(', ') : String(filter.value ?? '')}
+                      onInput={(e) => setFilter(i, { ...filter, value: valueOf(e) })}
+                    />
+                  </Field>
+                  <PropertyValues id={`person-values-${n}-${i}`} property={filter.key} type="person" />
+                </>
               )}
             </>
           )}

@@ -171,6 +171,22 @@ export function personPropertyText(sql: Sql, teamId: number, uuids: readonly str
       from persons where team_id = ${teamId} and uuid = any(${uuids as string[]}::uuid[])`
 }
 
+/**
+ * The most frequent values of a person property among the project's newest `personsRead` persons (text, cut to
+ * `valueChars`), most frequent first, then alphabetical; `pattern`: an ILIKE pattern they must match (escape character `!`).
+ */
+export function personPropertyValues(
+  sql: Sql,
+  teamId: number,
+  options: { key: string; pattern: string | null; valueChars: number; values: number; personsRead: number },
+): Promise<{ name: string; n: number }[]> {
+  return sql<{ name: string; n: number }[]>`
+    select left(v, ${options.valueChars}) as name, count(*)::int as n
+      from (select properties ->> ${options.key} as v from persons where team_id = ${teamId} order by id desc limit ${options.personsRead}) newest
+     where v is not null ${options.pattern === null ? sql`` : sql`and v ilike ${options.pattern} escape '!'`}
+     group by 1 order by n desc, name asc limit ${options.values}`
+}
+
 export function personListingBytes(sql: Sql, ids: number | null = null) {
   const idBytes = ids === null
     ? sql`(select coalesce(sum(octet_length(d.distinct_id) + 4), 0) from person_distinct_ids d where d.person_id = p.id)`

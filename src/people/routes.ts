@@ -14,6 +14,8 @@ import { listPersons, type PersonListing } from './repository'
 import { documentedAnswer } from '../http/openapi'
 import { PersonPage } from './model'
 import { parsePropertyFilters, parseSearch, PERSON_SEARCH_LIMITS } from './search'
+import { PropertyValueList } from '../events/model'
+import { PERSONS_READ, personValues } from './property-values'
 
 export function personJson(p: PersonListing) {
   return {
@@ -53,6 +55,23 @@ export function personRoutes(deps: { sql: Sql; auth: PersonalKeyAuth; limiter?: 
           summary: 'Erase a person: its distinct ids, static cohort memberships and (with delete_events=true) events',
           description: 'Done when answered: /decide and the persons API no longer know the person on any process; a later capture makes a new person.',
           responses: { 202: { description: 'Erased (empty body)' } },
+        },
+      },
+    )
+    .get(
+      '/api/projects/:project_id/persons/values/',
+      ({ project, query }) => personValues(deps.sql, project.id, { key: query.key, value: query.value }),
+      {
+        params: t.Object({ project_id: t.String() }),
+        query: t.Object({
+          key: t.Optional(t.String({ description: 'the person property (required; at most 400 characters)' })),
+          value: t.Optional(t.String({ description: 'only values containing this text, case-insensitive (at most 200 characters)' })),
+        }),
+        detail: {
+          tags: ['persons'],
+          summary: 'Values of a person property',
+          description: `The 50 most frequent values among the project's ${PERSONS_READ.toLocaleString('en')} newest persons, each cut to 200 characters.`,
+          responses: documentedAnswer(PropertyValueList),
         },
       },
     )

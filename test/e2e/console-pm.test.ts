@@ -217,6 +217,13 @@ describe('console: what a PM missed', () => {
     await page.getByRole('link', { name: 'New cohort' }).click()
     await page.getByLabel('Name').fill('Pro users')
     await page.getByLabel('Person property').fill('plan')
+    // the value input suggests the person property's values (GET …/persons/values/), most frequent first then by name
+    const valueInput = page.getByRole('combobox', { name: 'Value' })
+    const suggested = await eventually(
+      () => valueInput.evaluate((input) => Array.from((input as unknown as { list: { options: ArrayLike<{ value: string }> } | null }).list?.options ?? [], (o) => o.value)),
+      (values) => values.length === 2,
+    )
+    expect([...suggested].sort()).toEqual(['free', 'pro']) // (earlier tests erased some persons: the order is the API test's)
     await page.getByLabel('Value').fill('pro')
     await page.getByRole('button', { name: 'Save' }).click()
     await page.getByRole('heading', { name: 'Cohort Pro users' }).waitFor()

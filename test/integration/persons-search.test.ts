@@ -43,6 +43,27 @@ for (const postgres of ['embedded', 'real'] as StoreChoice[]) {
       expect((await list('search=%20%20')).body.count).toBe(31)
     })
 
+    test('values of a person property for suggestions: most frequent first, narrowed, bounded, this project only', async () => {
+      const values = async (query: string) => {
+        const r = await stack.api(`/api/projects/1/persons/values/?${query}`)
+        return { status: r.status, body: await json(r) }
+      }
+      // 20 free, 11 pro in project 1 (the other project's pro person is not counted)
+      expect((await values('key=plan')).body).toEqual([{ name: 'free' }, { name: 'pro' }])
+      expect((await values('key=plan&value=R')).body).toEqual([{ name: 'free' }, { name: 'pro' }])
+      expect((await values('key=plan&value=fr')).body).toEqual([{ name: 'free' }])
+      // % and _ are characters, not wildcards; numbers come back as text
+      expect((await values(`key=email&value=${encodeURIComponent('%b_')}`)).body).toEqual([{ name: 'a%b_c@example.com' }])
+      expect((await values('key=seats')).body).toEqual([{ name: '0' }, { name: '1' }, { name: '2' }])
+      expect((await values('key=missing')).body).toEqual([])
+      for (const [query, attr] of [['', 'key'], [`key=${'k'.repeat(401)}`, 'key'], [`key=plan&value=${'v'.repeat(201)}`, 'value']]) {
+        const refused = await values(query)
+        expect([refused.status, refused.body.attr]).toEqual([400, attr])
+      }
+      // an injection is a key like any other
+      expect((await values(`key=${encodeURIComponent("plan' or 1=1 --")}`)).body).toEqual([])
+    })
+
     test('properties: exact values (any of a list), combined with search; pages follow next through the matches', async () => {
       const pro = await list(`properties=${encodeURIComponent(JSON.stringify([{ key: 'plan', value: 'pro', operator: 'exact', type: 'person' }]))}&limit=4`)
       expect(pro.body.count).toBe(11)
