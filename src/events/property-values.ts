@@ -3,8 +3,7 @@
 // (time, result bytes, slots) apply; every value a user sent enters the text only as a quoted literal.
 import { errors } from '../http/errors'
 import type { Metrics } from '../ops/metrics'
-import { and, isEvent, str, userProp } from '../insights/hogql'
-import { likeEscaped } from '../insights/filters'
+import { and, isEvent, likeEscaped, str, userProp } from '../lib/hogql-text'
 
 /** Bounds of one request (docs/limits.md). */
 export const PROPERTY_VALUE_LIMITS = {

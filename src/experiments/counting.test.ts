@@ -3,12 +3,13 @@
 import { describe, expect, test } from 'bun:test'
 import { parseQuery } from '../query/parser'
 import { tokenize } from '../query/lexer'
-import { exposuresFrom, exposuresQuery, hogqlString, metricRowsQuery, MetricTally, type Exposure } from './counting'
+import { str as hogqlString } from '../lib/hogql-text'
+import { exposuresFrom, exposuresQuery, metricRowsQuery, MetricTally, type Exposure } from './counting'
 import type { Metric } from './validation'
 
 const HOSTILE = ["it's", 'back\\slash', "\\'; DROP TABLE events; --", "x' OR 1 = 1 OR 'a' = '", 'new\nline', "\\\\'", '\'\'\'', '$feature_flag`"', 'é 😀']
 
-describe('hogqlString', () => {
+describe('the shared HogQL string literal (lib/hogql-text.ts)', () => {
   test('every hostile value is one string token whose value is the value itself', () => {
     for (const value of HOSTILE) {
       const tokens = tokenize(`SELECT ${hogqlString(value)}`, 1000)

@@ -1,17 +1,13 @@
 // How an experiment's results are counted, without joins: the HogQL text of the exposure and metric reads (every
-// value quoted by hogqlString), and the pure join of the two in TypeScript (exposure first, metric events at or
-// after it, within the conversion window).
+// value quoted by the shared HogQL literal, lib/hogql-text.ts), and the pure join of the two in TypeScript
+// (exposure first, metric events at or after it, within the conversion window).
+import { str } from '../lib/hogql-text'
 import type { Metric } from './validation'
 import type { VariantCounts } from './stats/methods'
 
-/** A HogQL string literal: backslashes and quotes escaped, so no value can end the literal it is put in. */
-export function hogqlString(value: string): string {
-  return `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`
-}
-
 /** A HogQL time: toDateTime('YYYY-MM-DD HH:MM:SS') in UTC (whole seconds). */
 export function hogqlTime(ms: number): string {
-  return `toDateTime(${hogqlString(new Date(ms).toISOString().slice(0, 19).replace('T', ' '))})`
+  return `toDateTime(${str(new Date(ms).toISOString().slice(0, 19).replace('T', ' '))})`
 }
 
 export interface Window {
@@ -28,8 +24,8 @@ const timeRange = (w: Window) => `timestamp >= ${hogqlTime(Math.floor(w.from / 1
 function exposureFilter(w: Window): string {
   return [
     `event = '$feature_flag_called'`,
-    `properties.$feature_flag = ${hogqlString(w.flagKey)}`,
-    `toString(properties.$feature_flag_response) IN (${w.variants.map(hogqlString).join(', ')})`,
+    `properties.$feature_flag = ${str(w.flagKey)}`,
+    `toString(properties.$feature_flag_response) IN (${w.variants.map(str).join(', ')})`,
     'person_id IS NOT NULL',
     timeRange(w),
   ].join(' AND ')
@@ -60,7 +56,7 @@ export function metricEvents(metric: Metric): string[] {
 }
 
 function metricFilter(metric: Metric, w: Window): string {
-  return [`event IN (${metricEvents(metric).map(hogqlString).join(', ')})`, 'person_id IS NOT NULL', timeRange(w)].join(' AND ')
+  return [`event IN (${metricEvents(metric).map(str).join(', ')})`, 'person_id IS NOT NULL', timeRange(w)].join(' AND ')
 }
 
 export function metricRowsCountQuery(metric: Metric, w: Window): string {
@@ -70,7 +66,7 @@ export function metricRowsCountQuery(metric: Metric, w: Window): string {
 /** The metric's events of the window, by person and time: person_id, timestamp, event, value. */
 export function metricRowsQuery(metric: Metric, w: Window, limit: number, offset: number): string {
   const source = metric.metric_type === 'mean' ? metric.source! : null
-  const value = source?.math === 'sum' ? `toFloat(properties[${hogqlString(source.math_property!)}])` : '1'
+  const value = source?.math === 'sum' ? `toFloat(properties[${str(source.math_property!)}])` : '1'
   return `SELECT person_id, timestamp, event, ${value} FROM events WHERE ${metricFilter(metric, w)}
 ORDER BY person_id, timestamp, uuid LIMIT ${limit} OFFSET ${offset}`
 }

@@ -1,6 +1,7 @@
 // PostHog's property filters as HogQL conditions over an event's properties. A missing property matches the
 // negative operators (is_not, not_icontains), as in PostHog; comparisons read the property as a number.
 import type { Static } from 'elysia'
+import { likeEscaped } from '../lib/hogql-text'
 import { and, literal, str, time, unsupported, userProp } from './hogql'
 import { Value } from '@sinclair/typebox/value'
 import { Properties, type PropertyFilter } from './model'
@@ -9,11 +10,6 @@ import type { PersonFilterAt } from './person-sets'
 type PropertiesInput = Static<typeof Properties> | undefined
 /** The persons of each person or cohort filter, found beforehand (person-sets.ts). */
 export type PersonsOfFilters = ReadonlyMap<PropertyFilter, readonly string[]>
-
-/** `%`, `_` and `\` of a value matched literally inside an ILIKE pattern. */
-export function likeEscaped(value: string): string {
-  return value.replace(/[\\%_]/g, (c) => `\\${c}`)
-}
 
 function values(value: PropertyFilter['value']): (string | number | boolean)[] {
   if (Array.isArray(value)) return value

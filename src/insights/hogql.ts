@@ -1,41 +1,12 @@
-// The HogQL an insight runs, written from its parts. Every value a user sent reaches the text only through
-// `literal`/`str` (quoted and escaped), every property name only through `prop`: the text is then parsed, checked and
-// compiled for the store like any HogQL query, with the tenant condition, the dialect and the budgets it brings.
+// The HogQL an insight runs, written from its parts: the quoting of src/lib/hogql-text.ts (every user value a quoted
+// literal), and what insights add to it — time ranges, local-time buckets, refusals by name.
 import { errors } from '../http/errors'
+import { time } from '../lib/hogql-text'
 import { bucketIndexOfWall, type Bucket } from './buckets'
 import type { Interval } from './date-range'
 import { DAY_MS, offsetTransitions } from '../lib/timezone'
 
-/** A HogQL string literal: backslashes and quotes escaped, control characters written as escapes. */
-export function str(value: string): string {
-  return `'${value.replace(/[\\'\n\r\t\0]/g, (c) => ({ '\\': '\\\\', "'": "\\'", '\n': '\\n', '\r': '\\r', '\t': '\\t', '\0': '\\0' })[c]!)}'`
-}
-
-/** A literal of a filter value: numbers and booleans as themselves, anything else as a string. */
-export function literal(value: unknown): string {
-  if (typeof value === 'number' && Number.isFinite(value)) return String(value)
-  if (typeof value === 'boolean') return value ? 'true' : 'false'
-  return str(typeof value === 'string' ? value : JSON.stringify(value))
-}
-
-/** An event property's value (`NULL` when absent). */
-export function prop(key: string): string {
-  return `properties[${str(key)}]`
-}
-
-/**
- * A property a user named, refused by `attr` when it holds what not every store can address (a double quote, a
- * backslash, a control character): the same answer on every store, instead of a failure on one.
- */
-export function userProp(key: string, attr: string): string {
-  if (/["\\\0-\x1f]/.test(key)) unsupported(`Property name ${JSON.stringify(key.slice(0, 100))} holds a quote, backslash or control character`, attr)
-  return prop(key)
-}
-
-/** A UTC instant as a HogQL time literal. */
-export function time(ms: number): string {
-  return `toDateTime(${str(new Date(ms).toISOString())})`
-}
+export { and, isEvent, literal, prop, str, time, userProp } from '../lib/hogql-text'
 
 /**
  * The events of a time range, [from, to), on whole seconds: ClickHouse keeps seconds, so an end 1 ms past a second
@@ -43,17 +14,6 @@ export function time(ms: number): string {
  */
 export function inRange(from: number, to: number): string {
   return `timestamp >= ${time(Math.floor(from / 1000) * 1000)} AND timestamp < ${time(Math.ceil(to / 1000) * 1000)}`
-}
-
-/** The events of one named event, or every event (null). */
-export function isEvent(event: string | null | undefined): string | null {
-  return event === null || event === undefined ? null : `event = ${str(event)}`
-}
-
-/** AND of the conditions that are not null ('true' when none). */
-export function and(conditions: (string | null | undefined)[]): string {
-  const present = conditions.filter((c): c is string => typeof c === 'string' && c !== '')
-  return present.length === 0 ? 'true' : present.map((c) => `(${c})`).join(' AND ')
 }
 
 /**
