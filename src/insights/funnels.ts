@@ -8,7 +8,7 @@ import { and, inRange, isEvent, prop, str, time, unsupported, userProp } from '.
 import { attemptsOf, bestAttempt, histogram, mean, median, secondsBetween, windowDeadline, type Attempt, type FunnelEvent, type FunnelRules, type WindowUnit } from './funnel-steps'
 import type { EventsNode, FunnelsQuery } from './model'
 import type { InsightContext, KindAnswer } from './service'
-import { BREAKDOWN_NULL, DEFAULT_BREAKDOWN_LIMIT } from './breakdown-values'
+import { BREAKDOWN_NULL, DEFAULT_BREAKDOWN_LIMIT, keptValues } from './breakdown-values'
 import { ApiError, errors } from '../http/errors'
 
 export const BREAKDOWN_OTHER_FUNNEL = 'Other'
@@ -140,10 +140,9 @@ export function parseUtc(text: string): number {
 
 /** Breakdown values in order of persons entering (most first), the ones past the limit folded into "Other". */
 function rankedValues(entered: Map<string, number>, limit: number): { kept: string[]; folded: (value: string) => string } {
-  const ranked = [...entered.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map(([v]) => v)
-  const kept = new Set(ranked.slice(0, limit))
-  const hasOther = ranked.length > limit
-  return { kept: [...kept, ...(hasOther ? [BREAKDOWN_OTHER_FUNNEL] : [])], folded: (v) => (kept.has(v) ? v : BREAKDOWN_OTHER_FUNNEL) }
+  const { kept, other } = keptValues(entered, limit, false)
+  const keptSet = new Set(kept)
+  return { kept: [...kept, ...(other ? [BREAKDOWN_OTHER_FUNNEL] : [])], folded: (v) => (keptSet.has(v) ? v : BREAKDOWN_OTHER_FUNNEL) }
 }
 
 const keyOf = (attempt: Attempt, plan: Plan) => (plan.breakdown ? (attempt.breakdown ?? BREAKDOWN_NULL) : '')
