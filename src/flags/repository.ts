@@ -53,6 +53,12 @@ export async function getFlag(sql: Sql, teamId: number, id: number): Promise<Fla
   return row ?? null
 }
 
+/** The project's flag with this key, not deleted (one at most: keys are unique among live flags). */
+export async function getFlagByKey(sql: Sql, teamId: number, key: string): Promise<FlagRow | null> {
+  const [row] = await sql<FlagRow[]>`${selectFlags(sql)} where f.team_id = ${teamId} and f.key = ${key} and not f.deleted limit 1`
+  return row ?? null
+}
+
 export async function keyTaken(sql: Sql, teamId: number, key: string, exceptId: number | null): Promise<boolean> {
   const [row] = await sql`
     select 1 from feature_flags

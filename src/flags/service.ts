@@ -7,7 +7,7 @@ import { localEvaluationOf, type LocalEvaluation } from './local-evaluation'
 import { flagListing, safeInt } from './reference-checks'
 import { checkProjectBudget, flagBytes, measure, referencesIn, type ProjectLimit } from './project-budget'
 import { cohortBytes, cohortsWithNested, disabledFlags, flagFootprints, flagRefs, type FlagRef } from './references'
-import { createFlag, getFlag, keyTaken, listFlags, updateFlag, withProjectWriteLock, type ListOptions } from './repository'
+import { createFlag, getFlag, getFlagByKey, keyTaken, listFlags, updateFlag, withProjectWriteLock, type ListOptions } from './repository'
 import { flagJson, type FlagRow } from './serialize'
 import { validateFlagBody, type FlagInput, type ValidationContext, type WriteMethod } from './validation'
 
@@ -142,9 +142,8 @@ export class FlagService {
   }
 
   /** A flag of the project by key (not deleted), read inside the caller's transaction. */
-  async flagByKey(tx: Sql, teamId: number, key: string): Promise<FlagRow | null> {
-    const [found] = await tx<{ id: number }[]>`select id from feature_flags where team_id = ${teamId} and key = ${key} and not deleted limit 1`
-    return found ? getFlag(tx, teamId, found.id) : null
+  flagByKey(tx: Sql, teamId: number, key: string): Promise<FlagRow | null> {
+    return getFlagByKey(tx, teamId, key)
   }
 
   /**
