@@ -1,6 +1,6 @@
 // One release condition: its filters (person properties, cohorts, other flags) and its rollout percentage.
 import { PropertyValues } from '../definitions/suggestions'
-import { Field, valueOf } from '../lib/ui'
+import { Field, Options, valueOf } from '../lib/ui'
 import { OPERATORS, type Condition, type FlagProperty } from './types'
 
 export interface Choice {
@@ -75,11 +75,7 @@ export function ConditionEditor(props: {
               </Field>
               <Field label="Operator">
                 <select value={filter.operator ?? 'exact'} onChange={(e) => setFilter(i, { ...filter, operator: valueOf(e) })}>
-                  {OPERATORS.map(([value, label]) => (
-                    <option key={value} value={value}>
-                      {label}
-                    </option>
-                  ))}
+                  <Options choices={OPERATORS} />
                 </select>
               </Field>
               {filter.operator === 'is_set' || filter.operator === 'is_not_set' ? null : (

@@ -1,7 +1,7 @@
 // The forms of the Insights page: a trend (series, math, a property filter, breakdown, interval, date range,
 // compare) and a funnel (steps, window, order). Event names are suggested from the project's event definitions.
 import { api, projectPath, query } from '../lib/api'
-import { Field, useAsync, valueOf } from '../lib/ui'
+import { Field, Options, useAsync, valueOf } from '../lib/ui'
 import { useSession } from '../lib/session'
 import { PropertyNames, PropertyValues } from '../definitions/suggestions'
 import { DATE_RANGES, INTERVALS, MATHS, OPERATORS, ORDERS, PROPERTY_MATHS, seriesLetter, WINDOW_UNITS, type FunnelForm, type RetentionForm, type TrendForm } from './query'
@@ -38,11 +38,7 @@ function DateRangeSelect(props: { value: string; onChange: (value: string) => vo
   return (
     <Field label="Date range">
       <select value={props.value} onChange={(e) => props.onChange(valueOf(e))}>
-        {DATE_RANGES.map(([value, label]) => (
-          <option key={value} value={value}>
-            {label}
-          </option>
-        ))}
+        <Options choices={DATE_RANGES} />
         {/* a saved insight's own range (written by a script) stays choosable */}
         {DATE_RANGES.some(([value]) => value === props.value) ? null : <option value={props.value}>{`From ${props.value}`}</option>}
       </select>
@@ -71,11 +67,7 @@ export function TrendBuilder(props: { form: TrendForm; onChange: (form: TrendFor
             <EventInput value={s.event} onChange={(event) => setSeries(i, { event })} />
             <Field label="Math">
               <select value={s.math} onChange={(e) => setSeries(i, { math: valueOf(e) })}>
-                {MATHS.map(([value, label]) => (
-                  <option key={value} value={value}>
-                    {label}
-                  </option>
-                ))}
+                <Options choices={MATHS} />
               </select>
             </Field>
             {PROPERTY_MATHS.has(s.math) ? (
@@ -104,11 +96,7 @@ export function TrendBuilder(props: { form: TrendForm; onChange: (form: TrendFor
           </Field>
           <Field label="Operator">
             <select value={form.filter.operator} onChange={(e) => set({ filter: { ...form.filter, operator: valueOf(e) } })}>
-              {OPERATORS.map(([value, label]) => (
-                <option key={value} value={value}>
-                  {label}
-                </option>
-              ))}
+              <Options choices={OPERATORS} />
             </select>
           </Field>
           {form.filter.operator !== 'is_set' && form.filter.operator !== 'is_not_set' ? (
@@ -124,11 +112,7 @@ export function TrendBuilder(props: { form: TrendForm; onChange: (form: TrendFor
         <DateRangeSelect value={form.dateFrom} onChange={(dateFrom) => set({ dateFrom, interval: dateFrom === '-24h' ? 'hour' : form.interval })} />
         <Field label="Interval">
           <select value={form.interval} onChange={(e) => set({ interval: valueOf(e) as TrendForm['interval'] })}>
-            {INTERVALS.map(([value, label]) => (
-              <option key={value} value={value}>
-                {label}
-              </option>
-            ))}
+            <Options choices={INTERVALS} />
           </select>
         </Field>
         <label class="check">
@@ -178,11 +162,7 @@ export function FunnelBuilder(props: { form: FunnelForm; onChange: (form: Funnel
         </Field>
         <Field label="Order">
           <select value={form.order} onChange={(e) => set({ order: valueOf(e) as FunnelForm['order'] })}>
-            {ORDERS.map(([value, label]) => (
-              <option key={value} value={value}>
-                {label}
-              </option>
-            ))}
+            <Options choices={ORDERS} />
           </select>
         </Field>
         <BreakdownInput value={form.breakdown} onChange={(breakdown) => set({ breakdown })} />

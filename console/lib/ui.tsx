@@ -69,6 +69,19 @@ export function useInterval(tick: () => void, ms: number): void {
 }
 
 /** A labelled control: the label names it, the hint describes it (and stays out of its name). */
+/** The options of a select, from [value, label] pairs. */
+export function Options(props: { choices: readonly (readonly [string, string])[] }) {
+  return (
+    <>
+      {props.choices.map(([value, label]) => (
+        <option key={value} value={value}>
+          {label}
+        </option>
+      ))}
+    </>
+  )
+}
+
 export function Field(props: { label: string; children: VNode<any>; hint?: string }) {
   const id = useId()
   const hintId = `${id}-hint`
