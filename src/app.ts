@@ -36,6 +36,10 @@ import { throttled } from './log'
 
 const VERSION = '0.1.0'
 
+/** Where a request's context keeps when it started (performance.now()). */
+const STARTED = Symbol('started')
+type Timed = { [STARTED]?: number }
+
 interface PrivateApiDeps {
   sql: Services['db']['sql']
   auth: Services['auth']
@@ -75,9 +79,20 @@ export function createApp(services: Services) {
     limiter: services.apiLimiter,
     trustProxy: services.config.TRUST_PROXY,
   }
-  const started = new WeakMap<Request, number>()
   const logServerError = throttled(1000)
-  const durationMs = (request: Request) => Math.round((performance.now() - (started.get(request) ?? performance.now())) * 10) / 10
+  // the request's start is kept on its `set` (one object a request, handed to every hook): a WeakMap entry a
+  // request cost the collector more than the lookup saved
+  const durationMs = (set: object) => Math.round((performance.now() - ((set as Timed)[STARTED] ?? performance.now())) * 10) / 10
+  // http_requests_total and the access line, counted where the answer is decided (its handler, or the error
+  // handler) rather than after it is sent: an after-response hook costs every request a deferred task
+  const answered = (request: Request, route: string, path: string, status: number, set: { headers: Record<string, unknown> }) => {
+    metrics.countHttpRequest(route || 'unmatched', request.method, status)
+    if (logRequests || log.isLevelEnabled('debug')) {
+      const line = { method: request.method, route: route || 'unmatched', path, status, durationMs: durationMs(set), requestId: set.headers['x-request-id'] }
+      if (logRequests) log.info(line, 'request')
+      else log.debug(line, 'request')
+    }
+  }
   // standardHostname: false — find the path after "http://", not at index 11: a Host shorter than 4 characters
   // (`Host: api`) made every route answer 404, and a crafted path could slip past a proxy rule on /api/.
   const base = new Elysia({ name: 'phog', handler: { standardHostname: false } })
@@ -87,7 +102,7 @@ export function createApp(services: Services) {
     // where it applies — the private API's key check in its parse hook, a body's caps where it is read, the
     // lingering 413 in the error handler.
     .onRequest(function everyRequest({ request, set }) {
-      started.set(request, performance.now())
+      ;(set as Timed)[STARTED] = performance.now()
       set.headers['x-request-id'] = requestIdOf(request)
       const isPrivateApi = request.url.startsWith('/api/', request.url.indexOf('/', 8))
       // its reads are cancelled in Postgres if the client leaves (db/cancel.ts)
@@ -109,7 +124,7 @@ export function createApp(services: Services) {
       }
       // a client that left before its body arrived: nobody reads the answer; counted as 499, logged at debug
       if (request.signal.aborted && !(error instanceof ApiError && error.status !== 499)) {
-        log.debug({ requestId: set.headers['x-request-id'], method: request.method, route: route || 'unmatched', durationMs: durationMs(request) }, 'client closed the connection')
+        log.debug({ requestId: set.headers['x-request-id'], method: request.method, route: route || 'unmatched', durationMs: durationMs(set) }, 'client closed the connection')
         error = errors.clientClosed()
       }
       // a known path with a method it does not serve: 405 with Allow; an unknown path stays 404
@@ -118,7 +133,7 @@ export function createApp(services: Services) {
       const { status, body, headers } = toErrorResponse(code, allow.length > 0 ? errors.methodNotAllowed(request.method) : error)
       if (status >= 500) {
         // every 5xx with its reason, at most once a second per route and cause, with the count held back since
-        const line = { requestId: set.headers['x-request-id'], method: request.method, route: route || 'unmatched', status, durationMs: durationMs(request), code: body.code }
+        const line = { requestId: set.headers['x-request-id'], method: request.method, route: route || 'unmatched', status, durationMs: durationMs(set), code: body.code }
         if (error instanceof ApiError) logServerError(`${line.route}:${body.code}`, (suppressed) => log.error({ ...line, suppressed }, `request answered ${status}: ${body.detail}`))
         else {
           const message = (error as Error)?.message ?? String(error)
@@ -128,17 +143,11 @@ export function createApp(services: Services) {
       set.status = status
       set.headers['content-type'] = 'application/json'
       for (const [k, v] of Object.entries(headers)) set.headers[k] = v
+      answered(request, route, path, status, set)
       return body
     })
-    .onAfterResponse({ as: 'global' }, ({ request, route, set, path }) => {
-      const status = typeof set.status === 'number' ? set.status : 200
-      metrics.countHttpRequest(route || 'unmatched', request.method, status)
-      // the access line: at info with LOG_REQUESTS=true, and always at debug
-      if (logRequests || log.isLevelEnabled('debug')) {
-        const line = { method: request.method, route: route || 'unmatched', path, status, durationMs: durationMs(request), requestId: set.headers['x-request-id'] }
-        if (logRequests) log.info(line, 'request')
-        else log.debug(line, 'request')
-      }
+    .onAfterHandle({ as: 'global' }, function countAnswer({ request, route, set, path, response }) {
+      answered(request, route, path, response instanceof Response ? response.status : typeof set.status === 'number' ? set.status : 200, set)
     })
     .options('/api/*', ({ request, set }) => {
       Object.assign(set.headers, apiPreflightHeaders(request))
