@@ -81,6 +81,12 @@ export async function launchedOnFlag(tx: Sql, teamId: number, flagId: number): P
   return row !== undefined
 }
 
+/** Whether an experiment (not deleted) is run on this flag. */
+export async function experimentOnFlag(tx: Sql, teamId: number, flagId: number): Promise<boolean> {
+  const [row] = await tx`select 1 from experiments where team_id = ${teamId} and feature_flag_id = ${flagId} and not deleted limit 1`
+  return row !== undefined
+}
+
 export async function countExperiments(tx: Sql, teamId: number): Promise<number> {
   const [{ n }] = await tx<{ n: number }[]>`select count(*)::int as n from experiments where team_id = ${teamId} and not deleted`
   return n

@@ -8,7 +8,7 @@ import type { FlagService } from '../flags/service'
 import type { QueryService } from '../query/service'
 import type { Window } from './counting'
 import { countVariants, resultsAnswer, type ResultCaps } from './results'
-import { countExperiments, getExperiment, launchedOnFlag, insertExperiment, listExperiments, updateExperiment, type ExperimentListOptions, type ExperimentRow } from './repository'
+import { countExperiments, experimentOnFlag, getExperiment, launchedOnFlag, insertExperiment, listExperiments, updateExperiment, type ExperimentListOptions, type ExperimentRow } from './repository'
 import { experimentJson } from './serialize'
 import type { Method } from './stats/methods'
 import { checkMetric, checkVariants, validateExperimentBody, type Metric, type VariantInput } from './validation'
@@ -53,6 +53,10 @@ export class ExperimentsService {
     this.caps = { maxExposedPersons: deps.maxExposedPersons, maxMetricRows: deps.maxMetricRows, onRefused: deps.onRefused }
     // through the flags API too: a launched experiment's variants stay as they were
     deps.flags.addUpdateCheck(async (tx, teamId, existing, input) => {
+      // as PostHog: the experiment goes first (its results read the flag's exposures)
+      if (input.deleted === true && !existing.deleted && (await experimentOnFlag(tx, teamId, existing.id))) {
+        throw errors.validation('invalid_input', 'Cannot delete a feature flag that is in use with an experiment. Please delete the experiment before deleting the flag.', 'deleted')
+      }
       if (input.filters === undefined) return
       const before = flagVariants(existing.filters)
       const after = flagVariants(input.filters)

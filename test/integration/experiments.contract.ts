@@ -127,8 +127,14 @@ export function experimentsContract(name: string, start: () => Promise<Stack>): 
       expect(stopped).toMatchObject({ status: 'complete', archived: true })
       expect(await listed('?status=complete&archived=true&search=checkout')).toEqual([made.id])
       expect((await api(`/experiments/${made.id}/`, 'DELETE')).status).toBe(405)
+      // its flag cannot be deleted from under it: the experiment goes first
+      const flagDeleted = await api(`/feature_flags/${made.feature_flag.id}/`, 'PATCH', { deleted: true })
+      expect(flagDeleted.status).toBe(400)
+      expect(await json(flagDeleted)).toMatchObject({ type: 'validation_error', attr: 'deleted' })
+      expect((await json(api(`/feature_flags/${made.feature_flag.id}/`))).deleted).toBe(false)
       expect((await api(`/experiments/${made.id}/`, 'PATCH', { deleted: true })).status).toBe(200)
       expect((await api(`/experiments/${made.id}/`)).status).toBe(404)
+      expect((await api(`/feature_flags/${made.feature_flag.id}/`, 'PATCH', { deleted: true })).status).toBe(200)
     })
 
     test('an existing multivariate flag is reused; a boolean one, bad variants and bad input are 400', async () => {
