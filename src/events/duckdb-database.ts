@@ -193,8 +193,8 @@ export class DuckDbDatabase {
   serve(): void {
     if (this.channel) return
     const channel = new BroadcastChannel(channelName(this.file))
-    channel.onmessage = async (event: MessageEvent<RemoteMessage>) => {
-      const m = event.data
+    channel.onmessage = async (event) => {
+      const m = event.data as RemoteMessage
       if (m.kind !== 'request') return
       try {
         const result = await this.perform(m.op, m.args)
@@ -290,8 +290,8 @@ class RemoteDuckDb implements DuckDbAccess {
 
   constructor(file: string) {
     this.channel = new BroadcastChannel(channelName(file))
-    this.channel.onmessage = (event: MessageEvent<RemoteMessage>) => {
-      const m = event.data
+    this.channel.onmessage = (event) => {
+      const m = event.data as RemoteMessage
       if (m.kind !== 'answer' || m.to !== this.self) return
       const waiter = this.waiting.get(m.id)
       if (!waiter) return
