@@ -8,7 +8,7 @@ import type { Expr, Select } from './ast'
 import { balanced, CompileBudget, COMPILE_LIMITS, fitsStatement } from './budget'
 import { QueryError } from './errors'
 import {
-  clickhouseEvents, embeddedEvents, isEmbedded, numberSql, Params, propertySql, timeLiteral,
+  asciiCase, clickhouseEvents, embeddedEvents, isEmbedded, numberSql, Params, propertySql, timeLiteral,
   type DialectName, type EventsScope, type PropertyFlavor, type TimeType,
 } from './dialect'
 import { compileCall, isAggregate } from './functions'
@@ -481,7 +481,7 @@ export class Compiler {
     if (e.pattern.k !== 'string') throw new QueryError(`${e.caseInsensitive ? 'ILIKE' : 'LIKE'} takes a string literal pattern`)
     const a = this.expr(e.arg, level, clause, 'string', inAggregate)
     const pattern = e.caseInsensitive ? asciiLower(e.pattern.value) : e.pattern.value
-    const subject = e.caseInsensitive ? `lower(${a.sql})` : a.sql
+    const subject = e.caseInsensitive ? asciiCase(this.dialect, a.sql, 'lower') : a.sql
     const not = e.not ? 'NOT ' : ''
     if (isEmbedded(this.dialect)) {
       // GLOB is case-sensitive like ClickHouse's LIKE (SQLite's LIKE is not)

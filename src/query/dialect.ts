@@ -143,6 +143,15 @@ export function clickhouseEvents(database: string, teamId: number, withPerson: b
   }
 }
 
+const UPPER = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ'
+const LOWER = 'abcdefghijklmnopqrstuvwxyz'
+
+/** lower()/upper() of ASCII letters only, as ClickHouse's and SQLite's (DuckDB's own know every alphabet). */
+export function asciiCase(dialect: DialectName, sql: string, to: 'lower' | 'upper'): string {
+  if (dialect !== 'duckdb') return `${to}(${sql})`
+  return to === 'lower' ? `translate(${sql}, '${UPPER}', '${LOWER}')` : `translate(${sql}, '${LOWER}', '${UPPER}')`
+}
+
 /** A SQLite JSON path for these keys ($."a"."b"); a key holding a double quote cannot be written in one. */
 export function sqliteJsonPath(path: string[]): string {
   for (const key of path) {

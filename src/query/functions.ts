@@ -3,7 +3,7 @@
 import type { Expr } from './ast'
 import { fitsStatement } from './budget'
 import { combine, parseTimeLiteral, shift, type Compiled, type Compiler, type ValueType } from './compile'
-import { DAY_MS, isEmbedded, timeLiteral } from './dialect'
+import { asciiCase, DAY_MS, isEmbedded, timeLiteral } from './dialect'
 import { QueryError } from './errors'
 
 type Arg = (e: Expr, want: 'any' | 'raw' | 'string' | 'number') => Compiled
@@ -185,7 +185,7 @@ export function compileCall(compiler: Compiler, e: Extract<Expr, { k: 'call' }>,
       arity(name, args, 1)
       const a = arg(args[0], 'string')
       // ASCII only on both stores (ClickHouse's lower/upper and SQLite's agree)
-      return { ...a, sql: `${name}(${a.sql})`, type: 'String' }
+      return { ...a, sql: asciiCase(compiler.dialect, a.sql, name), type: 'String' }
     }
     case 'length': {
       arity(name, args, 1)
