@@ -4,7 +4,8 @@ import type { Config } from './config'
 import { migratePostgres } from './db/migrate'
 import { lockDataDir } from './db/data-dir-lock'
 import { isConnectionError, openDatabase, type Database } from './db/postgres'
-import { createEventStore } from './events/factory'
+import { createEventStore, duckDbFile, duckDbSettings, sqliteFile } from './events/factory'
+import { startSqliteImport } from './events/sqlite-import'
 import { valueWithin } from './lib/timeout'
 import { parseClickHouseUrl } from './events/clickhouse-target'
 import { ResilientStore } from './events/resilient-store'
@@ -125,6 +126,10 @@ export async function startServices(config: Config, log: Logger, options: { metr
     const events = new ResilientStore(createEventStore(config, { reads: true }))
     await events.init()
     closers.push(() => events.close())
+    if (!config.CLICKHOUSE_URL && config.EMBEDDED_EVENT_STORE === 'duckdb') {
+      // an install that kept its events in SQLite: they are copied into DuckDB in the background (sqlite-import.ts)
+      closers.push(await startSqliteImport(sqliteFile(config), duckDbFile(config), duckDbSettings(config), log))
+    }
     const queryRunner = createQueryRunner(config)
     closers.push(() => queryRunner.close())
     const queryCompiler = new CompileThread()
