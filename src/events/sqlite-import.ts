@@ -2,7 +2,8 @@
 // (DATA_DIR/events.sqlite): its events are copied into DuckDB in the background, a chunk at a time in rowid order,
 // the progress kept in DuckDB's sqlite_import table (resumed after a restart, the first chunk then in doubt so that
 // nothing is copied twice), logged as it goes, and marked finished once. The SQLite file is left as it was.
-// The person mapping is not copied: the mapping copy (src/query/person-mapping.ts) refills it from Postgres.
+// Then the person mapping SQLite held (copied from Postgres with the same versions, so the mapping copy of
+// src/query/person-mapping.ts carries on from it; an upsert keeps the higher version, so copying it again is harmless).
 import { Database } from 'bun:sqlite'
 import { existsSync } from 'node:fs'
 import type { Logger } from '../log'
@@ -78,11 +79,27 @@ export class SqliteEventsImport {
         await new Promise((r) => setImmediate(r)) // the SQLite reads are synchronous: let requests in between chunks
       }
       if (this.stopped) return { copied, finished: false }
+      await this.copyMapping(sqlite)
+      if (this.stopped) return { copied, finished: false }
       await this.saveProgress(lastRowid, copied, Date.now())
       this.log.info({ copied, source: this.sqliteFile }, `copied ${copied} events from SQLite into DuckDB; ${this.sqliteFile} is no longer read and may be removed`)
       return { copied, finished: true }
     } finally {
       sqlite.close()
+    }
+  }
+
+  private async copyMapping(sqlite: Database): Promise<void> {
+    if (!sqlite.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'person_distinct_id'").get()) return
+    const read = sqlite.prepare('SELECT team_id, distinct_id, person_id, version FROM person_distinct_id WHERE (team_id, distinct_id) > (?, ?) ORDER BY team_id, distinct_id LIMIT ?')
+    let after: [number, string] = [-1, '']
+    while (!this.stopped) {
+      const rows = read.all(after[0], after[1], this.options.chunk ?? CHUNK) as { team_id: number; distinct_id: string; person_id: string | null; version: number }[]
+      if (rows.length === 0) return
+      await this.duck.upsertMapping(rows.map((r) => ({ teamId: r.team_id, distinctId: r.distinct_id, personId: r.person_id, version: r.version })))
+      const last = rows[rows.length - 1]
+      after = [last.team_id, last.distinct_id]
+      await new Promise((r) => setImmediate(r))
     }
   }
 

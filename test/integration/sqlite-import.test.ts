@@ -1,6 +1,7 @@
 // Moving an embedded install from SQLite to DuckDB: the first start with EMBEDDED_EVENT_STORE=duckdb copies
 // DATA_DIR/events.sqlite into DuckDB in the background (src/events/sqlite-import.ts), resumably, each event once.
 import { expect, test } from 'bun:test'
+import { Database } from 'bun:sqlite'
 import { join } from 'node:path'
 import { accessDuckDb } from '../../src/events/duckdb-database'
 import { EmbeddedEventStore } from '../../src/events/embedded'
@@ -32,6 +33,9 @@ test('resumed after a stop between a chunk and its progress: every event once, t
   const rows = await sqliteWith(join(dir, 'events.sqlite'), 12_345)
   const duck = await accessDuckDb(join(dir, 'events.duckdb'), SETTINGS)
   try {
+    const sqlite = new Database(join(dir, 'events.sqlite'))
+    sqlite.run("INSERT INTO person_distinct_id VALUES (1, 'a', 'person-a', 7), (1, 'b', NULL, 9), (2, 'a', 'person-c', 3)")
+    sqlite.close()
     // a copy that stopped after landing rows 1–3000 but saving progress only to rowid 1000
     await duck.insertEvents(rows.slice(0, 3000), false)
     await duck.write('INSERT INTO sqlite_import VALUES (?, 1000, 1000, NULL)', [join(dir, 'events.sqlite')])
@@ -40,6 +44,7 @@ test('resumed after a stop between a chunk and its progress: every event once, t
     expect(outcome.finished).toBe(true)
     const counts = await duck.all('SELECT count(*), count(DISTINCT uuid) FROM events')
     expect(counts).toEqual([[12_345, 12_345]])
+    expect(await duck.all('SELECT team_id, distinct_id, person_id, version FROM person_distinct_id ORDER BY ALL')).toEqual([[1, 'a', 'person-a', 7], [1, 'b', null, 9], [2, 'a', 'person-c', 3]])
     expect(lines.join('')).toContain('copying 12345 events from SQLite into DuckDB')
     expect(lines.join('')).toContain('copied 12345 events from SQLite into DuckDB')
     // finished: a later start copies nothing
