@@ -7,7 +7,7 @@
 import { Database } from 'bun:sqlite'
 import { existsSync } from 'node:fs'
 import type { Logger } from '../log'
-import { accessDuckDb, type DuckDbAccess, type DuckDbSettings } from './duckdb-database'
+import type { DuckDbAccess } from './duckdb-database'
 import type { StoredEvent } from './store'
 
 const CHUNK = 5000
@@ -112,13 +112,9 @@ export class SqliteEventsImport {
 }
 
 /** At boot on DuckDB: start the copy when an events.sqlite is there; the answer stops it (at shutdown). */
-export async function startSqliteImport(sqliteFile: string, duckFile: string, settings: DuckDbSettings, log: Logger): Promise<() => Promise<void>> {
+export function startSqliteImport(sqliteFile: string, duck: DuckDbAccess, log: Logger): () => Promise<void> {
   if (!existsSync(sqliteFile)) return async () => undefined
-  const duck = await accessDuckDb(duckFile, settings)
   const copy = new SqliteEventsImport(sqliteFile, duck, log)
   void copy.start()
-  return async () => {
-    await copy.stop()
-    await duck.release()
-  }
+  return () => copy.stop()
 }

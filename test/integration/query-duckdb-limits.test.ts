@@ -52,6 +52,15 @@ describe('query API limits on the embedded DuckDB store', () => {
     return performance.now() - started
   }
 
+  test("DuckDB's memory, held and allowed (EMBEDDED_DUCKDB_MEMORY_MB), is in /metrics", async () => {
+    const text = await (await stack.app.handle(new Request(`${BASE}/metrics`))).text()
+    expect(text).toContain(`embedded_duckdb_memory_bytes{state="limit"} ${256 * 1024 * 1024}`)
+    const used = Number(/^embedded_duckdb_memory_bytes\{state="used"\} (\d+)/m.exec(text)?.[1])
+    console.log(`DuckDB holds ${(used / 1024 / 1024).toFixed(1)} MiB after 500,000 events`)
+    expect(used).toBeGreaterThan(0)
+    expect(used).toBeLessThanOrEqual(256 * 1024 * 1024)
+  })
+
   test('a query past QUERY_TIMEOUT_MS is interrupted: 504 query_timeout, /decide answers meanwhile, the work stops', async () => {
     const idle = await cpuOver(500)
     const started = performance.now()
