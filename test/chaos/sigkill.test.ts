@@ -18,7 +18,7 @@ describe('SIGKILL under load', () => {
     test(`${ROUNDS} kill(s) and restarts lose nothing and duplicate nothing (${stores} stores)`, async () => {
       const choice = stores === 'real' ? 'real' : 'embedded'
       const env: Record<string, string> = { ...(await freshEnv({ postgres: choice, clickhouse: choice })), FLUSH_INTERVAL_MS: '20', FLUSH_MAX_EVENTS: '500', LOG_LEVEL: 'info' }
-      if (stores === 'duckdb') env.EMBEDDED_EVENT_STORE = 'duckdb'
+      if (stores !== 'real') env.EMBEDDED_EVENT_STORE = stores === 'duckdb' ? 'duckdb' : 'sqlite'
       let service: ServiceProcess = await spawnService(env)
       const port = service.port
       const load = startLoad(() => service.url, { concurrency: FULL ? 12 : 4, batchSize: FULL ? 40 : 20, retry: false })

@@ -4,7 +4,7 @@ import { MAX_HOGQL_ECHO_CHARS } from '../../src/insights/service'
 import { embeddedEvents, json, startStack, type Stack } from '../helpers/stack'
 import { retentionContract } from './insights-retention.contract'
 
-retentionContract('embedded store', () => startStack({ postgres: 'embedded', clickhouse: 'embedded' }, { FLUSH_INTERVAL_MS: 20 }))
+retentionContract('embedded store', () => startStack({ postgres: 'embedded', clickhouse: 'embedded' }, { EMBEDDED_EVENT_STORE: 'sqlite', FLUSH_INTERVAL_MS: 20 }))
 
 // Many persons: the rows come in several pages of whole persons, and the table is the one worked out here.
 const PERSONS = 30_000
@@ -16,7 +16,7 @@ const active = (p: number, d: number) => (p * 7 + d * 3) % 3 !== 0 || (p + d) % 
 describe('retention over 30,000 persons on the embedded store', () => {
   let stack: Stack
   beforeAll(async () => {
-    stack = await startStack({ postgres: 'embedded', clickhouse: 'embedded' }, { FLUSH_INTERVAL_MS: 20 })
+    stack = await startStack({ postgres: 'embedded', clickhouse: 'embedded' }, { EMBEDDED_EVENT_STORE: 'sqlite', FLUSH_INTERVAL_MS: 20 })
     const db = await embeddedEvents(stack)
     const insert = db.prepare('INSERT INTO events (uuid, team_id, event, distinct_id, properties, timestamp, created_at, person_id) VALUES (?, 1, ?, ?, ?, ?, ?, ?)')
     // queries read person_id through the distinct-id mapping the store keeps (copied from Postgres)
