@@ -95,7 +95,7 @@ export const ConfigSchema = Type.Object({
     'the embedded Postgres (no DATABASE_URL): a commit waits until it is on the disk; false is faster but an OS crash or power cut can lose the last writes',
   ),
   EMBEDDED_EVENT_STORE: Type.Union([Type.Literal('sqlite'), Type.Literal('duckdb')], {
-    default: 'sqlite',
+    default: 'duckdb',
     description: 'the embedded event store (no CLICKHOUSE_URL): sqlite (DATA_DIR/events.sqlite) or duckdb (DATA_DIR/events.duckdb, columnar: analytical queries many times faster)',
   }),
   EMBEDDED_DUCKDB_MEMORY_MB: Int({ default: 256, minimum: 64, description: 'EMBEDDED_EVENT_STORE=duckdb: memory_limit of the embedded DuckDB (MiB); larger sorts and joins spill to DATA_DIR/duckdb.tmp' }),

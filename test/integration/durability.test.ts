@@ -137,7 +137,7 @@ describe('durability', () => {
       expect((await store.countByUuid(1, good)).size).toBe(40)
       expect((await store.countByUuid(1, [poison])).size).toBe(0)
 
-      const env = { DATA_DIR: stack.dataDir, LOG_LEVEL: 'silent' }
+      const env = { DATA_DIR: stack.dataDir, LOG_LEVEL: 'silent', EMBEDDED_EVENT_STORE: 'sqlite' }
       const list = await runCli(['dlq', 'list'], env)
       expect(list.code).toBe(0)
       const listed = JSON.parse(list.stdout)
