@@ -36,42 +36,6 @@ export interface DuckDbAccess {
   release(): Promise<void>
 }
 
-/** A batch of events as DuckDB reads it: JSON text (made on the sending thread) and its time span. */
-export interface EventBatchText {
-  json: string
-  count: number
-  lo: number
-  hi: number
-}
-
-export function batchText(rows: StoredEvent[]): EventBatchText {
-  let lo = Infinity
-  let hi = -Infinity
-  for (const e of rows) {
-    lo = Math.min(lo, e.timestamp)
-    hi = Math.max(hi, e.timestamp)
-  }
-  return { json: JSON.stringify(rows), count: rows.length, lo, hi }
-}
-
-// the events table's columns from a StoredEvent's fields
-const BATCH_JSON_TYPE = JSON.stringify([
-  { uuid: 'VARCHAR', teamId: 'BIGINT', event: 'VARCHAR', distinctId: 'VARCHAR', properties: 'VARCHAR', timestamp: 'BIGINT', createdAt: 'BIGINT', personId: 'VARCHAR' },
-])
-const BATCH_COLUMNS = 'r.uuid, r.teamId, r.event, r.distinctId, r.properties, r.timestamp, r.createdAt, r.personId'
-
-/** Mapping rows as JSON text, one per key at its highest version (DuckDB updates a row once per statement). */
-export function mappingText(rows: MappingRow[]): string {
-  const latest = new Map<string, MappingRow>()
-  for (const r of rows) {
-    const key = `${r.teamId}\u0000${r.distinctId}`
-    const known = latest.get(key)
-    if (!known || r.version > known.version) latest.set(key, r)
-  }
-  return JSON.stringify([...latest.values()])
-}
-const MAPPING_JSON_TYPE = JSON.stringify([{ teamId: 'BIGINT', distinctId: 'VARCHAR', personId: 'VARCHAR', version: 'BIGINT' }])
-
 /** A DuckDB value as JavaScript: bigints as numbers while exact, decimals as numbers, the rest as text. */
 export function plainValue(value: unknown): unknown {
   if (value === null || value === undefined) return null
@@ -109,6 +73,8 @@ export class DuckDbDatabase {
     const writer = await instance.connect()
     const db = new DuckDbDatabase(file, instance, writer)
     await db.migrate()
+    await writer.run('CREATE TEMP TABLE IF NOT EXISTS staged_events AS SELECT * FROM events LIMIT 0')
+    await writer.run('CREATE TEMP TABLE IF NOT EXISTS staged_mapping AS SELECT * FROM person_distinct_id LIMIT 0')
     return db
   }
 
@@ -131,7 +97,7 @@ export class DuckDbDatabase {
     }
   }
 
-  /** One write at a time, on the writer connection. */
+  /** One write at a time on the writer connection (its temp tables are the staging area). */
   private serial<T>(work: () => Promise<T>): Promise<T> {
     const next = this.writes.then(work, work)
     this.writes = next.catch(() => undefined)
@@ -151,28 +117,76 @@ export class DuckDbDatabase {
     return this.serial(async () => (await this.writer.run(sql, params)).rowsChanged)
   }
 
-  /**
-   * One statement: it lands whole or not at all (a commit is in DuckDB's WAL, synced, before it returns). The rows
-   * come as JSON text, parsed by DuckDB on its own threads: this thread, which serves requests, only passes it on.
-   * In doubt, what an earlier attempt stored is skipped: a replayed event has the same uuid and timestamp, so the
-   * look-up reads only the batch's time range.
-   */
-  insertEvents(batch: EventBatchText, inDoubt: boolean): Promise<number> {
-    if (batch.count === 0) return Promise.resolve(0)
-    const rows = `(SELECT unnest(from_json(?::VARCHAR, '${BATCH_JSON_TYPE}')) AS r)`
-    const sql = inDoubt
-      ? `INSERT INTO events SELECT DISTINCT ON (r.teamId, r.uuid) ${BATCH_COLUMNS} FROM ${rows}
-          WHERE NOT EXISTS (SELECT 1 FROM events e WHERE e.timestamp BETWEEN ${Math.trunc(batch.lo)} AND ${Math.trunc(batch.hi)} AND e.team_id = r.teamId AND e.uuid = r.uuid)`
-      : `INSERT INTO events SELECT ${BATCH_COLUMNS} FROM ${rows}`
-    return this.serial(async () => (await this.writer.run(sql, [batch.json])).rowsChanged)
+  insertEvents(rows: StoredEvent[], inDoubt: boolean): Promise<number> {
+    if (rows.length === 0) return Promise.resolve(0)
+    return this.serial(async () => {
+      const c = this.writer
+      await c.run('DELETE FROM staged_events')
+      const appender = await c.createAppender('staged_events', 'main', 'temp')
+      let lo = Infinity
+      let hi = -Infinity
+      try {
+        for (const e of rows) {
+          appender.appendVarchar(e.uuid)
+          appender.appendBigInt(BigInt(e.teamId))
+          appender.appendVarchar(e.event)
+          appender.appendVarchar(e.distinctId)
+          appender.appendVarchar(e.properties)
+          appender.appendBigInt(BigInt(Math.trunc(e.timestamp)))
+          appender.appendBigInt(BigInt(Math.trunc(e.createdAt)))
+          if (e.personId === null) appender.appendNull()
+          else appender.appendVarchar(e.personId)
+          appender.endRow()
+          lo = Math.min(lo, e.timestamp)
+          hi = Math.max(hi, e.timestamp)
+        }
+        appender.flushSync()
+      } finally {
+        appender.closeSync()
+      }
+      // One statement: it lands whole or not at all (a commit is in DuckDB's WAL, synced, before it returns).
+      // In doubt, what an earlier attempt stored is skipped: a replayed event has the same uuid and timestamp, so the
+      // look-up reads only the batch's time range.
+      const sql = inDoubt
+        ? `INSERT INTO events SELECT DISTINCT ON (s.team_id, s.uuid) s.* FROM staged_events s
+            WHERE NOT EXISTS (SELECT 1 FROM events e WHERE e.timestamp BETWEEN ${Math.trunc(lo)} AND ${Math.trunc(hi)} AND e.team_id = s.team_id AND e.uuid = s.uuid)`
+        : 'INSERT INTO events SELECT * FROM staged_events'
+      return (await c.run(sql)).rowsChanged
+    })
   }
 
-  /** Rows as mappingText() makes them; a row replaces the stored one only with a higher version. */
-  upsertMapping(json: string): Promise<void> {
-    const sql = `INSERT INTO person_distinct_id SELECT r.teamId, r.distinctId, r.personId, r.version FROM (SELECT unnest(from_json(?::VARCHAR, '${MAPPING_JSON_TYPE}')) AS r)
-      ON CONFLICT (team_id, distinct_id) DO UPDATE SET person_id = excluded.person_id, version = excluded.version
-      WHERE excluded.version > person_distinct_id.version`
-    return this.serial(async () => void (await this.writer.run(sql, [json])))
+  upsertMapping(rows: MappingRow[]): Promise<void> {
+    // one row per key, the highest version (DuckDB refuses to update a row twice in one statement)
+    const latest = new Map<string, MappingRow>()
+    for (const r of rows) {
+      const key = `${r.teamId}\u0000${r.distinctId}`
+      const known = latest.get(key)
+      if (!known || r.version > known.version) latest.set(key, r)
+    }
+    if (latest.size === 0) return Promise.resolve()
+    return this.serial(async () => {
+      const c = this.writer
+      await c.run('DELETE FROM staged_mapping')
+      const appender = await c.createAppender('staged_mapping', 'main', 'temp')
+      try {
+        for (const r of latest.values()) {
+          appender.appendBigInt(BigInt(r.teamId))
+          appender.appendVarchar(r.distinctId)
+          if (r.personId === null) appender.appendNull()
+          else appender.appendVarchar(r.personId)
+          appender.appendBigInt(BigInt(r.version))
+          appender.endRow()
+        }
+        appender.flushSync()
+      } finally {
+        appender.closeSync()
+      }
+      await c.run(
+        `INSERT INTO person_distinct_id SELECT * FROM staged_mapping
+         ON CONFLICT (team_id, distinct_id) DO UPDATE SET person_id = excluded.person_id, version = excluded.version
+         WHERE excluded.version > person_distinct_id.version`,
+      )
+    })
   }
 
   /** Answer the other threads of this process (the flush worker) on the file's channel. */
@@ -199,9 +213,9 @@ export class DuckDbDatabase {
       case 'write':
         return this.write(args[0] as string, args[1] as SqlValue[])
       case 'insertEvents':
-        return this.insertEvents(args[0] as EventBatchText, args[1] as boolean)
+        return this.insertEvents(args[0] as StoredEvent[], args[1] as boolean)
       case 'upsertMapping':
-        return this.upsertMapping(args[0] as string)
+        return this.upsertMapping(args[0] as MappingRow[])
     }
   }
 
@@ -259,8 +273,8 @@ export async function accessDuckDb(file: string, settings: DuckDbSettings): Prom
     return {
       all: (sql, params) => db.all(sql, params),
       write: (sql, params) => db.write(sql, params),
-      insertEvents: (rows, inDoubt) => db.insertEvents(batchText(rows), inDoubt),
-      upsertMapping: (rows) => db.upsertMapping(mappingText(rows)),
+      insertEvents: (rows, inDoubt) => db.insertEvents(rows, inDoubt),
+      upsertMapping: (rows) => db.upsertMapping(rows),
       release,
     }
   }
@@ -307,11 +321,10 @@ class RemoteDuckDb implements DuckDbAccess {
     return this.call<number>('write', [sql, params])
   }
   insertEvents(rows: StoredEvent[], inDoubt: boolean) {
-    // the JSON is made here, on the flush worker's thread, and crosses as one string
-    return this.call<number>('insertEvents', [batchText(rows), inDoubt])
+    return this.call<number>('insertEvents', [rows, inDoubt])
   }
   upsertMapping(rows: MappingRow[]) {
-    return this.call<void>('upsertMapping', [mappingText(rows)])
+    return this.call<void>('upsertMapping', [rows])
   }
   async release(): Promise<void> {
     for (const w of this.waiting.values()) {
