@@ -8,7 +8,6 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'nod
 import { dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { isMainThread } from 'node:worker_threads'
-import type { MappingRow } from '../query/person-mapping'
 import type { StoredEvent } from './store'
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('../../sql/duckdb/', import.meta.url))
@@ -21,6 +20,15 @@ const REMOTE_TIMEOUT_MS = 60_000
 const APPEND_TURN_ROWS = 500
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve))
+
+/** One distinct id's person, as the person mapping copies it here (src/query/person-mapping.ts). */
+export interface MappingRow {
+  teamId: number
+  distinctId: string
+  /** null: the id belongs to nobody now (its person was erased) */
+  personId: string | null
+  version: number
+}
 
 export interface DuckDbSettings {
   /** DuckDB's memory_limit, MiB */

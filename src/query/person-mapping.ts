@@ -8,16 +8,10 @@
 import type { ClickHouseClient } from '@clickhouse/client'
 import { Database } from 'bun:sqlite'
 import type { Sql } from 'postgres'
-import { accessDuckDb, type DuckDbAccess, type DuckDbSettings } from '../events/duckdb-database'
+import { accessDuckDb, type DuckDbAccess, type DuckDbSettings, type MappingRow } from '../events/duckdb-database'
 import { throttled, type Logger } from '../log'
 
-export interface MappingRow {
-  teamId: number
-  distinctId: string
-  /** null: the id belongs to nobody now (its person was erased) */
-  personId: string | null
-  version: number
-}
+export type { MappingRow }
 
 export interface MappingSink {
   /** the highest version copied, per project */
