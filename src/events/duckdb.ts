@@ -42,6 +42,10 @@ export class DuckDbEventStore implements EventStore {
     try {
       this.access = await accessDuckDb(this.file, this.settings)
     } catch (error) {
+      if (/Could not set lock/i.test((error as Error)?.message ?? '')) {
+        // DuckDB lets one process open the file: a CLI command while the service runs, or a second service
+        throw new StoreError(`embedded store: ${this.file} is held by another process (the running service?); DuckDB lets one process open it at a time`, true, error)
+      }
       throw classify(error)
     }
   }

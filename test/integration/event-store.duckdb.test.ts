@@ -42,3 +42,21 @@ test('a store on a worker thread writes through the main thread and sees what it
   expect(statSync(join(root, 'data')).mode & 0o777).toBe(0o700)
   expect(statSync(file).mode & 0o777).toBe(0o600)
 })
+
+// A CLI command (or a second service) while the service holds the file: a clear refusal, not DuckDB's words alone.
+test('a second process cannot open the file while one holds it, and is told why', async () => {
+  const file = join(tempDir('phog-store-duckdb-lock-'), 'events.duckdb')
+  const owner = new DuckDbEventStore(file, SETTINGS)
+  await owner.init()
+  try {
+    const other = Bun.spawn([process.execPath, '-e', `
+      const { DuckDbEventStore } = await import(${JSON.stringify(new URL('../../src/events/duckdb.ts', import.meta.url).pathname)})
+      await new DuckDbEventStore(${JSON.stringify(file)}, { memoryMb: 64, threads: 1 }).init().then(() => console.log('opened'), (e) => console.log(e.message))
+    `], { stdout: 'pipe', stderr: 'inherit' })
+    const said = (await new Response(other.stdout).text()).trim()
+    await other.exited
+    expect(said).toContain('is held by another process')
+  } finally {
+    await owner.close()
+  }
+})
