@@ -89,8 +89,8 @@ export async function benchData(events: number, spanSeconds: number): Promise<Be
     const service = await startService({ DATA_DIR: dirs[0], CLICKHOUSE_URL: url, DATABASE_URL: await pg.createDatabase(), INIT_PERSONAL_API_KEY: PERSONAL_KEY, INIT_PROJECT_API_KEY: PROJECT_KEY })
     services.push(service)
 
-    // the same rows in the embedded store of a second service
-    const embedded = await startService({ DATA_DIR: dirs[1], INIT_PERSONAL_API_KEY: PERSONAL_KEY, INIT_PROJECT_API_KEY: PROJECT_KEY })
+    // the same rows in the embedded SQLite store of a second service
+    const embedded = await startService({ DATA_DIR: dirs[1], EMBEDDED_EVENT_STORE: 'sqlite', INIT_PERSONAL_API_KEY: PERSONAL_KEY, INIT_PROJECT_API_KEY: PROJECT_KEY })
     services.push(embedded)
     const file = join(dirs[1], 'events.sqlite')
     const db = new Database(file)
