@@ -115,9 +115,12 @@ export async function ingestBench(seconds: number, options: { clickhouse?: boole
   const deferred = { DATA_DIR: quiet, FLUSH_INTERVAL_MS: '3600000', FLUSH_MAX_EVENTS: '1000000000', SHUTDOWN_TIMEOUT_MS: '1000' }
   rows.push(await runService('phog capture path alone (flush put off until after the run)', deferred, baseline, seconds, processes, { drain: false }))
   rmSync(quiet, { recursive: true, force: true })
-  const dir = tempDir('phog-bench-ingest-')
-  rows.push(await runService(`phog → embedded stores (PGlite + SQLite)${processes > 1 ? ` (${processes} processes)` : ''}`, { DATA_DIR: dir }, baseline, seconds, processes))
-  rmSync(dir, { recursive: true, force: true })
+  // the embedded stores, with the events in each embedded engine (EMBEDDED_EVENT_STORE)
+  for (const [engine, name] of [['sqlite', 'SQLite'], ['duckdb', 'DuckDB']] as const) {
+    const dir = tempDir('phog-bench-ingest-')
+    rows.push(await runService(`phog → embedded stores (PGlite + ${name})${processes > 1 ? ` (${processes} processes)` : ''}`, { DATA_DIR: dir, EMBEDDED_EVENT_STORE: engine }, baseline, seconds, processes))
+    rmSync(dir, { recursive: true, force: true })
+  }
   if (options.clickhouse !== false) {
     const [ch, pg] = await Promise.all([startClickHouse(), startPostgres()])
     const dir2 = tempDir('phog-bench-ingest-')

@@ -29,33 +29,36 @@ const INSIGHTS: Record<string, Record<string, unknown>> = {
 
 export async function insightsBench(): Promise<string> {
   const data = await benchData(Number(process.env.BENCH_QUERY_EVENTS ?? 1_000_000), 30 * 86_400)
-  const { ch, database, events, ids, service, embedded } = data
+  const { ch, database, events, ids, service, embedded, duckdb } = data
   try {
     const out: Record<string, string | number>[] = []
     for (const [name, query] of Object.entries(INSIGHTS)) {
       const probe = await api(service.url, query).catch((error: Error) => error)
       if (probe instanceof Error) {
-        out.push({ insight: name, statements: '—', 'ClickHouse direct (ms)': '—', 'API on ClickHouse (ms)': '—', 'direct / API': '—', 'API on embedded (ms)': '—', 'same answer': probe.message.slice(0, 80) })
+        out.push({ insight: name, statements: '—', 'ClickHouse direct (ms)': '—', 'API on ClickHouse (ms)': '—', 'direct / API': '—', 'API on embedded SQLite (ms)': '—', 'API on embedded DuckDB (ms)': '—', 'DuckDB / ClickHouse API': '—', 'same answer': probe.message.slice(0, 80) })
         continue
       }
       // the statements the API ran, compiled as it compiles them, sent straight to ClickHouse one after another
       const statements = String(probe.hogql).split(';\n\n').map((text) => compileQuery(parseQuery(text), { dialect: 'clickhouse-legacy', teamId: 1, database, now: Date.now() }).sql)
-      const [direct, viaApi, viaEmbedded] = await timedTogether([
+      const [direct, viaApi, viaEmbedded, viaDuckDb] = await timedTogether([
         async () => {
           for (const sql of statements) await ch.query(`${sql} FORMAT JSONCompact`)
         },
         () => api(service.url, query),
         () => api(embedded.url, query),
+        () => api(duckdb.url, query),
       ])
-      const [a, b] = [(await api(service.url, query)).results, (await api(embedded.url, query)).results]
+      const [a, b, c] = [(await api(service.url, query)).results, (await api(embedded.url, query)).results, (await api(duckdb.url, query)).results]
       out.push({
         insight: name,
         statements: statements.length,
         'ClickHouse direct (ms)': direct.toFixed(1),
         'API on ClickHouse (ms)': viaApi.toFixed(1),
         'direct / API': (direct / viaApi).toFixed(2),
-        'API on embedded (ms)': viaEmbedded.toFixed(1),
-        'same answer': JSON.stringify(a) === JSON.stringify(b) ? 'yes' : 'NO',
+        'API on embedded SQLite (ms)': viaEmbedded.toFixed(1),
+        'API on embedded DuckDB (ms)': viaDuckDb.toFixed(1),
+        'DuckDB / ClickHouse API': (viaDuckDb / viaApi).toFixed(2),
+        'same answer': `SQLite ${JSON.stringify(a) === JSON.stringify(b) ? 'yes' : 'NO'}, DuckDB ${JSON.stringify(a) === JSON.stringify(c) ? 'yes' : 'NO'}`,
       })
     }
     return `### insights — ${events.toLocaleString('en')} events over 30 days, ${ids.toLocaleString('en')} distinct ids, ClickHouse ${ch.version}; medians of ${runs} runs, each computed anew (refresh: force_blocking)\n\n${table(out)}\n` +

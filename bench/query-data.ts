@@ -1,6 +1,7 @@
 // The data of the query and insights benches: N events over a span ending now in ClickHouse 18.16 (ids d0…, one
 // person per two ids: merged pairs), served by phog on ClickHouse with a real Postgres, and the same rows in the
-// embedded store of a second service.
+// embedded store of a second service, and of a third on DuckDB (EMBEDDED_EVENT_STORE=duckdb: the SQLite file copied
+// into its DATA_DIR before it starts, which its first start copies into DuckDB).
 import { Database } from 'bun:sqlite'
 import { join } from 'node:path'
 import { startClickHouse } from '../test/helpers/clickhouse-server'
@@ -24,6 +25,8 @@ export interface BenchData {
   service: Proc
   /** phog on the embedded stores, with the same rows */
   embedded: Proc
+  /** phog on the embedded stores with the events in DuckDB, with the same rows */
+  duckdb: Proc
   close(): Promise<void>
 }
 
@@ -63,7 +66,7 @@ export async function benchData(events: number, spanSeconds: number): Promise<Be
   const ids = Math.max(10, Math.floor(events / 50))
   const now = Date.now()
   const [ch, pg] = await Promise.all([startClickHouse(), startPostgres()])
-  const dirs = [tempDir('phog-bench-query-ch-'), tempDir('phog-bench-query-embedded-')]
+  const dirs = [tempDir('phog-bench-query-ch-'), tempDir('phog-bench-query-embedded-'), tempDir('phog-bench-query-duckdb-')]
   const services: { stop(): Promise<void> }[] = []
   try {
     const database = 'bench_query'
@@ -86,8 +89,8 @@ export async function benchData(events: number, spanSeconds: number): Promise<Be
     const service = await startService({ DATA_DIR: dirs[0], CLICKHOUSE_URL: url, DATABASE_URL: await pg.createDatabase(), INIT_PERSONAL_API_KEY: PERSONAL_KEY, INIT_PROJECT_API_KEY: PROJECT_KEY })
     services.push(service)
 
-    // the same rows in the embedded store of a second service
-    const embedded = await startService({ DATA_DIR: dirs[1], INIT_PERSONAL_API_KEY: PERSONAL_KEY, INIT_PROJECT_API_KEY: PROJECT_KEY })
+    // the same rows in the embedded SQLite store of a second service
+    const embedded = await startService({ DATA_DIR: dirs[1], EMBEDDED_EVENT_STORE: 'sqlite', INIT_PERSONAL_API_KEY: PERSONAL_KEY, INIT_PROJECT_API_KEY: PROJECT_KEY })
     services.push(embedded)
     const file = join(dirs[1], 'events.sqlite')
     const db = new Database(file)
@@ -113,7 +116,19 @@ export async function benchData(events: number, spanSeconds: number): Promise<Be
     db.transaction(() => {
       for (let i = 0; i < ids; i++) mapping.run(`d${i}`, `00000000-0000-4000-8000-${100_000_000_000 + Math.floor(i / 2)}`)
     })()
+    // a consistent copy for the DuckDB service (the first service keeps the file open)
+    db.run(`VACUUM INTO '${join(dirs[2], 'events.sqlite')}'`)
     db.close()
+    const importStarted = performance.now()
+    const duckdb = await startService({ DATA_DIR: dirs[2], EMBEDDED_EVENT_STORE: 'duckdb', INIT_PERSONAL_API_KEY: PERSONAL_KEY, INIT_PROJECT_API_KEY: PROJECT_KEY })
+    services.push(duckdb)
+    for (let tries = 0; ; tries++) {
+      const [[count]] = (await api(duckdb.url, 'SELECT count() FROM events')).results as number[][]
+      if (count === events) break
+      if (tries > 6000) throw new Error(`DuckDB holds ${count} of ${events} events after 10 minutes`)
+      await Bun.sleep(100)
+    }
+    process.stderr.write(`DuckDB service: ${events} events copied from SQLite in ${((performance.now() - importStarted) / 1000).toFixed(1)} s\n`)
 
     return {
       ch,
@@ -124,6 +139,7 @@ export async function benchData(events: number, spanSeconds: number): Promise<Be
       now,
       service,
       embedded,
+      duckdb,
       close: async () => {
         for (const s of services) await s.stop().catch(() => undefined)
         await Promise.all([ch.destroy(), pg.destroy()])

@@ -1,6 +1,7 @@
 // Query API: two dashboard queries on 1,000,000 events in ClickHouse 18.16 — hourly counts over the last day, and
 // people (count(DISTINCT person_id)) per day — through POST /api/projects/1/query/, against the very SQL the API
-// compiles sent straight to ClickHouse in the same run; then the embedded store's time on the same rows.
+// compiles sent straight to ClickHouse in the same run; then the embedded store's time on the same rows, on SQLite
+// and on DuckDB.
 import { compileQuery } from '../src/query/compile'
 import { parseQuery } from '../src/query/parser'
 import { ClickHouseQueryRunner } from '../src/query/repository'
@@ -15,7 +16,7 @@ const QUERIES = {
 
 export async function queryBench(): Promise<string> {
   const data = await benchData(Number(process.env.BENCH_QUERY_EVENTS ?? 1_000_000), 2 * 86_400)
-  const { ch, database, url, events, ids, now, service, embedded } = data
+  const { ch, database, url, events, ids, now, service, embedded, duckdb } = data
   try {
     // the query service alone (parse, compile, run, shape), in this process: what the API adds beyond HTTP and auth
     const queries = new QueryService(new ClickHouseQueryRunner(url), { timeoutMs: 30_000, maxResultBytes: 64 * 1024 * 1024 })
@@ -23,23 +24,26 @@ export async function queryBench(): Promise<string> {
     for (const [name, text] of Object.entries(QUERIES)) {
       const compiled = compileQuery(parseQuery(text), { dialect: 'clickhouse-legacy', teamId: 1, database, now: Date.now() })
       // straight to ClickHouse over HTTP (JSONCompact), the API through its HTTP endpoint, taking turns
-      const [direct, inProcess, viaApi, viaEmbedded] = await timedTogether([
+      const [direct, inProcess, viaApi, viaEmbedded, viaDuckDb] = await timedTogether([
         () => ch.query(`${compiled.sql} FORMAT JSONCompact`),
         () => queries.run(1, text),
         () => api(service.url, text).then((a) => a.results),
         () => api(embedded.url, text).then((a) => a.results),
+        () => api(duckdb.url, text).then((a) => a.results),
       ])
       // the stores agree on the same rows (now() pinned: the two calls are not at the same instant)
       const pinned = text.replace('now()', `toDateTime('${new Date(now).toISOString().slice(0, 19).replace('T', ' ')}')`)
-      const [a, b] = [(await api(service.url, pinned)).results, (await api(embedded.url, pinned)).results]
+      const [a, b, c] = [(await api(service.url, pinned)).results, (await api(embedded.url, pinned)).results, (await api(duckdb.url, pinned)).results]
       out.push({
         query: name,
         'ClickHouse direct (ms)': direct.toFixed(1),
         'query service in-process (ms)': inProcess.toFixed(1),
         'API on ClickHouse (ms)': viaApi.toFixed(1),
         'direct / API': (direct / viaApi).toFixed(2),
-        'API on embedded (ms)': viaEmbedded.toFixed(1),
-        'same rows': JSON.stringify(a) === JSON.stringify(b) ? 'yes' : 'NO',
+        'API on embedded SQLite (ms)': viaEmbedded.toFixed(1),
+        'API on embedded DuckDB (ms)': viaDuckDb.toFixed(1),
+        'DuckDB / ClickHouse API': (viaDuckDb / viaApi).toFixed(2),
+        'same rows': `SQLite ${JSON.stringify(a) === JSON.stringify(b) ? 'yes' : 'NO'}, DuckDB ${JSON.stringify(a) === JSON.stringify(c) ? 'yes' : 'NO'}`,
       })
     }
     return `### query API — ${events.toLocaleString('en')} events, ${ids.toLocaleString('en')} distinct ids, ClickHouse ${ch.version}; medians of ${runs} runs\n\n${table(out)}\n` +

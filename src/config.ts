@@ -94,6 +94,12 @@ export const ConfigSchema = Type.Object({
     true,
     'the embedded Postgres (no DATABASE_URL): a commit waits until it is on the disk; false is faster but an OS crash or power cut can lose the last writes',
   ),
+  EMBEDDED_EVENT_STORE: Type.Union([Type.Literal('sqlite'), Type.Literal('duckdb')], {
+    default: 'duckdb',
+    description: 'the embedded event store (no CLICKHOUSE_URL): sqlite (DATA_DIR/events.sqlite) or duckdb (DATA_DIR/events.duckdb, columnar: analytical queries many times faster)',
+  }),
+  EMBEDDED_DUCKDB_MEMORY_MB: Int({ default: 128, minimum: 64, description: 'EMBEDDED_EVENT_STORE=duckdb: memory_limit of the embedded DuckDB (MiB); larger sorts and joins spill to DATA_DIR/duckdb.tmp' }),
+  EMBEDDED_DUCKDB_THREADS: Int({ default: 2, minimum: 1, maximum: 64, description: 'EMBEDDED_EVENT_STORE=duckdb: threads the embedded DuckDB computes on' }),
   PG_POOL_MAX: Int({ default: 10, minimum: 1, maximum: 200, description: 'Postgres connections per process' }),
   QUERY_TIMEOUT_MS: Int({ default: 30_000, minimum: 100, description: 'longest query API statement; a longer one is cancelled in the store (504 query_timeout)' }),
   QUERY_MAX_RESULT_BYTES: Int({

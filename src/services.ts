@@ -4,7 +4,9 @@ import type { Config } from './config'
 import { migratePostgres } from './db/migrate'
 import { lockDataDir } from './db/data-dir-lock'
 import { isConnectionError, openDatabase, type Database } from './db/postgres'
-import { createEventStore } from './events/factory'
+import { createEventStore, duckDbFile, duckDbSettings, sqliteFile } from './events/factory'
+import { startSqliteImport } from './events/sqlite-import'
+import { accessDuckDb } from './events/duckdb-database'
 import { valueWithin } from './lib/timeout'
 import { parseClickHouseUrl } from './events/clickhouse-target'
 import { ResilientStore } from './events/resilient-store'
@@ -125,6 +127,17 @@ export async function startServices(config: Config, log: Logger, options: { metr
     const events = new ResilientStore(createEventStore(config, { reads: true }))
     await events.init()
     closers.push(() => events.close())
+    if (!config.CLICKHOUSE_URL && config.EMBEDDED_EVENT_STORE === 'duckdb') {
+      const duck = await accessDuckDb(duckDbFile(config), duckDbSettings(config))
+      closers.push(() => duck.release())
+      // an install that kept its events in SQLite: they are copied into DuckDB in the background (sqlite-import.ts)
+      closers.push(startSqliteImport(sqliteFile(config), duck, log))
+      metrics.embeddedDuckDbMemory.set({ state: 'limit' }, config.EMBEDDED_DUCKDB_MEMORY_MB * 1024 * 1024)
+      metrics.beforeScrape.push(async () => {
+        const [[used]] = await duck.all('SELECT coalesce(sum(memory_usage_bytes), 0) FROM duckdb_memory()').catch(() => [[null]])
+        if (used !== null) metrics.embeddedDuckDbMemory.set({ state: 'used' }, Number(used))
+      })
+    }
     const queryRunner = createQueryRunner(config)
     closers.push(() => queryRunner.close())
     const queryCompiler = new CompileThread()

@@ -230,6 +230,12 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
       labelNames: ['code'] as const,
       registers: [registry],
     }),
+    embeddedDuckDbMemory: new Gauge({
+      name: 'embedded_duckdb_memory_bytes',
+      help: 'EMBEDDED_EVENT_STORE=duckdb: memory DuckDB holds now (state="used", its buffer manager) and may hold (state="limit", EMBEDDED_DUCKDB_MEMORY_MB)',
+      labelNames: ['state'] as const,
+      registers: [registry],
+    }),
     querySlots: new Gauge({
       name: 'query_slots',
       help: 'Query API statements running and waiting for a slot (slots are shared fairly between projects)',

@@ -8,7 +8,7 @@ import type { Expr, Select } from './ast'
 import { balanced, CompileBudget, COMPILE_LIMITS, fitsStatement } from './budget'
 import { QueryError } from './errors'
 import {
-  clickhouseEvents, numberSql, Params, propertySql, sqliteEvents, timeLiteral,
+  asciiCase, clickhouseEvents, embeddedEvents, isEmbedded, numberSql, Params, propertySql, timeLiteral,
   type DialectName, type EventsScope, type PropertyFlavor, type TimeType,
 } from './dialect'
 import { compileCall, isAggregate } from './functions'
@@ -135,12 +135,12 @@ export class Compiler {
       level.outputs = new Map()
       for (const o of sub.outputs) {
         if (level.outputs.has(o.name)) throw new QueryError(`The subquery has two columns named ${o.name}: give them different aliases`)
-        level.outputs.set(o.name, { ...o, sql: this.dialect === 'sqlite' ? `${t}.${o.sql}` : o.sql })
+        level.outputs.set(o.name, { ...o, sql: isEmbedded(this.dialect) ? `${t}.${o.sql}` : o.sql })
       }
       source = `(${sub.sql}) AS ${t}`
       if (q.from.alias) level.sourceNames.add(q.from.alias)
     } else {
-      level.events = this.dialect === 'sqlite' ? sqliteEvents(id, this.target.teamId, true) : clickhouseEvents(this.target.database!, this.target.teamId, true, id)
+      level.events = isEmbedded(this.dialect) ? embeddedEvents(id, this.target.teamId, true) : clickhouseEvents(this.target.database!, this.target.teamId, true, id)
       level.sourceNames.add('events')
       if (q.from.alias) level.sourceNames.add(q.from.alias)
     }
@@ -177,8 +177,8 @@ export class Compiler {
       }
     }
     if (level.events) {
-      const scope = this.dialect === 'sqlite'
-        ? sqliteEvents(id, this.target.teamId, level.usesPerson)
+      const scope = isEmbedded(this.dialect)
+        ? embeddedEvents(id, this.target.teamId, level.usesPerson)
         : clickhouseEvents(this.target.database!, this.target.teamId, level.usesPerson, id)
       source = scope.from
     }
@@ -399,7 +399,7 @@ export class Compiler {
   }
 
   dateToDateTime(sql: string): string {
-    return this.dialect === 'sqlite' ? sql : `toDateTime(toUInt32(${sql}) * 86400, 'UTC')`
+    return isEmbedded(this.dialect) ? sql : `toDateTime(toUInt32(${sql}) * 86400, 'UTC')`
   }
 
   /**
@@ -447,6 +447,11 @@ export class Compiler {
     if (lTime || r.type === 'DateTime' || r.type === 'Date') throw new QueryError(`Operator ${op} does not apply to dates and times (use INTERVAL or dateDiff)`)
     const type: ValueType = op !== '/' && l.type === 'Int' && r.type === 'Int' ? 'Int' : 'Float'
     if (op === '/' && this.dialect === 'sqlite') return combine([l, r], `(CAST(${l.sql} AS REAL) / ${r.sql})`, 'Float')
+    if (this.dialect === 'duckdb') {
+      // DuckDB's / divides as floats already; its booleans take no arithmetic: counted as 0 and 1, as elsewhere
+      const n = (c: Compiled) => (c.type === 'Bool' ? `CAST(${c.sql} AS INTEGER)` : c.sql)
+      return combine([l, r], `(${n(l)} ${op} ${n(r)})`, type)
+    }
     return combine([l, r], `(${l.sql} ${op} ${r.sql})`, type)
   }
 
@@ -456,6 +461,11 @@ export class Compiler {
     if (base.time !== undefined) {
       const ms = shift(base.time, count, unit)
       return { sql: timeLiteral(this.dialect, ms, type), type, agg: false, loose: null, time: ms }
+    }
+    if (this.dialect === 'duckdb') {
+      // DuckDB's month arithmetic clamps the day to the month's last, as ClickHouse's addMonths
+      if (unit === 'MONTH') return { ...base, sql: `epoch_ms(epoch_ms(${base.sql}) + INTERVAL (${count}) MONTH)` }
+      return { ...base, sql: `(${base.sql} + ${count * UNIT_MS[unit]})` }
     }
     if (this.dialect === 'sqlite') {
       if (unit === 'MONTH') {
@@ -471,9 +481,9 @@ export class Compiler {
     if (e.pattern.k !== 'string') throw new QueryError(`${e.caseInsensitive ? 'ILIKE' : 'LIKE'} takes a string literal pattern`)
     const a = this.expr(e.arg, level, clause, 'string', inAggregate)
     const pattern = e.caseInsensitive ? asciiLower(e.pattern.value) : e.pattern.value
-    const subject = e.caseInsensitive ? `lower(${a.sql})` : a.sql
+    const subject = e.caseInsensitive ? asciiCase(this.dialect, a.sql, 'lower') : a.sql
     const not = e.not ? 'NOT ' : ''
-    if (this.dialect === 'sqlite') {
+    if (isEmbedded(this.dialect)) {
       // GLOB is case-sensitive like ClickHouse's LIKE (SQLite's LIKE is not)
       return { ...a, sql: `(${not}(${subject} GLOB ${this.params.string(likeToGlob(pattern))}))`, type: 'Bool' }
     }

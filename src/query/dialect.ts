@@ -3,7 +3,10 @@
 import { stringLiteral } from '../events/dialect'
 import { QueryError } from './errors'
 
-export type DialectName = 'sqlite' | 'clickhouse-legacy' | 'clickhouse-modern'
+export type DialectName = 'sqlite' | 'duckdb' | 'clickhouse-legacy' | 'clickhouse-modern'
+
+/** The embedded stores (SQLite, DuckDB): times are epoch milliseconds, literals are numbered parameters (?1). */
+export const isEmbedded = (dialect: DialectName): boolean => dialect === 'sqlite' || dialect === 'duckdb'
 export type TimeType = 'DateTime' | 'Date'
 export type PropertyFlavor = 'raw' | 'string' | 'number'
 
@@ -23,7 +26,7 @@ export class Params {
    * elsewhere: every user value is a parameter.
    */
   prune(sql: string): string {
-    if (this.dialect === 'sqlite') {
+    if (isEmbedded(this.dialect)) {
       // a scan by indexOf, not a replace with a callback: a statement may refer to thousands of parameters
       const renumbered = new Int32Array(this.sqlite.length + 1) // 0: not seen yet
       const kept: (string | number)[] = []
@@ -65,7 +68,7 @@ export class Params {
     const known = this.seen.get(value)
     if (known) return known
     let placeholder: string
-    if (this.dialect === 'sqlite') {
+    if (isEmbedded(this.dialect)) {
       this.sqlite.push(value)
       placeholder = `?${this.sqlite.length}`
       if (this.sqlite.length > 30_000) throw new QueryError('The query holds too many string literals (at most 30000)')
@@ -112,7 +115,8 @@ export interface EventsScope {
   personId(): string
 }
 
-export function sqliteEvents(n: number, teamId: number, withPerson: boolean): EventsScope {
+/** The embedded stores' events table and person mapping (the same tables on SQLite and DuckDB). */
+export function embeddedEvents(n: number, teamId: number, withPerson: boolean): EventsScope {
   const e = `_e${n}`
   const p = `_p${n}`
   const join = withPerson ? ` LEFT JOIN person_distinct_id AS ${p} ON ${p}.team_id = ${e}.team_id AND ${p}.distinct_id = ${e}.distinct_id` : ''
@@ -139,6 +143,15 @@ export function clickhouseEvents(database: string, teamId: number, withPerson: b
   }
 }
 
+const UPPER = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ'
+const LOWER = 'abcdefghijklmnopqrstuvwxyz'
+
+/** lower()/upper() of ASCII letters only, as ClickHouse's and SQLite's (DuckDB's own know every alphabet). */
+export function asciiCase(dialect: DialectName, sql: string, to: 'lower' | 'upper'): string {
+  if (dialect !== 'duckdb') return `${to}(${sql})`
+  return to === 'lower' ? `translate(${sql}, '${UPPER}', '${LOWER}')` : `translate(${sql}, '${LOWER}', '${UPPER}')`
+}
+
 /** A SQLite JSON path for these keys ($."a"."b"); a key holding a double quote cannot be written in one. */
 export function sqliteJsonPath(path: string[]): string {
   for (const key of path) {
@@ -147,7 +160,18 @@ export function sqliteJsonPath(path: string[]): string {
   return `$${path.map((k) => `."${k}"`).join('')}`
 }
 
+/** A JSON pointer for these keys (/a/b, ~ and / escaped): DuckDB's path that takes any key. */
+export function jsonPointer(path: string[]): string {
+  return path.map((k) => `/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`).join('')
+}
+
 export function propertySql(dialect: DialectName, params: Params, source: string, path: string[], flavor: PropertyFlavor): string {
+  if (dialect === 'duckdb') {
+    const p = params.string(jsonPointer(path))
+    if (flavor === 'raw') return `CAST(json_extract(${source}, ${p}) AS VARCHAR)`
+    if (flavor === 'number') return `(CASE WHEN json_type(${source}, ${p}) IN ('BIGINT', 'UBIGINT', 'DOUBLE') THEN CAST(json_extract(${source}, ${p}) AS DOUBLE) END)`
+    return `(CASE json_type(${source}, ${p}) WHEN 'VARCHAR' THEN json_extract_string(${source}, ${p}) WHEN 'NULL' THEN NULL ELSE CAST(json_extract(${source}, ${p}) AS VARCHAR) END)`
+  }
   if (dialect === 'sqlite') {
     const p = params.string(sqliteJsonPath(path))
     if (flavor === 'raw') return `(${source} -> ${p})`
@@ -173,7 +197,7 @@ export function propertySql(dialect: DialectName, params: Params, source: string
 }
 
 export function timeLiteral(dialect: DialectName, ms: number, type: TimeType): string {
-  if (dialect === 'sqlite') return String(type === 'Date' ? Math.floor(ms / DAY_MS) * DAY_MS : Math.trunc(ms))
+  if (isEmbedded(dialect)) return String(type === 'Date' ? Math.floor(ms / DAY_MS) * DAY_MS : Math.trunc(ms))
   if (type === 'Date') return `toDate('${utcText(ms, false).slice(0, 10)}')`
   if (dialect === 'clickhouse-modern') return `toDateTime64('${utcText(ms, true)}', 3, 'UTC')`
   return `toDateTime('${utcText(ms, false)}', 'UTC')`

@@ -3,7 +3,7 @@
 import type { Expr } from './ast'
 import { fitsStatement } from './budget'
 import { combine, parseTimeLiteral, shift, type Compiled, type Compiler, type ValueType } from './compile'
-import { DAY_MS, timeLiteral } from './dialect'
+import { asciiCase, DAY_MS, isEmbedded, timeLiteral } from './dialect'
 import { QueryError } from './errors'
 
 type Arg = (e: Expr, want: 'any' | 'raw' | 'string' | 'number') => Compiled
@@ -39,7 +39,10 @@ const isNumber = (c: Compiled) => c.type === 'Int' || c.type === 'Float' || c.ty
 
 export function compileCall(compiler: Compiler, e: Extract<Expr, { k: 'call' }>, arg: Arg): Compiled {
   const name = canonicalName(e.name)
-  const sqlite = compiler.dialect === 'sqlite'
+  // the embedded stores (SQLite, DuckDB) share most of their SQL; `div` is their integer division
+  const embedded = isEmbedded(compiler.dialect)
+  const duck = compiler.dialect === 'duckdb'
+  const div = duck ? '//' : '/'
   if (e.distinct && name !== 'count') throw new QueryError(`DISTINCT is only allowed in count(DISTINCT …), not in ${name}()`)
   if (e.star && name !== 'count') throw new QueryError(`${name}(*) is not allowed`)
   const agg = (sql: string, type: ValueType, parts: Compiled[] = []): Compiled => ({ ...combine(parts, sql, type), agg: true, loose: null })
@@ -63,24 +66,25 @@ export function compileCall(compiler: Compiler, e: Extract<Expr, { k: 'call' }>,
 
   switch (name) {
     case 'count': {
-      if (e.star || args.length === 0) return agg(sqlite ? 'count(*)' : 'count()', 'Int')
+      if (e.star || args.length === 0) return agg(embedded ? 'count(*)' : 'count()', 'Int')
       arity(name, args, 1)
       const a = arg(args[0], 'any')
       // over nothing but NULLs ClickHouse 18.16 answers NULL where SQL (and current ClickHouse) answer 0
-      if (e.distinct) return agg(sqlite ? `count(DISTINCT ${a.sql})` : `ifNull(uniqExact(${a.sql}), 0)`, 'Int', [a])
+      if (e.distinct) return agg(embedded ? `count(DISTINCT ${a.sql})` : `ifNull(uniqExact(${a.sql}), 0)`, 'Int', [a])
       return agg(`count(${a.sql})`, 'Int', [a])
     }
     case 'uniq': {
       arity(name, args, 1)
       const a = arg(args[0], 'any')
       // exact on every store, so that every store gives the same number
-      return agg(sqlite ? `count(DISTINCT ${a.sql})` : `ifNull(uniqExact(${a.sql}), 0)`, 'Int', [a])
+      return agg(embedded ? `count(DISTINCT ${a.sql})` : `ifNull(uniqExact(${a.sql}), 0)`, 'Int', [a])
     }
     case 'sum': {
       arity(name, args, 1)
       const a = arg(args[0], 'number')
       const type = a.type === 'Int' || a.type === 'Bool' ? 'Int' : 'Float'
-      return agg(sqlite ? `coalesce(sum(${a.sql}), 0)` : `ifNull(sum(${a.sql}), 0)`, type, [a])
+      const summed = duck && a.type === 'Bool' ? `CAST(${a.sql} AS INTEGER)` : a.sql
+      return agg(embedded ? `coalesce(sum(${summed}), 0)` : `ifNull(sum(${a.sql}), 0)`, type, [a])
     }
     case 'avg': {
       arity(name, args, 1)
@@ -110,7 +114,7 @@ export function compileCall(compiler: Compiler, e: Extract<Expr, { k: 'call' }>,
       const unit = name === 'toStartOfHour' ? 3_600_000 : DAY_MS
       const folded = fold(a, (ms) => Math.floor(ms / unit) * unit, 'DateTime')
       if (folded) return folded
-      if (sqlite) return { ...a, sql: `((${a.sql} / ${unit}) * ${unit})`, type: 'DateTime' }
+      if (embedded) return { ...a, sql: `((${a.sql} ${div} ${unit}) * ${unit})`, type: 'DateTime' }
       const base = a.type === 'Date' ? compiler.dateToDateTime(a.sql) : a.sql
       return { ...a, sql: `${name}(${base})`, type: 'DateTime' }
     }
@@ -120,7 +124,7 @@ export function compileCall(compiler: Compiler, e: Extract<Expr, { k: 'call' }>,
       // weeks start on Sunday (ClickHouse's default mode); 1970-01-01 was a Thursday
       const folded = fold(a, (ms) => { const d = Math.floor(ms / DAY_MS); return (d - ((d % 7) + 11) % 7) * DAY_MS }, 'Date')
       if (folded) return folded
-      if (sqlite) return { ...a, sql: `(((${a.sql} / ${DAY_MS}) - (((${a.sql} / ${DAY_MS}) + 4) % 7)) * ${DAY_MS})`, type: 'Date' }
+      if (embedded) return { ...a, sql: `(((${a.sql} ${div} ${DAY_MS}) - (((${a.sql} ${div} ${DAY_MS}) + 4) % 7)) * ${DAY_MS})`, type: 'Date' }
       return { ...a, sql: `(toDate(${a.sql}) - (toDayOfWeek(${a.sql}) % 7))`, type: 'Date' }
     }
     case 'toStartOfMonth': {
@@ -128,7 +132,8 @@ export function compileCall(compiler: Compiler, e: Extract<Expr, { k: 'call' }>,
       const a = timeArg(args[0])
       const folded = fold(a, (ms) => { const d = new Date(ms); return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1) }, 'Date')
       if (folded) return folded
-      if (sqlite) return { ...a, sql: `(CAST(strftime('%s', ${a.sql} / 1000, 'unixepoch', 'start of month') AS INTEGER) * 1000)`, type: 'Date' }
+      if (duck) return { ...a, sql: `epoch_ms(date_trunc('month', epoch_ms(${a.sql})))`, type: 'Date' }
+      if (embedded) return { ...a, sql: `(CAST(strftime('%s', ${a.sql} / 1000, 'unixepoch', 'start of month') AS INTEGER) * 1000)`, type: 'Date' }
       return { ...a, sql: `toStartOfMonth(${a.sql})`, type: 'Date' }
     }
     case 'toDate': {
@@ -136,7 +141,7 @@ export function compileCall(compiler: Compiler, e: Extract<Expr, { k: 'call' }>,
       const a = timeArg(args[0])
       const folded = fold(a, (ms) => Math.floor(ms / DAY_MS) * DAY_MS, 'Date')
       if (folded) return folded
-      if (sqlite) return { ...a, sql: `((${a.sql} / ${DAY_MS}) * ${DAY_MS})`, type: 'Date' }
+      if (embedded) return { ...a, sql: `((${a.sql} ${div} ${DAY_MS}) * ${DAY_MS})`, type: 'Date' }
       return { ...a, sql: `toDate(${a.sql})`, type: 'Date' }
     }
     case 'toDateTime': {
@@ -144,7 +149,8 @@ export function compileCall(compiler: Compiler, e: Extract<Expr, { k: 'call' }>,
       const raw = arg(args[0], 'any')
       if (isNumber(raw) && raw.literal === undefined) {
         // seconds since the epoch
-        return { ...raw, sql: sqlite ? `(CAST(${raw.sql} AS INTEGER) * 1000)` : `toDateTime(toUInt32(${raw.sql}), 'UTC')`, type: 'DateTime' }
+        const seconds = duck ? `(CAST(trunc(${raw.sql}) AS BIGINT) * 1000)` : `(CAST(${raw.sql} AS INTEGER) * 1000)`
+        return { ...raw, sql: embedded ? seconds : `toDateTime(toUInt32(${raw.sql}), 'UTC')`, type: 'DateTime' }
       }
       const a = asTime(raw) // compiled once: toDateTime(toDateTime(…)) must not compile its argument 2^n times
       const folded = fold(a, (ms) => ms, 'DateTime')
@@ -157,18 +163,20 @@ export function compileCall(compiler: Compiler, e: Extract<Expr, { k: 'call' }>,
       const unit = args[0].value.toLowerCase()
       if (!['second', 'minute', 'hour', 'day', 'week', 'month', 'year'].includes(unit)) throw new QueryError(`dateDiff() does not know the unit '${args[0].value}'`)
       const [a, b] = [timeArg(args[1]), timeArg(args[2])]
-      if (!sqlite) {
+      if (!embedded) {
         const dt = (c: Compiled) => (c.type === 'Date' ? compiler.dateToDateTime(c.sql) : c.sql)
         return combine([a, b], `dateDiff(${compiler.params.string(unit)}, ${dt(a)}, ${dt(b)})`, 'Int')
       }
       const fixed: Record<string, number> = { second: 1000, minute: 60_000, hour: 3_600_000, day: DAY_MS }
       let sql: string
-      if (fixed[unit]) sql = `((${b.sql} / ${fixed[unit]}) - (${a.sql} / ${fixed[unit]}))`
+      if (fixed[unit]) sql = `((${b.sql} ${div} ${fixed[unit]}) - (${a.sql} ${div} ${fixed[unit]}))`
       // weeks are counted from Mondays (ClickHouse's relative week number); 1969-12-29 was a Monday
-      else if (unit === 'week') sql = `(((${b.sql} / ${DAY_MS}) + 3) / 7 - ((${a.sql} / ${DAY_MS}) + 3) / 7)`
+      else if (unit === 'week') sql = `(((${b.sql} ${div} ${DAY_MS}) + 3) ${div} 7 - ((${a.sql} ${div} ${DAY_MS}) + 3) ${div} 7)`
       else {
-        const months = (x: string) => `(CAST(strftime('%Y', ${x} / 1000, 'unixepoch') AS INTEGER) * 12 + CAST(strftime('%m', ${x} / 1000, 'unixepoch') AS INTEGER))`
-        sql = unit === 'month' ? `(${months(b.sql)} - ${months(a.sql)})` : `(${months(b.sql)} / 12 - ${months(a.sql)} / 12)`
+        const months = duck
+          ? (x: string) => `(year(epoch_ms(${x})) * 12 + month(epoch_ms(${x})) - 1)`
+          : (x: string) => `(CAST(strftime('%Y', ${x} / 1000, 'unixepoch') AS INTEGER) * 12 + CAST(strftime('%m', ${x} / 1000, 'unixepoch') AS INTEGER))`
+        sql = unit === 'month' ? `(${months(b.sql)} - ${months(a.sql)})` : `(${months(b.sql)} ${div} 12 - ${months(a.sql)} ${div} 12)`
       }
       return combine([a, b], sql, 'Int')
     }
@@ -177,19 +185,19 @@ export function compileCall(compiler: Compiler, e: Extract<Expr, { k: 'call' }>,
       arity(name, args, 1)
       const a = arg(args[0], 'string')
       // ASCII only on both stores (ClickHouse's lower/upper and SQLite's agree)
-      return { ...a, sql: `${name}(${a.sql})`, type: 'String' }
+      return { ...a, sql: asciiCase(compiler.dialect, a.sql, name), type: 'String' }
     }
     case 'length': {
       arity(name, args, 1)
       const a = arg(args[0], 'string')
-      return { ...a, sql: sqlite ? `length(${asText(compiler, a)})` : `lengthUTF8(${asText(compiler, a)})`, type: 'Int' }
+      return { ...a, sql: embedded ? `length(${asText(compiler, a)})` : `lengthUTF8(${asText(compiler, a)})`, type: 'Int' }
     }
     case 'concat': {
       arity(name, args, 1, 100)
       const parts = args.map((x) => arg(x, 'string'))
       const texts = parts.map((p) => asText(compiler, p))
       fitsStatement(texts)
-      return combine(parts, sqlite ? `(${texts.join(' || ')})` : `concat(${texts.length === 1 ? `${texts[0]}, ''` : texts.join(', ')})`, 'String')
+      return combine(parts, embedded ? `(${texts.join(' || ')})` : `concat(${texts.length === 1 ? `${texts[0]}, ''` : texts.join(', ')})`, 'String')
     }
     case 'substring': {
       arity(name, args, 2, 3)
@@ -197,7 +205,7 @@ export function compileCall(compiler: Compiler, e: Extract<Expr, { k: 'call' }>,
       const texts = [asText(compiler, parts[0]), ...parts.slice(1).map((p) => p.sql)]
       fitsStatement(texts)
       const list = texts.join(', ')
-      return combine(parts, sqlite ? `substr(${list})` : `substringUTF8(${list})`, 'String')
+      return combine(parts, embedded ? `substr(${list})` : `substringUTF8(${list})`, 'String')
     }
     case 'coalesce':
     case 'ifNull': {
@@ -212,7 +220,7 @@ export function compileCall(compiler: Compiler, e: Extract<Expr, { k: 'call' }>,
       const parts = [arg(args[0], 'any'), arg(args[1], 'string'), arg(args[2], 'string')]
       const type = parts[1].type !== 'Null' ? parts[1].type : parts[2].type
       const [c, a, b] = parts.map((p) => p.sql)
-      return combine(parts, sqlite ? `(CASE WHEN ${c} THEN ${a} ELSE ${b} END)` : `if(${c}, ${a}, ${b})`, type)
+      return combine(parts, embedded ? `(CASE WHEN ${c} THEN ${a} ELSE ${b} END)` : `if(${c}, ${a}, ${b})`, type)
     }
     case 'round': {
       arity(name, args, 1, 2)
@@ -231,7 +239,17 @@ export function compileCall(compiler: Compiler, e: Extract<Expr, { k: 'call' }>,
       arity(name, args, 1)
       const a = arg(args[0], 'string')
       const type: ValueType = name === 'toInt' ? 'Int' : 'Float'
-      if (sqlite) {
+      if (duck) {
+        if (a.type === 'String' || a.type === 'JSON') {
+          // text that is not a number is NULL (as ClickHouse's *OrNull); a fraction's integer part, as SQLite's
+          const number = `TRY_CAST(trim(${a.sql}) AS DOUBLE)`
+          return { ...a, sql: name === 'toInt' ? `COALESCE(TRY_CAST(trim(${a.sql}) AS BIGINT), CAST(trunc(${number}) AS BIGINT))` : number, type }
+        }
+        if (isTime(a)) return { ...a, sql: name === 'toInt' ? `(${a.sql} // 1000)` : `(${a.sql} / 1000)`, type }
+        if (a.type === 'Bool') return { ...a, sql: `CAST(${a.sql} AS ${name === 'toInt' ? 'BIGINT' : 'DOUBLE'})`, type }
+        return { ...a, sql: name === 'toInt' ? `CAST(trunc(${a.sql}) AS BIGINT)` : `CAST(${a.sql} AS DOUBLE)`, type }
+      }
+      if (embedded) {
         const cast = name === 'toInt' ? 'INTEGER' : 'REAL'
         if (a.type === 'String' || a.type === 'JSON') {
           // text that is not a number is NULL (as ClickHouse's *OrNull), not 0
@@ -256,6 +274,12 @@ export function compileCall(compiler: Compiler, e: Extract<Expr, { k: 'call' }>,
 function asText(compiler: Compiler, c: Compiled): string {
   const sqlite = compiler.dialect === 'sqlite'
   if (c.type === 'String' || c.type === 'JSON' || c.type === 'UUID' || c.type === 'Null') return c.sql
+  if (compiler.dialect === 'duckdb') {
+    if (c.type === 'DateTime') return `strftime(epoch_ms(${c.sql}), '%Y-%m-%d %H:%M:%S')`
+    if (c.type === 'Date') return `strftime(epoch_ms(${c.sql}), '%Y-%m-%d')`
+    // a boolean as 0 or 1, as on the other stores
+    return c.type === 'Bool' ? `CAST(CAST(${c.sql} AS INTEGER) AS VARCHAR)` : `CAST(${c.sql} AS VARCHAR)`
+  }
   if (c.type === 'DateTime') return sqlite ? `strftime('%Y-%m-%d %H:%M:%S', ${c.sql} / 1000, 'unixepoch')` : `substring(toString(${c.sql}), 1, 19)`
   if (c.type === 'Date') return sqlite ? `strftime('%Y-%m-%d', ${c.sql} / 1000, 'unixepoch')` : `toString(${c.sql})`
   return sqlite ? `CAST(${c.sql} AS TEXT)` : `toString(${c.sql})`

@@ -8,15 +8,10 @@
 import type { ClickHouseClient } from '@clickhouse/client'
 import { Database } from 'bun:sqlite'
 import type { Sql } from 'postgres'
+import { accessDuckDb, type DuckDbAccess, type DuckDbSettings, type MappingRow } from '../events/duckdb-database'
 import { throttled, type Logger } from '../log'
 
-export interface MappingRow {
-  teamId: number
-  distinctId: string
-  /** null: the id belongs to nobody now (its person was erased) */
-  personId: string | null
-  version: number
-}
+export type { MappingRow }
 
 export interface MappingSink {
   /** the highest version copied, per project */
@@ -167,5 +162,37 @@ export class SqliteMappingSink implements MappingSink {
   async close(): Promise<void> {
     this.db?.close()
     this.db = undefined
+  }
+}
+
+/** The mapping in the embedded DuckDB store (through the main thread's owner when written from the flush worker). */
+export class DuckDbMappingSink implements MappingSink {
+  private access: Promise<DuckDbAccess> | undefined
+
+  constructor(
+    private readonly file: string,
+    private readonly settings: DuckDbSettings,
+  ) {}
+
+  private db(): Promise<DuckDbAccess> {
+    this.access ??= accessDuckDb(this.file, this.settings)
+    const access = this.access
+    access.catch(() => this.access === access && (this.access = undefined))
+    return access
+  }
+
+  async versions(): Promise<Map<number, number>> {
+    const rows = await (await this.db()).all('SELECT team_id, max(version) FROM person_distinct_id GROUP BY team_id')
+    return new Map(rows.map(([team, version]) => [Number(team), Number(version)]))
+  }
+
+  async write(rows: MappingRow[]): Promise<void> {
+    await (await this.db()).upsertMapping(rows)
+  }
+
+  async close(): Promise<void> {
+    const access = this.access
+    this.access = undefined
+    await (await access?.catch(() => undefined))?.release()
   }
 }

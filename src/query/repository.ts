@@ -2,3 +2,4 @@
 export { ownStatement, QueryRunError, type QueryRunner, type RunOptions, type RunResult } from './runner'
 export { ClickHouseQueryRunner, type ClickHouseRunnerOptions } from './clickhouse-runner'
 export { SqliteQueryRunner } from './sqlite-runner'
+export { DuckDbQueryRunner } from './duckdb-runner'

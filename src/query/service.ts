@@ -6,6 +6,7 @@ import type { Metrics } from '../ops/metrics'
 import type { CompiledQuery, ValueType } from './compile'
 import { compiledQuery, compileHere, type CompileThread } from './compile-thread'
 import { QueryRunError, type QueryRunner } from './runner'
+import { isEmbedded } from './dialect'
 
 export interface QueryAnswer {
   results: unknown[][]
@@ -79,9 +80,9 @@ export class QueryService {
     })
     const hasMore = truncated || rows.length > compiled.limit
     if (rows.length > compiled.limit) rows.length = compiled.limit
-    const sqlite = dialect === 'sqlite'
+    const msTimes = isEmbedded(dialect)
     const body = {
-      results: rows.map((row) => row.map((value, i) => normalize(value, compiled.types[i], sqlite))),
+      results: rows.map((row) => row.map((value, i) => normalize(value, compiled.types[i], msTimes))),
       columns: compiled.columns,
       types: compiled.types.map((t) => TYPE_NAMES[t]),
       hasMore,
@@ -142,7 +143,8 @@ function runError(error: unknown): ApiError {
 }
 
 /** One value as the API answers it, the same from every store. */
-export function normalize(value: unknown, type: ValueType, sqlite: boolean): unknown {
+/** `msTimes`: the store answers times as epoch milliseconds (the embedded stores). */
+export function normalize(value: unknown, type: ValueType, msTimes: boolean): unknown {
   if (value === null || value === undefined) return null
   switch (type) {
     case 'Int':
@@ -154,7 +156,7 @@ export function normalize(value: unknown, type: ValueType, sqlite: boolean): unk
       return value === true || value === 1 || value === '1' || value === 'true'
     case 'DateTime':
     case 'Date': {
-      const ms = sqlite ? Number(value) : typeof value === 'number' ? value * 1000 : parseClickHouseDateTime(String(value).length === 10 ? `${value} 00:00:00` : String(value))
+      const ms = msTimes ? Number(value) : typeof value === 'number' ? value * 1000 : parseClickHouseDateTime(String(value).length === 10 ? `${value} 00:00:00` : String(value))
       if (!Number.isFinite(ms)) return null
       const iso = new Date(ms).toISOString()
       return type === 'Date' ? iso.slice(0, 10) : iso

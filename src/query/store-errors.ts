@@ -73,3 +73,23 @@ export function sqliteRunError(message: string, code: string): QueryRunError {
   for (const [pattern, said] of SQLITE_QUERY_ERRORS) if (pattern.test(message) || pattern.test(code)) return new QueryRunError(`The query failed: ${said}`, 'query', cause)
   return new QueryRunError(`query failed: ${code || 'SQLITE_ERROR'}`, 'query', cause)
 }
+
+// DuckDB's messages start with their class ("Binder Error: …"): these are the statement's, the rest the store's.
+const DUCKDB_QUERY_ERRORS: [RegExp, string][] = [
+  [/^Out of Memory Error/i, 'the query needs more memory than a query may use (EMBEDDED_DUCKDB_MEMORY_MB): narrow it (a shorter time range, fewer groups)'],
+  [/^(Out of Range Error|Overflow)/i, 'a number is out of range'],
+  [/^Conversion Error/i, 'a value cannot be converted to the type asked for'],
+  [/aggregate function calls cannot be nested|aggregates? (are|is) not allowed/i, 'an aggregate function is used where it cannot be (inside another aggregate, or in WHERE)'],
+  [/must appear in the GROUP BY clause/i, 'a column is neither in GROUP BY nor inside an aggregate function'],
+  [/^(Binder|Parser|Invalid Input|Catalog|Not implemented) Error/i, 'values of incompatible types are compared or combined, or a function was given a value it does not take'],
+]
+const DUCKDB_UNAVAILABLE = /^(IO|Connection|Fatal|Internal|Transaction|Invalid) Error/i
+
+/** An embedded DuckDB error as a QueryRunError (its text stays the cause). */
+export function duckdbRunError(error: unknown): QueryRunError {
+  if (error instanceof QueryRunError) return error
+  const message = (error as Error)?.message ?? String(error)
+  for (const [pattern, said] of DUCKDB_QUERY_ERRORS) if (pattern.test(message)) return new QueryRunError(`The query failed: ${said}`, 'query', error)
+  if (DUCKDB_UNAVAILABLE.test(message)) return new QueryRunError('The embedded event store could not be read', 'unavailable', error)
+  return new QueryRunError('query failed: the embedded store refused the statement', 'query', error)
+}

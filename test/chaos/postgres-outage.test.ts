@@ -17,7 +17,7 @@ let service: ServiceProcess
 let env: Record<string, string>
 beforeAll(async () => {
   pg = await startPostgres()
-  env = { ...(await freshEnv({ postgres: 'embedded', clickhouse: 'embedded' })), DATABASE_URL: await pg.createDatabase(), FLUSH_INTERVAL_MS: '50', LOG_LEVEL: 'info' }
+  env = { ...(await freshEnv({ postgres: 'embedded', clickhouse: 'embedded' })), DATABASE_URL: await pg.createDatabase(), EMBEDDED_EVENT_STORE: 'sqlite', FLUSH_INTERVAL_MS: '50', LOG_LEVEL: 'info' }
   service = await spawnService(env)
 })
 afterAll(async () => {

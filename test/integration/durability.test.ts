@@ -117,7 +117,7 @@ describe('durability', () => {
   })
 
   test('rows the store rejects for good go to the dead-letter file; `cli dlq replay` brings them back', async () => {
-    const stack = await startStack({ postgres: 'embedded', clickhouse: 'embedded' }, { FLUSH_INTERVAL_MS: '20' })
+    const stack = await startStack({ postgres: 'embedded', clickhouse: 'embedded' }, { EMBEDDED_EVENT_STORE: 'sqlite', FLUSH_INTERVAL_MS: '20' })
     try {
       const store = (stack.services.events as ResilientStore).inner as EmbeddedEventStore
       store.handle.run(`CREATE TRIGGER reject_poison BEFORE INSERT ON events WHEN NEW.event = 'poison'
@@ -137,7 +137,7 @@ describe('durability', () => {
       expect((await store.countByUuid(1, good)).size).toBe(40)
       expect((await store.countByUuid(1, [poison])).size).toBe(0)
 
-      const env = { DATA_DIR: stack.dataDir, LOG_LEVEL: 'silent' }
+      const env = { DATA_DIR: stack.dataDir, LOG_LEVEL: 'silent', EMBEDDED_EVENT_STORE: 'sqlite' }
       const list = await runCli(['dlq', 'list'], env)
       expect(list.code).toBe(0)
       const listed = JSON.parse(list.stdout)

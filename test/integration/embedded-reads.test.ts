@@ -10,7 +10,7 @@ describe('embedded event store reads', () => {
   let svc: ServiceProcess
   beforeAll(async () => {
     const env = await freshEnv({ postgres: 'embedded', clickhouse: 'embedded' })
-    svc = await spawnService(env)
+    svc = await spawnService({ ...env, EMBEDDED_EVENT_STORE: 'sqlite' })
     // one event through capture creates the store; then 1,000,000 rows straight into it
     await fetch(`${svc.url}/capture/`, { method: 'POST', body: JSON.stringify({ api_key: PROJECT_KEY, event: 'first', distinct_id: 'd' }) })
     const db = new Database(join(env.DATA_DIR!, 'events.sqlite'))

@@ -2,4 +2,4 @@
 import { startStack } from '../helpers/stack'
 import { eventValuesContract } from './event-values.contract'
 
-eventValuesContract('embedded stores', () => startStack({ postgres: 'embedded', clickhouse: 'embedded' }, { FLUSH_INTERVAL_MS: 20 }))
+eventValuesContract('embedded stores', () => startStack({ postgres: 'embedded', clickhouse: 'embedded' }, { EMBEDDED_EVENT_STORE: 'sqlite', FLUSH_INTERVAL_MS: 20 }))

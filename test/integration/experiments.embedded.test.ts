@@ -2,4 +2,4 @@
 import { startStack } from '../helpers/stack'
 import { experimentsContract } from './experiments.contract'
 
-experimentsContract('embedded store', () => startStack({ postgres: 'embedded', clickhouse: 'embedded' }, { FLUSH_INTERVAL_MS: 20 }))
+experimentsContract('embedded store', () => startStack({ postgres: 'embedded', clickhouse: 'embedded' }, { EMBEDDED_EVENT_STORE: 'sqlite', FLUSH_INTERVAL_MS: 20 }))

@@ -2,4 +2,4 @@
 import { startStack } from '../helpers/stack'
 import { insightAnswerSizeContract } from './insight-answer-size.contract'
 
-insightAnswerSizeContract('embedded stores', () => startStack({ postgres: 'embedded', clickhouse: 'embedded' }, { FLUSH_INTERVAL_MS: 20 }))
+insightAnswerSizeContract('embedded stores', () => startStack({ postgres: 'embedded', clickhouse: 'embedded' }, { EMBEDDED_EVENT_STORE: 'sqlite', FLUSH_INTERVAL_MS: 20 }))

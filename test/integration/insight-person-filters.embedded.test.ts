@@ -2,4 +2,4 @@
 import { startStack } from '../helpers/stack'
 import { insightPersonFiltersContract } from './insight-person-filters.contract'
 
-insightPersonFiltersContract('embedded stores', () => startStack({ postgres: 'embedded', clickhouse: 'embedded' }, { FLUSH_INTERVAL_MS: 20 }))
+insightPersonFiltersContract('embedded stores', () => startStack({ postgres: 'embedded', clickhouse: 'embedded' }, { EMBEDDED_EVENT_STORE: 'sqlite', FLUSH_INTERVAL_MS: 20 }))

@@ -1,78 +1,18 @@
 // RetentionQuery and EventsQuery on the embedded event store (SQLite, queries in a child process).
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { MAX_HOGQL_ECHO_CHARS } from '../../src/insights/service'
-import { embeddedEvents, json, startStack, type Stack } from '../helpers/stack'
+import { embeddedEvents, startStack } from '../helpers/stack'
+import { retentionOverManyPersons } from './insights-retention-many'
 import { retentionContract } from './insights-retention.contract'
 
-retentionContract('embedded store', () => startStack({ postgres: 'embedded', clickhouse: 'embedded' }, { FLUSH_INTERVAL_MS: 20 }))
+const start = () => startStack({ postgres: 'embedded', clickhouse: 'embedded' }, { EMBEDDED_EVENT_STORE: 'sqlite', FLUSH_INTERVAL_MS: 20 })
+retentionContract('embedded store', start)
 
-// Many persons: the rows come in several pages of whole persons, and the table is the one worked out here.
-const PERSONS = 30_000
-const DAYS = 6
-const DAY0 = Date.UTC(2024, 4, 6)
-/** whether person p had a pageview on day d (about two days in three) */
-const active = (p: number, d: number) => (p * 7 + d * 3) % 3 !== 0 || (p + d) % 5 === 0
-
-describe('retention over 30,000 persons on the embedded store', () => {
-  let stack: Stack
-  beforeAll(async () => {
-    stack = await startStack({ postgres: 'embedded', clickhouse: 'embedded' }, { FLUSH_INTERVAL_MS: 20 })
-    const db = await embeddedEvents(stack)
-    const insert = db.prepare('INSERT INTO events (uuid, team_id, event, distinct_id, properties, timestamp, created_at, person_id) VALUES (?, 1, ?, ?, ?, ?, ?, ?)')
-    // queries read person_id through the distinct-id mapping the store keeps (copied from Postgres)
-    const map = db.prepare('INSERT INTO person_distinct_id (team_id, distinct_id, person_id, version) VALUES (1, ?, ?, 1)')
-    db.transaction(() => {
-      for (let p = 0; p < PERSONS; p++) {
-        const person = `00000000-0000-4000-8000-${String(p).padStart(12, '0')}`
-        map.run(`d-${p}`, person)
-        for (let d = 0; d < DAYS; d++) if (active(p, d)) insert.run(crypto.randomUUID(), '$pageview', `d-${p}`, '{}', DAY0 + d * 86_400_000 + (p % 86_400) * 1000, DAY0, person)
-      }
-    })()
-    db.close()
-  }, 120_000)
-  afterAll(() => stack?.close())
-
-  test('several pages, the same table as counted by hand', async () => {
-    const started = performance.now()
-    const r = await stack.api('/api/projects/1/query/', {
-      method: 'POST',
-      json: { query: { kind: 'RetentionQuery', retentionFilter: { period: 'Day', totalIntervals: DAYS }, dateRange: { date_from: '2024-05-06', date_to: '2024-05-11' } } },
-    })
-    const body = await json(r)
-    const ms = performance.now() - started
-    expect(r.status).toBe(200)
-    const expected = Array.from({ length: DAYS }, (_, i) =>
-      Array.from({ length: DAYS }, (_, k) => {
-        let n = 0
-        for (let p = 0; p < PERSONS; p++) if (i + k < DAYS && active(p, i) && active(p, i + k)) n++
-        return n
-      }),
-    )
-    expect(body.results.map((row: { values: { count: number }[] }) => row.values.map((v) => v.count))).toEqual(expected)
-    const pages = String(body.hogql).split('ORDER BY person_id, period').length - 1
-    console.log(`retention of ${PERSONS} persons × ${DAYS} days (${expected.reduce((a, row) => a + row[0], 0)} person-days) in ${pages} pages: ${ms.toFixed(0)} ms`)
-    expect(pages).toBeGreaterThanOrEqual(3)
-
-    // first time: each person once, in the cohort of their first active day (lookups of 2,000 persons a statement)
-    const firstStarted = performance.now()
-    const first = await json(
-      stack.api('/api/projects/1/query/', {
-        method: 'POST',
-        json: { query: { kind: 'RetentionQuery', retentionFilter: { period: 'Day', totalIntervals: DAYS, retentionType: 'retention_first_time' }, dateRange: { date_from: '2024-05-06', date_to: '2024-05-11' } } },
-      }),
-    )
-    const firstDay = (p: number) => [...Array(DAYS).keys()].find((d) => active(p, d)) ?? -1
-    const expectedFirst = Array.from({ length: DAYS }, (_, i) =>
-      Array.from({ length: DAYS }, (_, k) => {
-        let n = 0
-        for (let p = 0; p < PERSONS; p++) if (i + k < DAYS && firstDay(p) === i && active(p, i + k)) n++
-        return n
-      }),
-    )
-    expect(first.results.map((row: { values: { count: number }[] }) => row.values.map((v) => v.count))).toEqual(expectedFirst)
-    // the statements are echoed in `hogql` up to its bound: 16 lookups naming 2,000 persons each would be 1.2 MB
-    expect(first.hogql.length).toBeLessThan(MAX_HOGQL_ECHO_CHARS + 100_000)
-    expect(first.hogql).toMatch(/-- and \d+ more statements like these$/)
-    console.log(`first-time retention of the same: ${(performance.now() - firstStarted).toFixed(0)} ms; hogql echo ${first.hogql.length} characters (${first.hogql.match(/and (\d+) more/)?.[1]} statements left out)`)
-  }, 120_000)
+retentionOverManyPersons('embedded SQLite store', start, async (stack, events, mapping) => {
+  const db = await embeddedEvents(stack)
+  const insert = db.prepare('INSERT INTO events (uuid, team_id, event, distinct_id, properties, timestamp, created_at, person_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
+  const map = db.prepare('INSERT INTO person_distinct_id (team_id, distinct_id, person_id, version) VALUES (?, ?, ?, ?)')
+  db.transaction(() => {
+    for (const m of mapping) map.run(m.teamId, m.distinctId, m.personId, m.version)
+    for (const e of events) insert.run(e.uuid, e.teamId, e.event, e.distinctId, e.properties, e.timestamp, e.createdAt, e.personId)
+  })()
+  db.close()
 })

@@ -86,7 +86,7 @@ for (const stores of ['embedded', 'real'] as StoreChoice[]) {
       const id = `wal-${crypto.randomUUID()}`
       const value = `value-${crypto.randomUUID()}`
       // the embedded databases' own files keep deleted rows until they reuse the space (docs/operations.md)
-      const databases = stores === 'embedded' ? new Set(['pg', 'events.sqlite', 'events.sqlite-wal', 'events.sqlite-shm']) : new Set<string>()
+      const databases = stores === 'embedded' ? new Set(['pg', 'events.sqlite', 'events.sqlite-wal', 'events.sqlite-shm', 'events.duckdb', 'events.duckdb.wal', 'events.duckdb.tmp']) : new Set<string>()
       const filesHolding = () => {
         const found: string[] = []
         for (const entry of readdirSync(stack.dataDir, { recursive: true, withFileTypes: true })) {

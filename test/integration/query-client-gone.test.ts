@@ -16,7 +16,7 @@ describe('query API: the client goes away', () => {
   beforeAll(async () => {
     const env = await freshEnv({ postgres: 'embedded', clickhouse: 'embedded' })
     file = join(env.DATA_DIR!, 'events.sqlite')
-    svc = await spawnService({ ...env, QUERY_TIMEOUT_MS: '600000', LOG_LEVEL: 'info' })
+    svc = await spawnService({ ...env, EMBEDDED_EVENT_STORE: 'sqlite', QUERY_TIMEOUT_MS: '600000', LOG_LEVEL: 'info' })
     await fetch(`${svc.url}/capture/`, { method: 'POST', body: JSON.stringify({ api_key: PROJECT_KEY, event: 'first', distinct_id: 'd' }) })
     const db = new Database(join(env.DATA_DIR!, 'events.sqlite'))
     for (let tries = 0; tries < 100; tries++) {

@@ -14,7 +14,7 @@ describe('query API: slots shared fairly between projects', () => {
   let stack: Stack
   let other: number
   beforeAll(async () => {
-    stack = await startStack({ postgres: 'embedded', clickhouse: 'embedded' }, { FLUSH_INTERVAL_MS: 20, QUERY_TIMEOUT_MS: 120_000 })
+    stack = await startStack({ postgres: 'embedded', clickhouse: 'embedded' }, { EMBEDDED_EVENT_STORE: 'sqlite', FLUSH_INTERVAL_MS: 20, QUERY_TIMEOUT_MS: 120_000 })
     other = (await createProject(stack.services.db.sql, { name: 'Quick', token: 'phc_query_fairness_quick_01' })).id
     const db = await embeddedEvents(stack)
     const insert = db.prepare('INSERT INTO events (uuid, team_id, event, distinct_id, properties, timestamp, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)')

@@ -8,7 +8,7 @@ const ROWS = 500_000
 describe('query API: time limit on the embedded store', () => {
   let stack: Stack
   beforeAll(async () => {
-    stack = await startStack({ postgres: 'embedded', clickhouse: 'embedded' }, { FLUSH_INTERVAL_MS: 20, QUERY_TIMEOUT_MS: 400 })
+    stack = await startStack({ postgres: 'embedded', clickhouse: 'embedded' }, { EMBEDDED_EVENT_STORE: 'sqlite', FLUSH_INTERVAL_MS: 20, QUERY_TIMEOUT_MS: 400 })
     const db = await embeddedEvents(stack)
     const insert = db.prepare('INSERT INTO events (uuid, team_id, event, distinct_id, properties, timestamp, created_at) VALUES (?, 1, ?, ?, ?, ?, ?)')
     const now = Date.now()

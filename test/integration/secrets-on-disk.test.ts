@@ -28,7 +28,7 @@ describe('DATA_DIR on the embedded stores', () => {
     chmodSync(dataDir, 0o755)
     writeFileSync(join(dataDir, 'left-open.txt'), 'x', { mode: 0o644 })
     chmodSync(join(dataDir, 'left-open.txt'), 0o644)
-    stack = await startStack({ postgres: 'embedded', clickhouse: 'embedded' }, { DATA_DIR: dataDir, FLUSH_INTERVAL_MS: 50 })
+    stack = await startStack({ postgres: 'embedded', clickhouse: 'embedded' }, { EMBEDDED_EVENT_STORE: 'sqlite', DATA_DIR: dataDir, FLUSH_INTERVAL_MS: 50 })
   })
   afterAll(() => stack?.close())
 
