@@ -1,21 +1,19 @@
-// The embedded DuckDB database (DATA_DIR/events.duckdb): one owner per process. DuckDB lets one process open a file
-// read-write, and within a process each thread that opens it gets an instance of its own that does not see the
-// others' writes (checked with DuckDBInstance.fromCache under Bun: two instances, two views of one file). So the
-// main thread owns the one instance; the flush worker thread reaches it over a BroadcastChannel (remote below).
-// DuckDB computes on its own threads: a statement never blocks the event loop, and connection.interrupt() stops it.
+// The embedded DuckDB database (DATA_DIR/events.duckdb): the one instance of a process, on a thread of its own
+// (duckdb-owner.ts). DuckDB lets one process open a file read-write, and within a process each thread that opens it
+// gets an instance of its own that does not see the others' writes (checked with DuckDBInstance.fromCache under Bun:
+// two instances, two views of one file). So one thread owns the instance and every other thread asks it
+// (duckdb-access.ts): the thread that serves requests never runs an appender, and DuckDB computes on its own threads,
+// so a statement never blocks an event loop; connection.interrupt() stops it.
 import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api'
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { isMainThread } from 'node:worker_threads'
 import type { StoredEvent } from './store'
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('../../sql/duckdb/', import.meta.url))
-/** how long the flush worker waits for the main thread's answer before it takes the store for down (and retries) */
-const REMOTE_TIMEOUT_MS = 60_000
 /**
- * Rows appended between two turns of the event loop: the appender is synchronous, on the thread that serves
- * requests. (Handing DuckDB the batch as JSON text to parse instead measured worse: the flush starved under load.)
+ * Rows appended between two turns of the owner's event loop (the appender is synchronous): requests for reads wait
+ * at most that long behind a large batch. (Handing DuckDB the batch as JSON text to parse instead measured worse.)
  */
 const APPEND_TURN_ROWS = 500
 
@@ -48,7 +46,25 @@ export interface DuckDbAccess {
   insertEvents(rows: StoredEvent[], inDoubt: boolean): Promise<number>
   /** upsert distinct id → person rows; a row is replaced only by a higher version */
   upsertMapping(rows: MappingRow[]): Promise<void>
+  /**
+   * A query API statement, read a chunk at a time until its rows pass `maxBytes` (then `truncated`); `interrupt(id)`
+   * stops it (DuckDB then fails it with an INTERRUPT error).
+   */
+  stream(id: number, sql: string, params: SqlValue[], maxBytes: number, timeoutMs?: number): Promise<StreamedRows>
+  interrupt(id: number): Promise<void>
   release(): Promise<void>
+}
+
+export interface StreamedRows {
+  rows: unknown[][]
+  truncated: boolean
+}
+
+/** A row's size as the query API counts it on the embedded stores: a text's length, 8 for anything else. */
+export function rowBytes(row: unknown[]): number {
+  let n = 2
+  for (const value of row) n += typeof value === 'string' ? value.length + 3 : 8
+  return n
 }
 
 /** A DuckDB value as JavaScript: bigints as numbers while exact, decimals as numbers, the rest as text. */
@@ -67,7 +83,8 @@ const plainRows = (rows: DuckDBValue[][]): unknown[][] => rows.map((row) => row.
 /** The owner: the instance, one connection for writes (serialized), a connection per read. */
 export class DuckDbDatabase {
   private writes: Promise<unknown> = Promise.resolve()
-  private channel: BroadcastChannel | undefined
+  /** query API statements running, by their caller's key, for interrupt() (asked for before it connected: noted) */
+  private readonly streaming = new Map<string, { connection: DuckDBConnection | null; interrupted: boolean }>()
 
   private constructor(
     readonly file: string,
@@ -207,149 +224,45 @@ export class DuckDbDatabase {
     })
   }
 
-  /** Answer the other threads of this process (the flush worker) on the file's channel. */
-  serve(): void {
-    if (this.channel) return
-    const channel = new BroadcastChannel(channelName(this.file))
-    channel.onmessage = async (event) => {
-      const m = event.data as RemoteMessage
-      if (m.kind !== 'request') return
-      try {
-        const result = await this.perform(m.op, m.args)
-        channel.postMessage({ kind: 'answer', id: m.id, to: m.from, result } satisfies RemoteMessage)
-      } catch (error) {
-        channel.postMessage({ kind: 'answer', id: m.id, to: m.from, error: (error as Error)?.message ?? String(error) } satisfies RemoteMessage)
+  /** `id` is the caller's, unique among its calls (`key` names the caller: ids of two callers may meet). */
+  async stream(key: string, sql: string, params: SqlValue[], maxBytes: number): Promise<StreamedRows> {
+    const running = { connection: null as DuckDBConnection | null, interrupted: false }
+    this.streaming.set(key, running)
+    let connection: DuckDBConnection | undefined
+    try {
+      connection = running.connection = await this.instance.connect()
+      if (running.interrupted) throw new Error('INTERRUPT Error: Interrupted!')
+      const rows: unknown[][] = []
+      let bytes = 0
+      const result = await connection.stream(sql, params)
+      for (;;) {
+        const chunk = await result.fetchChunk()
+        if (!chunk || chunk.rowCount === 0) return { rows, truncated: false }
+        for (const raw of chunk.getRows()) {
+          const row = raw.map(plainValue)
+          bytes += rowBytes(row)
+          if (bytes > maxBytes) return { rows, truncated: true }
+          rows.push(row)
+        }
       }
+    } finally {
+      this.streaming.delete(key)
+      connection?.closeSync()
     }
-    this.channel = channel
   }
 
-  private perform(op: RemoteOp, args: unknown[]): Promise<unknown> {
-    switch (op) {
-      case 'all':
-        return this.all(args[0] as string, args[1] as SqlValue[])
-      case 'write':
-        return this.write(args[0] as string, args[1] as SqlValue[])
-      case 'insertEvents':
-        return this.insertEvents(args[0] as StoredEvent[], args[1] as boolean)
-      case 'upsertMapping':
-        return this.upsertMapping(args[0] as MappingRow[])
-    }
+  interrupt(key: string): void {
+    const running = this.streaming.get(key)
+    if (!running) return
+    running.interrupted = true
+    running.connection?.interrupt()
   }
 
   async close(): Promise<void> {
-    this.channel?.close()
-    this.channel = undefined
+    for (const running of this.streaming.values()) running.connection?.interrupt()
     await this.writes.catch(() => undefined)
     this.writer.closeSync()
     // a checkpoint folds the WAL into the file: the next start has nothing to replay
     this.instance.closeSync()
-  }
-}
-
-type RemoteOp = 'all' | 'write' | 'insertEvents' | 'upsertMapping'
-type RemoteMessage =
-  | { kind: 'request'; id: number; from: string; op: RemoteOp; args: unknown[] }
-  | { kind: 'answer'; id: number; to: string; result?: unknown; error?: string }
-
-const channelName = (file: string) => `phog-duckdb:${file}`
-
-/** This thread's open databases, shared by the event store, the query runner and the person mapping. */
-const opened = new Map<string, { db: Promise<DuckDbDatabase>; users: number }>()
-
-/** The owner of `file` on the main thread (opened by the first user, closed by the last). */
-export async function ownDuckDb(file: string, settings: DuckDbSettings): Promise<{ db: DuckDbDatabase; release(): Promise<void> }> {
-  let entry = opened.get(file)
-  if (!entry) {
-    const db = DuckDbDatabase.open(file, settings).then((d) => (d.serve(), d))
-    entry = { db, users: 0 }
-    opened.set(file, entry)
-    db.catch(() => opened.get(file) === entry && opened.delete(file))
-  }
-  entry.users++
-  const db = await entry.db.catch((error) => {
-    entry.users--
-    throw error
-  })
-  let released = false
-  return {
-    db,
-    release: async () => {
-      if (released) return
-      released = true
-      if (--entry.users > 0) return
-      opened.delete(file)
-      await db.close()
-    },
-  }
-}
-
-/** The database from this thread: its owner on the main thread, else requests to the main thread's owner. */
-export async function accessDuckDb(file: string, settings: DuckDbSettings): Promise<DuckDbAccess> {
-  if (isMainThread) {
-    const { db, release } = await ownDuckDb(file, settings)
-    return {
-      all: (sql, params) => db.all(sql, params),
-      write: (sql, params) => db.write(sql, params),
-      insertEvents: (rows, inDoubt) => db.insertEvents(rows, inDoubt),
-      upsertMapping: (rows) => db.upsertMapping(rows),
-      release,
-    }
-  }
-  return new RemoteDuckDb(file)
-}
-
-/** A thread that is not the owner's: each call is a request on the file's channel, answered by the owner. */
-class RemoteDuckDb implements DuckDbAccess {
-  private readonly channel: BroadcastChannel
-  private readonly self = `${process.pid}:${Math.random().toString(36).slice(2)}`
-  private next = 0
-  private readonly waiting = new Map<number, { resolve(v: unknown): void; reject(e: Error): void; timer: ReturnType<typeof setTimeout> }>()
-
-  constructor(file: string) {
-    this.channel = new BroadcastChannel(channelName(file))
-    this.channel.onmessage = (event) => {
-      const m = event.data as RemoteMessage
-      if (m.kind !== 'answer' || m.to !== this.self) return
-      const waiter = this.waiting.get(m.id)
-      if (!waiter) return
-      this.waiting.delete(m.id)
-      clearTimeout(waiter.timer)
-      if (m.error !== undefined) waiter.reject(new Error(m.error))
-      else waiter.resolve(m.result)
-    }
-  }
-
-  private call<T>(op: RemoteOp, args: unknown[]): Promise<T> {
-    const id = ++this.next
-    return new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.waiting.delete(id)
-        reject(new Error(`the embedded DuckDB store did not answer within ${REMOTE_TIMEOUT_MS} ms`))
-      }, REMOTE_TIMEOUT_MS)
-      this.waiting.set(id, { resolve: resolve as (v: unknown) => void, reject, timer })
-      this.channel.postMessage({ kind: 'request', id, from: this.self, op, args } satisfies RemoteMessage)
-    })
-  }
-
-  all(sql: string, params: SqlValue[] = []) {
-    return this.call<unknown[][]>('all', [sql, params])
-  }
-  write(sql: string, params: SqlValue[] = []) {
-    return this.call<number>('write', [sql, params])
-  }
-  insertEvents(rows: StoredEvent[], inDoubt: boolean) {
-    return this.call<number>('insertEvents', [rows, inDoubt])
-  }
-  upsertMapping(rows: MappingRow[]) {
-    return this.call<void>('upsertMapping', [rows])
-  }
-  async release(): Promise<void> {
-    for (const w of this.waiting.values()) {
-      clearTimeout(w.timer)
-      w.reject(new Error('embedded store closed'))
-    }
-    this.waiting.clear()
-    this.channel.close()
   }
 }

@@ -1,6 +1,7 @@
-// The embedded event store on DuckDB (EMBEDDED_EVENT_STORE=duckdb): DATA_DIR/events.duckdb, owned by the main
-// thread (duckdb-database.ts); the flush worker's instance of this store writes through it.
-import { accessDuckDb, type DuckDbAccess, type DuckDbSettings, type SqlValue } from './duckdb-database'
+// The embedded event store on DuckDB (EMBEDDED_EVENT_STORE=duckdb): DATA_DIR/events.duckdb, owned by a thread of
+// its own (duckdb-owner.ts); every instance of this store (the main thread's, the flush worker's) asks it.
+import { accessDuckDb } from './duckdb-access'
+import { type DuckDbAccess, type DuckDbSettings, type SqlValue } from './duckdb-database'
 import { StoreError, type EventQuery, type EventStore, type InsertOptions, type StoredEvent } from './store'
 
 const COLUMNS = 'uuid, team_id, event, distinct_id, properties, timestamp, created_at, person_id'

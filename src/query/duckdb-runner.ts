@@ -1,26 +1,22 @@
-// Query API statements on the embedded DuckDB store, in this process: DuckDB computes on its own threads, so a
-// statement never holds the event loop, and connection.interrupt() stops it at the time limit or when the client
-// leaves. At most `concurrency` at once, shared fairly between projects (slots.ts), the wait counting against the
-// query's time. Rows are fetched a chunk at a time and counted: past the answer's byte budget the rest is not read.
-import type { DuckDBConnection } from '@duckdb/node-api'
-import { ownDuckDb, plainValue, type DuckDbDatabase, type DuckDbSettings } from '../events/duckdb-database'
+// Query API statements on the embedded DuckDB store, sent to its owner thread (duckdb-owner.ts): DuckDB computes on
+// its own threads, so a statement never holds an event loop, and it is interrupted at the time limit or when the
+// client leaves. At most `concurrency` at once, shared fairly between projects (slots.ts), the wait counting against
+// the query's time. The owner reads rows a chunk at a time and counts them: past the answer's byte budget the rest
+// is not read.
+import { accessDuckDb } from '../events/duckdb-access'
+import type { DuckDbAccess, DuckDbSettings } from '../events/duckdb-database'
 import type { CompiledQuery } from './compile'
 import { Params, type DialectName } from './dialect'
 import { ownStatement, OWN_STATEMENT_BYTES, QueryRunError, type QueryRunner, type RunOptions, type RunResult } from './runner'
 import { FairSlots } from './slots'
 import { clientClosed, duckdbRunError, resultTooLarge, timedOut } from './store-errors'
 
-/** A row's size as the other embedded runner counts it: a text's length, 8 for anything else. */
-function rowBytes(row: unknown[]): number {
-  let n = 2
-  for (const value of row) n += typeof value === 'string' ? value.length + 3 : 8
-  return n
-}
-
 export class DuckDbQueryRunner implements QueryRunner {
   private readonly slots: FairSlots
-  private owner: Promise<{ db: DuckDbDatabase; release(): Promise<void> }> | undefined
-  private readonly running = new Set<DuckDBConnection>()
+  private access: Promise<DuckDbAccess> | undefined
+  /** statements running (by id), stopped with the runner */
+  private readonly running = new Set<number>()
+  private nextId = 0
   private closed = false
 
   constructor(
@@ -39,12 +35,12 @@ export class DuckDbQueryRunner implements QueryRunner {
     return this.slots.use()
   }
 
-  /** The process's owner of the file (shared with the event store; opened here if this runner is first). */
-  private openDatabase(): Promise<DuckDbDatabase> {
-    this.owner ??= ownDuckDb(this.file, this.settings)
-    const owner = this.owner
-    owner.catch(() => this.owner === owner && (this.owner = undefined))
-    return owner.then((o) => o.db)
+  /** The process's database (its owner thread shared with the event store; started here if this runner is first). */
+  private connectStore(): Promise<DuckDbAccess> {
+    this.access ??= accessDuckDb(this.file, this.settings)
+    const access = this.access
+    access.catch(() => this.access === access && (this.access = undefined))
+    return access
   }
 
   async run(query: CompiledQuery, options: RunOptions): Promise<RunResult> {
@@ -52,40 +48,24 @@ export class DuckDbQueryRunner implements QueryRunner {
     const maxBytes = options.maxBytes ?? OWN_STATEMENT_BYTES
     const deadline = Date.now() + options.timeoutMs
     const release = await this.slots.acquire(options.teamId, deadline, options.signal)
-    let connection: DuckDBConnection | undefined
+    const id = ++this.nextId
+    let db: DuckDbAccess | undefined
     let stopped: 'timeout' | 'client_closed' | null = null
     const stop = (why: 'timeout' | 'client_closed') => {
       stopped ??= why
-      connection?.interrupt()
+      void db?.interrupt(id)
     }
     const timer = setTimeout(() => stop('timeout'), Math.max(1, deadline - Date.now()))
     const onClientGone = () => stop('client_closed')
     if (options.signal?.aborted) onClientGone()
     options.signal?.addEventListener('abort', onClientGone, { once: true })
     try {
-      const db = await this.openDatabase().catch((error) => {
+      db = await this.connectStore().catch((error) => {
         throw new QueryRunError('The embedded event store could not be opened', 'unavailable', error)
       })
-      connection = await db.instance.connect()
-      this.running.add(connection)
       if (stopped) throw stopped === 'timeout' ? timedOut(options.timeoutMs) : clientClosed()
-      const rows: unknown[][] = []
-      let bytes = 0
-      let truncated = false
-      const result = await connection.stream(query.sql, query.params.sqlite)
-      reading: for (;;) {
-        const chunk = await result.fetchChunk()
-        if (!chunk || chunk.rowCount === 0) break
-        for (const raw of chunk.getRows()) {
-          const row = raw.map(plainValue)
-          bytes += rowBytes(row)
-          if (bytes > maxBytes) {
-            truncated = true
-            break reading
-          }
-          rows.push(row)
-        }
-      }
+      this.running.add(id)
+      const { rows, truncated } = await db.stream(id, query.sql, query.params.sqlite, maxBytes, Math.max(1, deadline - Date.now()))
       if (stopped === 'client_closed') throw clientClosed()
       if (stopped === 'timeout') throw timedOut(options.timeoutMs)
       if (truncated && rows.length === 0) throw resultTooLarge(maxBytes)
@@ -97,10 +77,7 @@ export class DuckDbQueryRunner implements QueryRunner {
     } finally {
       clearTimeout(timer)
       options.signal?.removeEventListener('abort', onClientGone)
-      if (connection) {
-        this.running.delete(connection)
-        connection.closeSync()
-      }
+      this.running.delete(id)
       release()
     }
   }
@@ -118,10 +95,11 @@ export class DuckDbQueryRunner implements QueryRunner {
 
   async close(): Promise<void> {
     this.closed = true
+    const access = this.access
+    this.access = undefined
+    const db = await access?.catch(() => undefined)
     // running statements too: nothing of this runner outlives it
-    for (const connection of this.running) connection.interrupt()
-    const owner = this.owner
-    this.owner = undefined
-    await (await owner?.catch(() => undefined))?.release()
+    await Promise.all([...this.running].map((id) => db?.interrupt(id)))
+    await db?.release()
   }
 }

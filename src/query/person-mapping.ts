@@ -8,7 +8,8 @@
 import type { ClickHouseClient } from '@clickhouse/client'
 import { Database } from 'bun:sqlite'
 import type { Sql } from 'postgres'
-import { accessDuckDb, type DuckDbAccess, type DuckDbSettings, type MappingRow } from '../events/duckdb-database'
+import { accessDuckDb } from '../events/duckdb-access'
+import { type DuckDbAccess, type DuckDbSettings, type MappingRow } from '../events/duckdb-database'
 import { throttled, type Logger } from '../log'
 
 export type { MappingRow }
@@ -165,7 +166,7 @@ export class SqliteMappingSink implements MappingSink {
   }
 }
 
-/** The mapping in the embedded DuckDB store (through the main thread's owner when written from the flush worker). */
+/** The mapping in the embedded DuckDB store, written through its owner thread (duckdb-owner.ts). */
 export class DuckDbMappingSink implements MappingSink {
   private access: Promise<DuckDbAccess> | undefined
 

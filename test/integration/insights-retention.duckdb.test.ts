@@ -1,6 +1,6 @@
 // RetentionQuery and EventsQuery on the embedded event store on DuckDB (EMBEDDED_EVENT_STORE=duckdb): insights-retention.contract.ts.
 import { join } from 'node:path'
-import { accessDuckDb } from '../../src/events/duckdb-database'
+import { accessDuckDb } from '../../src/events/duckdb-access'
 import { startStack } from '../helpers/stack'
 import { retentionOverManyPersons } from './insights-retention-many'
 import { retentionContract } from './insights-retention.contract'

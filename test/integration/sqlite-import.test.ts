@@ -3,7 +3,7 @@
 import { expect, test } from 'bun:test'
 import { Database } from 'bun:sqlite'
 import { join } from 'node:path'
-import { accessDuckDb } from '../../src/events/duckdb-database'
+import { accessDuckDb } from '../../src/events/duckdb-access'
 import { EmbeddedEventStore } from '../../src/events/embedded'
 import { SqliteEventsImport } from '../../src/events/sqlite-import'
 import { createLogger } from '../../src/log'
