@@ -100,6 +100,10 @@ export class DuckDbDatabase {
       // no extension is ever downloaded or loaded from outside the package (json is built in)
       autoinstall_known_extensions: 'false',
       autoload_known_extensions: 'false',
+      // SQL reaches no file or URL but the database's own (no read_csv, COPY, ATTACH, INSTALL), and no statement may
+      // change these settings afterwards: the query API's compiler refuses such SQL, this is the second wall
+      enable_external_access: 'false',
+      lock_configuration: 'true',
     })
     if (file !== ':memory:') for (const f of [file, `${file}.wal`]) if (existsSync(f)) chmodSync(f, 0o600)
     const writer = await instance.connect()

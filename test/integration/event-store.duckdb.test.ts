@@ -1,7 +1,8 @@
 import { expect, test } from 'bun:test'
-import { statSync } from 'node:fs'
+import { statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { DuckDbEventStore } from '../../src/events/duckdb'
+import { accessDuckDb } from '../../src/events/duckdb-access'
 import { event, eventStoreContract } from './event-store.contract'
 import { tempDir } from '../helpers/temp'
 
@@ -16,9 +17,9 @@ eventStoreContract('embedded DuckDB', {
   },
 })
 
-// The flush worker is a thread: its store writes through the main thread's owner of the file (one DuckDB instance
+// The flush worker is a thread: its store writes through the owner thread of the file (one DuckDB instance
 // per process); what it writes is what the main thread reads, once.
-test('a store on a worker thread writes through the main thread and sees what it reads', async () => {
+test("a store on a worker thread writes through the owner thread, and the main thread reads it once", async () => {
   const root = tempDir('phog-store-duckdb-thread-')
   const file = join(root, 'data', 'events.duckdb')
   const owner = new DuckDbEventStore(file, SETTINGS)
@@ -58,5 +59,28 @@ test('a second process cannot open the file while one holds it, and is told why'
     expect(said).toContain('is held by another process')
   } finally {
     await owner.close()
+  }
+})
+
+// SQL reaches only the database's own file: the query API's compiler refuses such statements, and the database
+// itself is the second wall (external access off, its configuration locked).
+test('no file, URL or setting is reachable from SQL', async () => {
+  const root = tempDir('phog-store-duckdb-walls-')
+  writeFileSync(join(root, 'secret.csv'), 'a,b\n1,2\n')
+  const db = await accessDuckDb(join(root, 'events.duckdb'), SETTINGS)
+  try {
+    const attempts = [
+      `SELECT * FROM '${root}/secret.csv'`,
+      `SELECT * FROM read_csv('${root}/secret.csv')`,
+      `COPY (SELECT 1) TO '${root}/out.csv'`,
+      `ATTACH '${root}/other.duckdb' AS other`,
+      "SET memory_limit = '10GB'",
+      'SET enable_external_access = true',
+      'INSTALL httpfs',
+    ]
+    for (const sql of attempts) expect({ sql, ran: await db.all(sql).then(() => true, () => false) }).toEqual({ sql, ran: false })
+    expect(await db.all('SELECT count(*) FROM events')).toEqual([[0]])
+  } finally {
+    await db.release()
   }
 })
