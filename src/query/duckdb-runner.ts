@@ -6,10 +6,11 @@
 import { accessDuckDb } from '../events/duckdb-access'
 import type { DuckDbAccess, DuckDbSettings } from '../events/duckdb-database'
 import type { CompiledQuery } from './compile'
-import { Params, type DialectName } from './dialect'
-import { ownStatement, OWN_STATEMENT_BYTES, QueryRunError, type QueryRunner, type RunOptions, type RunResult } from './runner'
+import type { DialectName } from './dialect'
+import { mappedPersonIds, OWN_STATEMENT_BYTES, QueryRunError, type QueryRunner, type RunOptions, type RunResult } from './runner'
 import { FairSlots } from './slots'
-import { clientClosed, duckdbRunError, resultTooLarge, timedOut } from './store-errors'
+import { StatementStop } from './statement-stop'
+import { duckdbRunError, resultTooLarge } from './store-errors'
 
 export class DuckDbQueryRunner implements QueryRunner {
   private readonly slots: FairSlots
@@ -50,47 +51,30 @@ export class DuckDbQueryRunner implements QueryRunner {
     const release = await this.slots.acquire(options.teamId, deadline, options.signal)
     const id = ++this.nextId
     let db: DuckDbAccess | undefined
-    let stopped: 'timeout' | 'client_closed' | null = null
-    const stop = (why: 'timeout' | 'client_closed') => {
-      stopped ??= why
-      void db?.interrupt(id)
-    }
-    const timer = setTimeout(() => stop('timeout'), Math.max(1, deadline - Date.now()))
-    const onClientGone = () => stop('client_closed')
-    if (options.signal?.aborted) onClientGone()
-    options.signal?.addEventListener('abort', onClientGone, { once: true })
+    const stop = new StatementStop(options, deadline, () => void db?.interrupt(id))
     try {
       db = await this.connectStore().catch((error) => {
         throw new QueryRunError('The embedded event store could not be opened', 'unavailable', error)
       })
-      if (stopped) throw stopped === 'timeout' ? timedOut(options.timeoutMs) : clientClosed()
+      const stoppedEarly = stop.error()
+      if (stoppedEarly) throw stoppedEarly
       this.running.add(id)
       const { rows, truncated } = await db.stream(id, query.sql, query.params.sqlite, maxBytes, Math.max(1, deadline - Date.now()))
-      if (stopped === 'client_closed') throw clientClosed()
-      if (stopped === 'timeout') throw timedOut(options.timeoutMs)
+      const stopped = stop.error()
+      if (stopped) throw stopped
       if (truncated && rows.length === 0) throw resultTooLarge(maxBytes)
       return { rows, truncated }
     } catch (error) {
-      if (stopped === 'client_closed') throw clientClosed(error)
-      if (stopped === 'timeout') throw timedOut(options.timeoutMs, error)
-      throw duckdbRunError(error)
+      throw stop.error(error) ?? duckdbRunError(error)
     } finally {
-      clearTimeout(timer)
-      options.signal?.removeEventListener('abort', onClientGone)
+      stop.done()
       this.running.delete(id)
       release()
     }
   }
 
-  async personIds(teamId: number, distinctIds: string[]): Promise<Map<string, string>> {
-    if (distinctIds.length === 0) return new Map()
-    const params = new Params('duckdb')
-    const list = distinctIds.map((id) => params.string(id)).join(', ')
-    const { rows } = await this.run(
-      ownStatement(`SELECT distinct_id, person_id FROM person_distinct_id WHERE team_id = ${Math.trunc(teamId)} AND distinct_id IN (${list}) AND person_id IS NOT NULL`, params, 2),
-      { teamId, timeoutMs: 10_000 },
-    )
-    return new Map(rows.map(([d, p]) => [String(d), String(p)]))
+  personIds(teamId: number, distinctIds: string[]): Promise<Map<string, string>> {
+    return mappedPersonIds(this, 'duckdb', teamId, distinctIds)
   }
 
   async close(): Promise<void> {

@@ -52,3 +52,15 @@ export function ownStatement(sql: string, params: Params, columns: number): Comp
 
 /** The budget of a runner's own small statements (the person mapping of an events page). */
 export const OWN_STATEMENT_BYTES = 16 * 1024 * 1024
+
+/** The persons of these distinct ids now, from an embedded store's mapping table (ids with none are absent). */
+export async function mappedPersonIds(runner: QueryRunner, dialect: DialectName, teamId: number, distinctIds: string[]): Promise<Map<string, string>> {
+  if (distinctIds.length === 0) return new Map()
+  const params = new Params(dialect)
+  const list = distinctIds.map((id) => params.string(id)).join(', ')
+  const { rows } = await runner.run(
+    ownStatement(`SELECT distinct_id, person_id FROM person_distinct_id WHERE team_id = ${Math.trunc(teamId)} AND distinct_id IN (${list}) AND person_id IS NOT NULL`, params, 2),
+    { teamId, timeoutMs: 10_000 },
+  )
+  return new Map(rows.map(([d, p]) => [String(d), String(p)]))
+}

@@ -6,10 +6,11 @@ import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import type { CompiledQuery } from './compile'
 import { Params, type DialectName } from './dialect'
-import { ownStatement, OWN_STATEMENT_BYTES, QueryRunError, type QueryRunner, type RunOptions, type RunResult } from './runner'
+import { mappedPersonIds, OWN_STATEMENT_BYTES, QueryRunError, type QueryRunner, type RunOptions, type RunResult } from './runner'
 import { FairSlots } from './slots'
 import type { SqliteQueryAnswer, SqliteQueryRequest } from './sqlite-process'
-import { clientClosed, resultTooLarge, sqliteRunError, timedOut } from './store-errors'
+import { StatementStop } from './statement-stop'
+import { resultTooLarge, sqliteRunError } from './store-errors'
 
 const SQLITE_PROCESS = fileURLToPath(new URL('./sqlite-process.ts', import.meta.url))
 
@@ -77,22 +78,14 @@ export class SqliteQueryRunner implements QueryRunner {
       throw new QueryRunError('The query process could not start', 'unavailable', error)
     }
     const id = ++this.next
-    let stopped: 'timeout' | 'client_closed' | null = null
-    const stop = (why: 'timeout' | 'client_closed') => {
-      stopped = why
-      child.process.kill('SIGKILL')
-    }
-    const timer = setTimeout(() => stop('timeout'), Math.max(1, deadline - Date.now()))
-    const onClientGone = () => stop('client_closed')
-    if (options.signal?.aborted) onClientGone()
-    options.signal?.addEventListener('abort', onClientGone, { once: true })
+    const stop = new StatementStop(options, deadline, () => child.process.kill('SIGKILL'))
     try {
       const answer = await new Promise<SqliteQueryAnswer>((resolve) => {
         child.waiting.set(id, resolve)
-        if (!stopped) child.process.send({ id, sql: query.sql, params: query.params.sqlite, maxBytes } satisfies SqliteQueryRequest)
+        if (!stop.reason) child.process.send({ id, sql: query.sql, params: query.params.sqlite, maxBytes } satisfies SqliteQueryRequest)
       })
-      if (stopped === 'client_closed') throw clientClosed()
-      if (stopped === 'timeout') throw timedOut(options.timeoutMs)
+      const stopped = stop.error()
+      if (stopped) throw stopped
       if ('error' in answer) {
         if (answer.code === 'EXITED') throw new QueryRunError('The query process ended unexpectedly', 'unavailable')
         throw sqliteRunError(answer.error, answer.code)
@@ -100,22 +93,14 @@ export class SqliteQueryRunner implements QueryRunner {
       if (answer.truncated && answer.rows.length === 0) throw resultTooLarge(maxBytes)
       return { rows: answer.rows, truncated: answer.truncated }
     } finally {
-      clearTimeout(timer)
-      options.signal?.removeEventListener('abort', onClientGone)
-      if (!stopped && !this.closed && child.process.exitCode === null && !child.process.killed) this.idle.push(child)
+      stop.done()
+      if (!stop.reason && !this.closed && child.process.exitCode === null && !child.process.killed) this.idle.push(child)
       release()
     }
   }
 
-  async personIds(teamId: number, distinctIds: string[]): Promise<Map<string, string>> {
-    if (distinctIds.length === 0) return new Map()
-    const params = new Params('sqlite')
-    const list = distinctIds.map((id) => params.string(id)).join(', ')
-    const { rows } = await this.run(
-      ownStatement(`SELECT distinct_id, person_id FROM person_distinct_id WHERE team_id = ${Math.trunc(teamId)} AND distinct_id IN (${list}) AND person_id IS NOT NULL`, params, 2),
-      { teamId, timeoutMs: 10_000 },
-    )
-    return new Map(rows.map(([d, p]) => [String(d), String(p)]))
+  personIds(teamId: number, distinctIds: string[]): Promise<Map<string, string>> {
+    return mappedPersonIds(this, 'sqlite', teamId, distinctIds)
   }
 
   async close(): Promise<void> {
