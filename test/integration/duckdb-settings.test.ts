@@ -3,17 +3,17 @@
 // this already; these settings are the second wall if a statement ever gets past it.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { join } from 'node:path'
-import { ownDuckDb, type DuckDbDatabase } from '../../src/events/duckdb-database'
+import { DuckDbDatabase } from '../../src/events/duckdb-database'
 import { tempDir } from '../helpers/temp'
 
-let owner: { db: DuckDbDatabase; release(): Promise<void> }
+let db: DuckDbDatabase
 beforeAll(async () => {
-  owner = await ownDuckDb(join(tempDir('phog-duckdb-settings-'), 'events.duckdb'), { memoryMb: 128, threads: 1 })
+  db = await DuckDbDatabase.open(join(tempDir('phog-duckdb-settings-'), 'events.duckdb'), { memoryMb: 128, threads: 1 })
 })
-afterAll(() => owner?.release())
+afterAll(() => db?.close())
 
 const refused = async (sql: string) => {
-  const error = await owner.db.all(sql).then(() => null, (e: Error) => e.message)
+  const error = await db.all(sql).then(() => null, (e: Error) => e.message)
   console.log(`${sql} → ${error === null ? 'ran' : error.split('\n')[0]}`)
   return error !== null
 }
@@ -27,7 +27,7 @@ test('needs owner fix: files and URLs cannot be read or written from SQL (enable
 
 test('needs owner fix: the configuration is locked (memory_limit cannot be raised), spill is bounded, no community extensions', async () => {
   expect(await refused("SET memory_limit = '10GB'")).toBe(true)
-  const [[spill, community]] = await owner.db.all("SELECT current_setting('max_temp_directory_size'), current_setting('allow_community_extensions')")
+  const [[spill, community]] = await db.all("SELECT current_setting('max_temp_directory_size'), current_setting('allow_community_extensions')")
   console.log(`max_temp_directory_size ${spill}, allow_community_extensions ${community}`)
   expect(String(spill)).not.toContain('available disk space')
   expect(community).toBe(false)
