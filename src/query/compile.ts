@@ -12,7 +12,7 @@ import {
   type DialectName, type EventsScope, type PropertyFlavor, type TimeType,
 } from './dialect'
 import { compileCall, isAggregate } from './functions'
-import { asciiLower, likeToGlob, parseTimeLiteral, shift, UNIT_MS } from './literals'
+import { asciiLower, likeToGlob, likeToRegex, parseTimeLiteral, shift, UNIT_MS } from './literals'
 
 export { parseTimeLiteral, shift }
 
@@ -483,6 +483,10 @@ export class Compiler {
     const pattern = e.caseInsensitive ? asciiLower(e.pattern.value) : e.pattern.value
     const subject = e.caseInsensitive ? asciiCase(this.dialect, a.sql, 'lower') : a.sql
     const not = e.not ? 'NOT ' : ''
+    if (this.dialect === 'duckdb') {
+      // not GLOB or LIKE: DuckDB's backtrack, and one call past the time limit is not interrupted (likeToRegex)
+      return { ...a, sql: `(${not}regexp_full_match(${subject}, ${this.params.string(likeToRegex(pattern))}, 's'))`, type: 'Bool' }
+    }
     if (isEmbedded(this.dialect)) {
       // GLOB is case-sensitive like ClickHouse's LIKE (SQLite's LIKE is not)
       return { ...a, sql: `(${not}(${subject} GLOB ${this.params.string(likeToGlob(pattern))}))`, type: 'Bool' }

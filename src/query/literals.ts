@@ -28,6 +28,32 @@ export function likeToGlob(pattern: string): string {
   return out
 }
 
+/** One character of a LIKE pattern as an RE2 literal: punctuation escaped, control characters by code. */
+function regexLiteral(c: string): string {
+  const code = c.charCodeAt(0)
+  if (code >= 0x80 || /[A-Za-z0-9]/.test(c)) return c
+  if (code < 0x20 || code === 0x7f || c === ' ') return `\\x{${code.toString(16)}}`
+  return `\\${c}`
+}
+
+/**
+ * A LIKE pattern (% _ and \-escapes) as an RE2 expression for a whole-string match: RE2 takes time linear in the
+ * text whatever the pattern, where DuckDB's GLOB and LIKE backtrack (`%x%x%x…%y` on a long text never ends, and
+ * DuckDB's interrupt is not checked inside one function call). `_` is one character, as on the other stores.
+ */
+export function likeToRegex(pattern: string): string {
+  const out: string[] = []
+  let anything = false // the last piece is .* (%% is %: one is enough)
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i]
+    const piece = c === '\\' && i + 1 < pattern.length ? regexLiteral(pattern[++i]) : c === '%' ? '.*' : c === '_' ? '.' : regexLiteral(c)
+    if (piece === '.*' && anything) continue
+    anything = piece === '.*'
+    out.push(piece)
+  }
+  return out.join('')
+}
+
 /** '2024-01-02', '2024-01-02 03:04:05', ISO 8601 with a zone: epoch ms (UTC unless a zone is given). */
 export function parseTimeLiteral(text: string): number {
   const m = /^(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,6}))?)?)?\s*(Z|[+-]\d{2}:?\d{2})?$/.exec(text.trim())
