@@ -32,7 +32,12 @@ export interface DuckDbSettings {
   /** DuckDB's memory_limit, MiB */
   memoryMb: number
   threads: number
+  /** what DuckDB may spill beside its file (max_temp_directory_size), MiB; its own default is 90 % of the disk */
+  spillMb?: number
 }
+
+/** The spill budget when the caller names none (tests, the CLI): the configuration's default. */
+const DEFAULT_SPILL_MB = 4096
 
 export type SqlValue = string | number | boolean | null
 
@@ -103,6 +108,10 @@ export class DuckDbDatabase {
       // SQL reaches no file or URL but the database's own (no read_csv, COPY, ATTACH, INSTALL), and no statement may
       // change these settings afterwards: the query API's compiler refuses such SQL, this is the second wall
       enable_external_access: 'false',
+      allow_community_extensions: 'false',
+      // spilled pages go beside the file (DuckDB's default, `<file>.tmp`; naming it counts as external access),
+      // within a budget (DuckDB's own is 90 % of the free disk)
+      max_temp_directory_size: `${settings.spillMb ?? DEFAULT_SPILL_MB}MB`,
       lock_configuration: 'true',
     })
     if (file !== ':memory:') for (const f of [file, `${file}.wal`]) if (existsSync(f)) chmodSync(f, 0o600)

@@ -16,4 +16,8 @@ export function createEventStore(config: Config, options: { reads?: boolean } = 
 
 export const sqliteFile = (config: Config) => join(config.DATA_DIR, 'events.sqlite')
 export const duckDbFile = (config: Config) => join(config.DATA_DIR, 'events.duckdb')
-export const duckDbSettings = (config: Config): DuckDbSettings => ({ memoryMb: config.EMBEDDED_DUCKDB_MEMORY_MB, threads: config.EMBEDDED_DUCKDB_THREADS })
+export const duckDbSettings = (config: Config): DuckDbSettings => ({
+  memoryMb: config.EMBEDDED_DUCKDB_MEMORY_MB,
+  threads: config.EMBEDDED_DUCKDB_THREADS,
+  spillMb: config.EMBEDDED_DUCKDB_SPILL_MB,
+})

@@ -52,6 +52,9 @@ export class DuckDbQueryRunner implements QueryRunner {
     const id = ++this.nextId
     let db: DuckDbAccess | undefined
     const stop = new StatementStop(options, deadline, () => void db?.interrupt(id))
+    // the slot is given back when the statement has really ended, which DuckDB may do well after its interrupt:
+    // it checks for one between chunks of work, not inside a long function call
+    let ended: Promise<unknown> = Promise.resolve()
     try {
       db = await this.connectStore().catch((error) => {
         throw new QueryRunError('The embedded event store could not be opened', 'unavailable', error)
@@ -59,7 +62,10 @@ export class DuckDbQueryRunner implements QueryRunner {
       const stoppedEarly = stop.error()
       if (stoppedEarly) throw stoppedEarly
       this.running.add(id)
-      const { rows, truncated } = await db.stream(id, query.sql, query.params.sqlite, maxBytes, Math.max(1, deadline - Date.now()))
+      const streaming = db.stream(id, query.sql, query.params.sqlite, maxBytes, Math.max(1, deadline - Date.now()))
+      ended = streaming.catch(() => undefined)
+      // answered at the deadline (504) or when the client left (499), whether or not the store has stopped yet
+      const { rows, truncated } = await Promise.race([streaming, stop.stopped.then(() => Promise.reject(stop.error()))])
       const stopped = stop.error()
       if (stopped) throw stopped
       if (truncated && rows.length === 0) throw resultTooLarge(maxBytes)
@@ -68,8 +74,10 @@ export class DuckDbQueryRunner implements QueryRunner {
       throw stop.error(error) ?? duckdbRunError(error)
     } finally {
       stop.done()
-      this.running.delete(id)
-      release()
+      void ended.finally(() => {
+        this.running.delete(id)
+        release()
+      })
     }
   }
 

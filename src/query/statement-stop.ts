@@ -8,6 +8,9 @@ export type StopReason = 'timeout' | 'client_closed'
 export class StatementStop {
   /** why the statement was stopped; null while nothing stopped it */
   reason: StopReason | null = null
+  /** settles when the statement is stopped: a runner need not wait for a store that finishes late */
+  readonly stopped: Promise<void>
+  private markStopped!: () => void
   private readonly timer: ReturnType<typeof setTimeout>
   private readonly onClientGone = () => this.stop('client_closed')
 
@@ -16,6 +19,7 @@ export class StatementStop {
     deadline: number,
     private readonly onStop: (why: StopReason) => void,
   ) {
+    this.stopped = new Promise<void>((resolve) => (this.markStopped = resolve))
     this.timer = setTimeout(() => this.stop('timeout'), Math.max(1, deadline - Date.now()))
     if (options.signal?.aborted) this.onClientGone()
     options.signal?.addEventListener('abort', this.onClientGone, { once: true })
@@ -23,6 +27,7 @@ export class StatementStop {
 
   private stop(why: StopReason): void {
     this.reason ??= why
+    this.markStopped()
     this.onStop(why)
   }
 

@@ -1,4 +1,4 @@
-// needs owner fix (src/events/duckdb-database.ts, DuckDbDatabase.open): the embedded DuckDB database reads no file
+// The embedded DuckDB database (DuckDbDatabase.open) reads no file
 // or URL from SQL and keeps the settings it opened with, whatever a statement says. The query compiler refuses all of
 // this already; these settings are the second wall if a statement ever gets past it.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
@@ -18,14 +18,14 @@ const refused = async (sql: string) => {
   return error !== null
 }
 
-test('needs owner fix: files and URLs cannot be read or written from SQL (enable_external_access = false)', async () => {
+test('files and URLs cannot be read or written from SQL (enable_external_access = false)', async () => {
   expect(await refused("SELECT count(*) FROM read_csv('/etc/passwd')")).toBe(true)
   expect(await refused("SELECT count(*) FROM '/etc/passwd'")).toBe(true)
   expect(await refused("COPY (SELECT 1) TO '/tmp/phog-duckdb-escape.csv'")).toBe(true)
   expect(await refused("ATTACH '/tmp/phog-duckdb-other.duckdb' AS other")).toBe(true)
 })
 
-test('needs owner fix: the configuration is locked (memory_limit cannot be raised), spill is bounded, no community extensions', async () => {
+test('the configuration is locked (memory_limit cannot be raised), spill is bounded, no community extensions', async () => {
   expect(await refused("SET memory_limit = '10GB'")).toBe(true)
   const [[spill, community]] = await db.all("SELECT current_setting('max_temp_directory_size'), current_setting('allow_community_extensions')")
   console.log(`max_temp_directory_size ${spill}, allow_community_extensions ${community}`)
