@@ -4,7 +4,7 @@
 // fairly between projects.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createProject } from '../../src/projects/repository'
-import { BASE, json, PERSONAL_KEY, PROJECT_KEY, startStack, type Stack } from '../helpers/stack'
+import { BASE, json, PROJECT_KEY, startStack, type Stack } from '../helpers/stack'
 
 const ROWS = 500_000
 // about 1.5 s of DuckDB's work on 500,000 rows (2 threads, 128 MiB)
@@ -36,15 +36,9 @@ describe('query API limits on the embedded DuckDB store', () => {
   }, 120_000)
   afterAll(() => stack?.close())
 
+  // the stack's own API call (the test's personal key)
   const post = (project: number, query: string, signal?: AbortSignal) =>
-    stack.app.handle(
-      new Request(`${BASE}/api/projects/${project}/query/`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${PERSONAL_KEY}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ query: { kind: 'HogQLQuery', query } }),
-        signal,
-      }),
-    )
+    stack.api(`/api/projects/${project}/query/`, { method: 'POST', json: { query: { kind: 'HogQLQuery', query } }, signal })
   const decide = async () => {
     const started = performance.now()
     const r = await stack.app.handle(new Request(`${BASE}/decide/?v=3`, { method: 'POST', body: JSON.stringify({ api_key: PROJECT_KEY, distinct_id: 'd' }) }))
