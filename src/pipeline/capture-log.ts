@@ -87,8 +87,8 @@ export class CaptureLog {
   private draining: ((caughtUp: boolean) => void) | null = null
   private ready: Promise<void> | null = null
   private lastRefusalLogged = 0
-  /** each project's unflushed bytes, against its share of the log */
-  readonly shares = new ProjectShares()
+  /** each project's unflushed bytes, against its share of the log (lagging the consumers by 1/256 of the log at most) */
+  readonly shares: ProjectShares
   private readonly shareRefusalLogged = new Map<number, number>()
   /** per consumer: since when it has had work waiting without moving (absent when caught up) */
   private readonly behindSince = new Map<string, number>()
@@ -97,6 +97,7 @@ export class CaptureLog {
     private readonly options: CaptureLogOptions,
     private readonly deps: { log: Logger; metrics: Metrics; onNotice?(notice: unknown): void },
   ) {
+    this.shares = new ProjectShares(Math.max(4096, Math.floor(options.maxWalBytes / 256)))
     this.walDir = join(options.dataDir, 'wal')
     mkdirSync(this.walDir, { recursive: true })
     this.wal = WriteAheadLog.open({

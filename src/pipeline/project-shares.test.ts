@@ -51,6 +51,21 @@ describe('ProjectShares', () => {
     expect(shares.bytesOf(8)).toBe(50)
   })
 
+  test('a run ends at its byte bound: a consumer stopped inside a run of large records holds back one bound at most', () => {
+    // a log of 2 MiB, runs of 8 KiB: 6 KB batches under a consumer that stalls mid-stream (ClickHouse going down)
+    const shares = new ProjectShares(8192)
+    for (let seq = 1; seq <= 300; seq++) shares.add(seq, 1, 6000)
+    shares.release(120) // the stalled store consumer passed record 120 and no further
+    const unfinished = 180 * 6000
+    expect(shares.bytesOf(1)).toBeGreaterThanOrEqual(unfinished)
+    expect(shares.bytesOf(1)).toBeLessThanOrEqual(unfinished + 8192 + 6000)
+    // without the bound, the whole run (one progress report apart) stayed counted: 300 records
+    const unbounded = new ProjectShares()
+    for (let seq = 1; seq <= 300; seq++) unbounded.add(seq, 1, 6000)
+    unbounded.release(120)
+    expect(unbounded.bytesOf(1)).toBe(300 * 6000)
+  })
+
   test('after a restart, what the log still holds counts again: a gzip body by the size it decodes to', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'phog-shares-'))
     dirs.push(dir)

@@ -1,10 +1,12 @@
 // How many bytes of the write-ahead log each project has that the consumers have not finished, so that one
 // project cannot take more than its share of the log (WAL_PROJECT_SHARE) and hold every other one at 503.
 //
-// Records are counted in runs of consecutive sequence numbers (at most RUN_RECORDS each, or what arrived between
-// two progress reports), each holding its bytes per project: the memory is a small map per run, not an entry per
-// record, and a run is released once every consumer has passed its last record (so a project's count may lag the
-// consumers by one run: conservative).
+// Records are counted in runs of consecutive sequence numbers (at most RUN_RECORDS records or `runBytes` bytes
+// each, or what arrived between two progress reports), each holding its bytes per project: the memory is a small
+// map per run, not an entry per record, and a run is released once every consumer has passed its last record. A
+// project's count may therefore lag the consumers by one run (conservative), which the byte bound keeps small: a run
+// of thousands of records straddling a stalled consumer once held a project at its share (429) with a third of the
+// log still free.
 import { decodeRecord } from '../capture/record'
 import type { WalReader } from './wal-reader'
 
@@ -13,10 +15,14 @@ const RUN_RECORDS = 4096
 interface Run {
   lastSeq: number
   records: number
+  total: number
   bytes: Map<number, number>
 }
 
 export class ProjectShares {
+  /** `runBytes`: the bytes after which a run is closed (the most a project's count may lag the consumers by) */
+  constructor(private readonly runBytes = Number.POSITIVE_INFINITY) {}
+
   private readonly runs: Run[] = []
   private open: Run | null = null
   private readonly totals = new Map<number, number>()
@@ -36,12 +42,13 @@ export class ProjectShares {
   /** Record `seq` of `projectId` weighs `bytes`. Sequence numbers only grow. */
   add(seq: number, projectId: number, bytes: number): void {
     let run = this.open
-    if (!run || run.records >= RUN_RECORDS) {
+    if (!run || run.records >= RUN_RECORDS || run.total >= this.runBytes) {
       if (run) this.runs.push(run)
-      run = this.open = { lastSeq: seq, records: 0, bytes: new Map() }
+      run = this.open = { lastSeq: seq, records: 0, total: 0, bytes: new Map() }
     }
     run.lastSeq = seq
     run.records++
+    run.total += bytes
     run.bytes.set(projectId, (run.bytes.get(projectId) ?? 0) + bytes)
     this.totals.set(projectId, (this.totals.get(projectId) ?? 0) + bytes)
   }

@@ -45,19 +45,27 @@ describe('ClickHouse outage under load', () => {
   test(`stopped for ${OUTAGE_MS / 1000} s: full log → 503, retries succeed after, backlog drains, exactly once`, async () => {
     const load = startLoad(() => service.url, { concurrency: 6, batchSize: 50, retry: true })
     await Bun.sleep(1000)
+    const stopping = Date.now()
     await ch.stop()
+    const stopMs = Date.now() - stopping // 18.16 keeps serving open connections while it shuts down
     const outageEnds = Date.now() + OUTAGE_MS
     // on a machine the rest of the suite keeps busy, the load may need longer than the outage to fill the log: the
     // outage then lasts until it is full (at most 30 s)
     const longestOutage = Date.now() + 30_000
     let sawNotReady = false
     let sawFull = false
+    let lastChecks: Record<string, string> = {}
+    const timeline: string[] = []
+    const outageStarted = Date.now()
     while (Date.now() < outageEnds || (!sawFull && Date.now() < longestOutage)) {
       const r = await ready()
       if (r.status === 503 && r.checks.clickhouse === 'unreachable') sawNotReady = true
       if (r.checks.write_ahead_log === 'full') sawFull = true
+      lastChecks = r.checks
+      timeline.push(`${Date.now() - outageStarted} ${r.checks.write_ahead_log} ${await metric(service.url, 'pipeline_wal_unflushed_bytes')} ${JSON.stringify([...load.statuses])}`)
       await Bun.sleep(250)
     }
+    if (!sawFull) console.error(`the log never filled (ClickHouse took ${stopMs} ms to stop): answers ${JSON.stringify([...load.statuses])}, last /_ready ${JSON.stringify(lastChecks)}\n${timeline.join('\n')}, unflushed ${await metric(service.url, 'pipeline_wal_unflushed_bytes')}\n${service.logs().slice(-3000)}`)
     expect(sawNotReady).toBe(true)
     expect(sawFull).toBe(true)
     expect(load.statuses.get(503) ?? 0).toBeGreaterThan(0) // the cap was reached and capture refused
