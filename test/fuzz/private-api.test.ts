@@ -5,9 +5,9 @@ import fc from 'fast-check'
 import { recordSightings } from '../../src/definitions/repository'
 import { createProject } from '../../src/projects/repository'
 import { BASE, PERSONAL_KEY, startStack, type Stack } from '../helpers/stack'
+import { fuzzParams } from './settings'
 
-const FULL = process.env.FUZZ_FULL === '1' || process.env.CHAOS_FULL === '1'
-const RUNS = FULL ? 1000 : 100
+const RUNS = fuzzParams(100, 1000)
 
 const SQLISH = [
   "'", '"', ';', '--', '/*', '*/', "' OR '1'='1", "'; DROP TABLE event_definitions; --", '\\', '%', '_', '\0', '$1', '::text',
@@ -59,7 +59,7 @@ describe('injection on the private API', () => {
         await check(`/api/projects/1/events/?event=${q(a)}&distinct_id=${q(b)}&after=${q(c)}`)
         await check(`/api/projects/1/events/?cursor=${q(a)}`)
       }),
-      { numRuns: RUNS },
+      RUNS,
     )
     expect(problems).toEqual([])
     const [{ n }] = await stack.services.db.sql`select count(*)::int as n from event_definitions`

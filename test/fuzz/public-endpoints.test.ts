@@ -8,9 +8,9 @@ import { gzipSync } from 'node:zlib'
 import LZString from 'lz-string'
 import { freshEnv, PERSONAL_KEY, PROJECT_KEY } from '../helpers/stack'
 import { spawnService, type ServiceProcess } from '../helpers/spawn-service'
+import { fuzzParams } from './settings'
 
-const FULL = process.env.FUZZ_FULL === '1' || process.env.CHAOS_FULL === '1'
-const RUNS = FULL ? 2000 : 150
+const RUNS = fuzzParams(150, 2000)
 /**
  * The cap we promise under these inputs, on the embedded stores (PGlite alone is ~220 MB). Measured 850–1050 MB
  * (the 10 MB strings, 20 MB bodies and bomb inputs leave the JS heap large); it does not grow with the run count
@@ -236,7 +236,7 @@ describe('fuzzing every public endpoint', () => {
         const headers: Record<string, string> = contentType ? { 'content-type': contentType } : {}
         await send(`${path}${path.includes('?') ? '&' : '?'}${query}`, { method: 'POST', body: bytes, headers }, 'bytes')
       }),
-      { numRuns: RUNS },
+      RUNS,
     )
     expect(failures).toEqual([])
   })
@@ -255,7 +255,7 @@ describe('fuzzing every public endpoint', () => {
           await send(`${path}${path.includes('?') ? '&' : '?'}${hint}`, { method: 'POST', body, headers }, how)
         },
       ),
-      { numRuns: RUNS },
+      RUNS,
     )
     expect(failures).toEqual([])
   })
@@ -267,7 +267,7 @@ describe('fuzzing every public endpoint', () => {
         await send(`${path}${path.includes('?') ? '&' : '?'}data=${data}`, { method: 'GET' }, 'get')
         await send(path, { method: 'OPTIONS', headers: { origin: 'https://x.test', 'access-control-request-headers': 'content-type' } }, 'options')
       }),
-      { numRuns: Math.ceil(RUNS / 3) },
+      { ...RUNS, numRuns: Math.ceil(RUNS.numRuns / 3) },
     )
     expect(failures).toEqual([])
   })
@@ -384,7 +384,7 @@ describe('fuzzing every public endpoint', () => {
         const status = await send(`/array/${token}/${suffix}`, { method: 'GET' }, 'config-token')
         if (status !== 404 && status !== 400) failures.push(`config for token ${JSON.stringify(token)} → ${status}`)
       }),
-      { numRuns: RUNS },
+      RUNS,
     )
     expect(failures).toEqual([])
   })
@@ -503,6 +503,6 @@ describe('fuzzing every public endpoint', () => {
     expect(ok.status).toBe(200)
     expect(peakRssMb).toBeGreaterThan(0)
     expect(peakRssMb).toBeLessThan(RSS_CAP_MB)
-    console.log(`fuzz: peak RSS ${Math.round(peakRssMb)} MB (cap ${RSS_CAP_MB} MB), ${RUNS} runs per property`)
+    console.log(`fuzz: peak RSS ${Math.round(peakRssMb)} MB (cap ${RSS_CAP_MB} MB), ${RUNS.numRuns} runs per property`)
   })
 })
