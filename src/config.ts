@@ -144,6 +144,11 @@ export const ConfigSchema = Type.Object({
     minimum: 0,
     description: 'memory for the stored person and group properties /decide reads (0 = no cache: every read goes to Postgres)',
   }),
+  FLAG_HASH_MEMO_BYTES: Int({
+    default: 16 * 1024 * 1024,
+    minimum: 0,
+    description: 'memory for rollout and variant hashes kept across /decide requests of returning users (0 = hash every time)',
+  }),
   PERSON_CACHE_TTL_MS: Int({
     default: 60_000,
     minimum: 100,

@@ -10,6 +10,7 @@ import { PersonCache, type PersonChange } from '../people/person-cache'
 import { listenPersonChanges } from '../people/person-changes'
 import { loadStoredPropertiesSized } from '../people/stored-properties'
 import { FlagCache } from './cache'
+import { HashMemo } from './engine'
 import { DecideService } from './decide/service'
 import { postgresFlagSource } from './repository'
 import { FlagService } from './service'
@@ -64,7 +65,10 @@ export async function startFlags(deps: {
       persons.limitTtl(1000)
     }
   }
+  const hashMemo = new HashMemo(config.FLAG_HASH_MEMO_BYTES)
+  metrics.beforeScrape.push(() => metrics.flagHashMemoBytes.set(hashMemo.size.bytes))
   const decide = new DecideService({
+    hashMemo,
     sql: db.sql,
     cache,
     tokens: deps.tokens,

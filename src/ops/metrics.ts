@@ -186,6 +186,11 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
       help: 'Memory held by cached person/group properties (bounded by PERSON_CACHE_MAX_BYTES)',
       registers: [registry],
     }),
+    flagHashMemoBytes: new Gauge({
+      name: 'decide_hash_memo_bytes',
+      help: 'Memory held by rollout and variant hashes kept across /decide requests (bounded by FLAG_HASH_MEMO_BYTES)',
+      registers: [registry],
+    }),
     personCacheEntries: new Gauge({
       name: 'decide_person_cache_entries',
       help: 'Persons and groups whose properties are cached for /decide',

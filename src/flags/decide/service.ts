@@ -17,7 +17,7 @@ import type { StoredProperties, StoredPropertiesRequest } from '../../people/sto
 import { projectOfPublicKey } from '../../projects/public-key'
 import type { ProjectTokenCache } from '../../projects/token-cache'
 import type { FlagCache, ProjectEntry } from '../cache'
-import { evaluateFlag, storedDataNeeded, type CompiledFlag, type EvalInput, type FlagOutcome, type FlagResult } from '../engine'
+import { evaluateFlag, storedDataNeeded, type CompiledFlag, type EvalInput, type FlagOutcome, type FlagResult, type HashMemo } from '../engine'
 import { pyStr } from '../engine/python/pyvalue'
 import { hashKeyOverrides } from '../repository'
 import {
@@ -50,6 +50,8 @@ export interface DecideDeps {
   storedTimeoutMs?: number
   onStoredLoad?(outcome: 'ok' | 'error' | 'skipped'): void
   onError?(error: unknown, what: string): void
+  /** rollout and variant hashes of returning users, kept across requests (absent: hashed every request) */
+  hashMemo?: HashMemo
 }
 
 export interface DecideAnswer {
@@ -154,6 +156,7 @@ export class DecideService {
       now: currentTime(),
       cohorts: entry.cohorts,
       flagOutcomes: outcomes,
+      hashMemo: this.deps.hashMemo,
     }
     // A returning user's person (and groups) usually sit in memory: with them, one pass decides every flag.
     this.fromMemory(entry, distinctId, overrides, input)

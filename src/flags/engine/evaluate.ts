@@ -3,6 +3,7 @@ import { CohortSet, cohortNeedsStored, inCohort, type PersonSource } from './coh
 import { type CompiledCondition, type CompiledFlag, isWellFormed, type Rollout } from './compile'
 import { dependencyMatches, DependencyGraph } from './dependencies'
 import { hashString, holdoutHash } from './hash'
+import type { HashMemo } from './hash-memo'
 import { type CompiledProperty, matchAbsent, matchPresent } from './operators'
 import { pyStr } from './python/pyvalue'
 import type { EvalInput, FlagOutcome, FlagResult, MatchReason } from './types'
@@ -211,10 +212,15 @@ function assertEncodable(flag: CompiledFlag, identifier: string): void {
   checkedIdentifier = identifier
 }
 
-function rolloutHash(flag: CompiledFlag, identifier: string): number {
+function rolloutHash(flag: CompiledFlag, identifier: string, memo: HashMemo | undefined): number {
   if (hashedFlag !== flag || hashedIdentifier !== identifier) {
     assertEncodable(flag, identifier)
-    hashedValue = hashString(flag.hashPrefix + identifier)
+    const known = memo?.get('rollout', flag.hashPrefix, identifier)
+    if (known !== undefined) hashedValue = known
+    else {
+      hashedValue = hashString(flag.hashPrefix + identifier)
+      memo?.set('rollout', flag.hashPrefix, identifier, hashedValue)
+    }
     hashedFlag = flag
     hashedIdentifier = identifier
   }
@@ -222,14 +228,14 @@ function rolloutHash(flag: CompiledFlag, identifier: string): number {
 }
 
 /** `hash > rollout / 100`. The hash is at most 1, so a rollout of 100 or more passes without hashing. */
-function rolloutFails(rollout: Rollout, flag: CompiledFlag, identifier: string): boolean {
+function rolloutFails(rollout: Rollout, flag: CompiledFlag, identifier: string, memo: HashMemo | undefined): boolean {
   if (rollout === null) return false
   if (rollout === 'error') throw new EvaluationError('rollout_percentage is not a number')
   if (rollout >= 100) {
     assertEncodable(flag, identifier) // Python still hashes, and raises on what UTF-8 cannot encode
     return false
   }
-  return rolloutHash(flag, identifier) > rollout / 100
+  return rolloutHash(flag, identifier, memo) > rollout / 100
 }
 
 type ConditionReason = 'condition_match' | 'no_condition_match' | 'out_of_rollout_bound'
@@ -246,7 +252,7 @@ function conditionMatch(
     if (!propertiesMatch(cond, entity, input, true)) return 'no_condition_match'
     if (cond.rollout === null) return 'condition_match'
   }
-  return rolloutFails(cond.rollout, flag, entity.identifier) ? 'out_of_rollout_bound' : 'condition_match'
+  return rolloutFails(cond.rollout, flag, entity.identifier, input.hashMemo) ? 'out_of_rollout_bound' : 'condition_match'
 }
 
 function payloadFor(flag: CompiledFlag, variant: string | null): unknown {
@@ -256,12 +262,16 @@ function payloadFor(flag: CompiledFlag, variant: string | null): unknown {
   return Object.hasOwn(payloads, k) ? payloads[k] : undefined
 }
 
-function lookupVariant(flag: CompiledFlag, identifier: string): string | null {
+function lookupVariant(flag: CompiledFlag, identifier: string, memo: HashMemo | undefined): string | null {
   const table = flag.variantTable
   if (table === 'error') throw new EvaluationError('malformed variants')
   if (table.length === 0) return null
   assertEncodable(flag, identifier)
-  const h = hashString(`${flag.hashPrefix}${identifier}variant`)
+  let h = memo?.get('variant', flag.hashPrefix, identifier)
+  if (h === undefined) {
+    h = hashString(`${flag.hashPrefix}${identifier}variant`)
+    memo?.set('variant', flag.hashPrefix, identifier, h)
+  }
   for (const slot of table) if (h >= slot.min && h < slot.max) return slot.key
   return null
 }
@@ -333,11 +343,16 @@ function getMatch(flag: CompiledFlag, input: EvalInput): Matched {
     let out = false
     if (rollout !== null) {
       if (!isWellFormed(identifier)) throw new EvaluationError('identifier is not valid UTF-16')
-      out = holdoutHash(identifier) > rollout / 100
+      let h = input.hashMemo?.get('holdout', '', identifier)
+      if (h === undefined) {
+        h = holdoutHash(identifier)
+        input.hashMemo?.set('holdout', '', identifier, h)
+      }
+      out = h > rollout / 100
     }
     if (!out) {
       const v = holdout.variant
-      const variant = v ? (typeof v === 'string' ? v : pyStr(v)) : lookupVariant(flag, identifier)
+      const variant = v ? (typeof v === 'string' ? v : pyStr(v)) : lookupVariant(flag, identifier, input.hashMemo)
       return result(flag, true, variant, 'holdout_condition_value', 0)
     }
   }
@@ -353,7 +368,7 @@ function getMatch(flag: CompiledFlag, input: EvalInput): Matched {
       let variant: string | null
       if (override !== null && override !== undefined && keys.includes(override)) {
         variant = typeof override === 'string' ? override : pyStr(override)
-      } else variant = lookupVariant(flag, identifier)
+      } else variant = lookupVariant(flag, identifier, input.hashMemo)
       return result(flag, true, variant, 'condition_match', cond.index)
     }
     if (REASON_SCORE[bestReason] <= REASON_SCORE[reason]) {

@@ -1,5 +1,6 @@
 // Public types of the pure feature-flag evaluation engine.
 import type { CohortSet } from './cohorts'
+import type { HashMemo } from './hash-memo'
 
 // The semantics follow PostHog's Python `/decide` server; docs/compatibility.md says where this service differs.
 
@@ -83,4 +84,6 @@ export interface EvalInput {
   staticCohorts?: ReadonlySet<number>
   /** outcomes of this request's flags so far, by flag id: what `type: "flag"` filters compare against */
   flagOutcomes?: ReadonlyMap<number, FlagOutcome>
+  /** rollout and variant hashes remembered across requests (absent: every hash is computed) */
+  hashMemo?: HashMemo
 }
