@@ -79,10 +79,8 @@ function flat(s: string): string {
   return s.split('').join('')
 }
 
-const texts = new WeakMap<CompiledFlag, FlagText>()
-
 function textOf(flag: CompiledFlag): FlagText {
-  let t = texts.get(flag)
+  let t = flag.answerText as FlagText | undefined
   if (t === undefined) {
     const key = JSON.stringify(flag.key)
     t = {
@@ -96,7 +94,7 @@ function textOf(flag: CompiledFlag): FlagText {
       variantMembers: new Map(),
       payloadMembers: new Map(),
     }
-    texts.set(flag, t)
+    flag.answerText = t
   }
   return t
 }

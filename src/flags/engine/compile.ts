@@ -82,6 +82,14 @@ export interface CompiledFlag {
    * Bounded by the definition: conditions × reasons × variants.
    */
   readonly outcomes: Map<number, Map<string | null, FlagOutcome & { ok: true }>>
+  /** the same for outcomes without a variant (most of them), by slot: an array read instead of two map lookups */
+  readonly plainOutcomes: ((FlagOutcome & { ok: true }) | undefined)[]
+  /**
+   * Left to whoever writes answers: its text of this flag, made once per compiled flag (decide/response.ts). A
+   * property of the flag rather than a WeakMap entry: read for every flag of every answer, and a WeakMap lookup
+   * cost as much as writing the member.
+   */
+  answerText: unknown
 }
 
 /** A lone surrogate has no UTF-8 form: Python's str.encode raises where JS would hash U+FFFD. */
@@ -216,6 +224,8 @@ function brokenFlag(def: FlagDefinition): CompiledFlag {
     superCondition: { kind: 'none' },
     holdout: { kind: 'none' },
     outcomes: new Map(),
+    plainOutcomes: [],
+    answerText: undefined,
   }
 }
 
@@ -263,6 +273,8 @@ export function compileFlag(def: FlagDefinition): CompiledFlag {
       superCondition: compileSuper(filters.super_groups),
       holdout: compileHoldout(filters.holdout_groups),
       outcomes: new Map(),
+      plainOutcomes: [],
+      answerText: undefined,
     }
   } catch {
     return brokenFlag(def)

@@ -293,16 +293,20 @@ const REASON_INDEX: Record<MatchReason, number> = {
  */
 function result(flag: CompiledFlag, enabled: boolean, variant: string | null, reason: MatchReason, conditionIndex: number | null): Matched {
   const slot = ((conditionIndex === null ? 0 : conditionIndex + 1) * 8 + REASON_INDEX[reason]) * 2 + (enabled ? 1 : 0)
+  if (variant === null) return flag.plainOutcomes[slot] ?? (flag.plainOutcomes[slot] = made(flag, enabled, null, reason, conditionIndex))
   let byVariant = flag.outcomes.get(slot)
   if (byVariant === undefined) flag.outcomes.set(slot, (byVariant = new Map()))
-  let outcome = byVariant.get(variant)
-  if (outcome === undefined) {
-    const payload = enabled ? payloadFor(flag, variant) : undefined
-    const made: FlagResult = Object.freeze({ key: flag.key, enabled, variant, reason, conditionIndex, payload })
-    outcome = Object.freeze({ ok: true as const, result: made })
-    byVariant.set(variant, outcome)
-  }
+  const known = byVariant.get(variant)
+  if (known !== undefined) return known
+  const outcome = made(flag, enabled, variant, reason, conditionIndex)
+  byVariant.set(variant, outcome)
   return outcome
+}
+
+function made(flag: CompiledFlag, enabled: boolean, variant: string | null, reason: MatchReason, conditionIndex: number | null): Matched {
+  const payload = enabled ? payloadFor(flag, variant) : undefined
+  const value: FlagResult = Object.freeze({ key: flag.key, enabled, variant, reason, conditionIndex, payload })
+  return Object.freeze({ ok: true as const, result: value })
 }
 
 function getMatch(flag: CompiledFlag, input: EvalInput): Matched {

@@ -168,17 +168,19 @@ export function compileProperty(raw: unknown): CompiledProperty {
   }
 }
 
-// The last string lowered: flags next to each other often compare the same property (a plan, a country).
-let loweredFrom = ''
-let lowered = ''
+// The last strings lowered: the flags of a request compare a few of its properties (a plan, an email, a country)
+// over and over, in turn; four remembered, replaced in turn.
+const loweredFrom = ['', '', '', '']
+const lowered = ['', '', '', '']
+let nextLowered = 0
 
 function lowerOf(v: unknown): string {
   if (typeof v !== 'string') return pyStr(v).toLowerCase()
-  if (v !== loweredFrom) {
-    lowered = v.toLowerCase()
-    loweredFrom = v
-  }
-  return lowered
+  for (let i = 0; i < 4; i++) if (loweredFrom[i] === v) return lowered[i]
+  const i = nextLowered
+  nextLowered = (i + 1) & 3
+  loweredFrom[i] = v
+  return (lowered[i] = v.toLowerCase())
 }
 
 function exactMatch(p: CompiledProperty, v: unknown): boolean {
