@@ -3,7 +3,7 @@ import { CohortSet, cohortNeedsStored, inCohort, type PersonSource } from './coh
 import { type CompiledCondition, type CompiledFlag, isWellFormed, type Rollout } from './compile'
 import { dependencyMatches, DependencyGraph } from './dependencies'
 import { hashString, holdoutHash } from './hash'
-import type { HashMemo } from './hash-memo'
+import type { HashKind, HashMemo } from './hash-memo'
 import { type CompiledProperty, matchAbsent, matchPresent } from './operators'
 import { pyStr } from './python/pyvalue'
 import type { EvalInput, FlagOutcome, FlagResult, MatchReason } from './types'
@@ -212,15 +212,20 @@ function assertEncodable(flag: CompiledFlag, identifier: string): void {
   checkedIdentifier = identifier
 }
 
+/** A rollout, variant or holdout hash: from the memo of earlier requests when it has it, else SHA-1 (then kept). */
+function memoHash(memo: HashMemo | undefined, kind: HashKind, hashPrefix: string, identifier: string): number {
+  const known = memo?.get(kind, hashPrefix, identifier)
+  if (known !== undefined) return known
+  const hash =
+    kind === 'rollout' ? hashString(hashPrefix + identifier) : kind === 'variant' ? hashString(`${hashPrefix}${identifier}variant`) : holdoutHash(identifier)
+  memo?.set(kind, hashPrefix, identifier, hash)
+  return hash
+}
+
 function rolloutHash(flag: CompiledFlag, identifier: string, memo: HashMemo | undefined): number {
   if (hashedFlag !== flag || hashedIdentifier !== identifier) {
     assertEncodable(flag, identifier)
-    const known = memo?.get('rollout', flag.hashPrefix, identifier)
-    if (known !== undefined) hashedValue = known
-    else {
-      hashedValue = hashString(flag.hashPrefix + identifier)
-      memo?.set('rollout', flag.hashPrefix, identifier, hashedValue)
-    }
+    hashedValue = memoHash(memo, 'rollout', flag.hashPrefix, identifier)
     hashedFlag = flag
     hashedIdentifier = identifier
   }
@@ -267,11 +272,7 @@ function lookupVariant(flag: CompiledFlag, identifier: string, memo: HashMemo | 
   if (table === 'error') throw new EvaluationError('malformed variants')
   if (table.length === 0) return null
   assertEncodable(flag, identifier)
-  let h = memo?.get('variant', flag.hashPrefix, identifier)
-  if (h === undefined) {
-    h = hashString(`${flag.hashPrefix}${identifier}variant`)
-    memo?.set('variant', flag.hashPrefix, identifier, h)
-  }
+  const h = memoHash(memo, 'variant', flag.hashPrefix, identifier)
   for (const slot of table) if (h >= slot.min && h < slot.max) return slot.key
   return null
 }
@@ -347,12 +348,7 @@ function getMatch(flag: CompiledFlag, input: EvalInput): Matched {
     let out = false
     if (rollout !== null) {
       if (!isWellFormed(identifier)) throw new EvaluationError('identifier is not valid UTF-16')
-      let h = input.hashMemo?.get('holdout', '', identifier)
-      if (h === undefined) {
-        h = holdoutHash(identifier)
-        input.hashMemo?.set('holdout', '', identifier, h)
-      }
-      out = h > rollout / 100
+      out = memoHash(input.hashMemo, 'holdout', '', identifier) > rollout / 100
     }
     if (!out) {
       const v = holdout.variant
