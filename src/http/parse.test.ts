@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'bun:test'
-import { formObject } from './parse'
+import { ApiError } from './errors'
+import { formObject, parseBoundedJson } from './parse'
 
 const form = (body: string) => new Response(body, { headers: { 'content-type': 'application/x-www-form-urlencoded' } }).formData()
 
@@ -16,5 +17,48 @@ describe('form bodies', () => {
     console.log(`[parse] 100,000 form fields in ${Math.round(performance.now() - started)} ms`)
     expect(Object.keys(out).length).toBe(100_000)
     expect(out.k99999).toBe('99999')
+  })
+})
+
+describe('JSON bodies', () => {
+  const refusal = (text: string) => {
+    try {
+      parseBoundedJson(text, Buffer.byteLength(text))
+    } catch (error) {
+      return error instanceof ApiError ? { status: error.status, code: error.code, detail: error.detail } : error
+    }
+    return 'parsed'
+  }
+
+  test('NaN, Infinity and -Infinity are refused as 400 parse_error wherever a value stands', () => {
+    for (const text of [
+      '{"week_start_day": NaN}',
+      '{"name":NaN}',
+      '{"a": [1, Infinity]}',
+      '{"a": -Infinity }',
+      '[NaN]',
+      '{"a": {"b": [0, {"c": Infinity}]}}',
+    ]) {
+      expect({ text, ...(refusal(text) as object) }).toEqual({
+        text,
+        status: 400,
+        code: 'parse_error',
+        detail: 'Malformed request body: NaN, Infinity and -Infinity are not JSON numbers.',
+      })
+    }
+    expect(refusal('NaN')).toMatchObject({ status: 400, code: 'parse_error' })
+  })
+
+  test('the words inside strings are text like any other', () => {
+    expect(parseBoundedJson('{"name": "NaN", "b": ["Infinity", "-Infinity"], "c": "x: NaN,"}', 60)).toEqual({
+      name: 'NaN',
+      b: ['Infinity', '-Infinity'],
+      c: 'x: NaN,',
+    })
+  })
+
+  test('other malformed JSON keeps its plain detail', () => {
+    expect(refusal('{"name": ')).toEqual({ status: 400, code: 'parse_error', detail: 'Malformed request body.' })
+    expect(refusal('{"name": nan}')).toEqual({ status: 400, code: 'parse_error', detail: 'Malformed request body.' })
   })
 })

@@ -3,7 +3,7 @@
 // Elysia's own parsers read a chunked body whole, up to Bun's far larger limit, and parse any number of values.
 import { errors } from './errors'
 import { readCappedBody, type BodyLimits } from './body'
-import { parseJson, scanJson, valuesBudget } from './decode'
+import { scanJson, valuesBudget } from './decode'
 
 const decoder = new TextDecoder()
 
@@ -11,15 +11,25 @@ function isJson(contentType: string): boolean {
   return contentType === 'application/json' || contentType.endsWith('+json')
 }
 
-/** JSON text parsed only when it holds no more values than its size allows (the scan costs a fraction of the parse). */
+// A bare NaN, Infinity or -Infinity where a value belongs (not inside a string).
+const NON_FINITE_VALUE = /[:[,]\s*-?(?:NaN|Infinity)\s*[,\]}]/
+
+/**
+ * JSON text parsed only when it holds no more values than its size allows (the scan costs a fraction of the parse).
+ * Strict JSON: capture and /decide read NaN and Infinity as null for Python clients, but here a NaN would be stored
+ * as 0 or null in a setting or a name the caller never meant to clear, so the body is refused instead.
+ */
 export function parseBoundedJson(text: string, wireBytes: number): unknown {
   const budget = valuesBudget(wireBytes)
   if (scanJson(text, Infinity, budget).tooManyValues) {
     throw errors.validation('parse_error', `Malformed request body: more than ${budget} JSON values for its size.`)
   }
   try {
-    return parseJson(text)
+    return JSON.parse(text)
   } catch {
+    if (NON_FINITE_VALUE.test(text)) {
+      throw errors.validation('parse_error', 'Malformed request body: NaN, Infinity and -Infinity are not JSON numbers.')
+    }
     throw errors.validation('parse_error', 'Malformed request body.')
   }
 }
