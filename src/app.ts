@@ -14,7 +14,6 @@ import { personalKeyRoutes } from './projects/personal-key-routes'
 import { captureRoutes } from './capture/routes'
 import { eventRoutes } from './events/routes'
 import { eventValueRoutes } from './events/value-routes'
-import { PropertyValueService } from './events/property-values'
 import { definitionRoutes } from './definitions/routes'
 import { personRoutes } from './people/routes'
 import { groupTypeRoutes } from './people/group-types-routes'
@@ -184,6 +183,8 @@ export function createApp(services: Services) {
 function privateApiRoutes(services: Services, privateApi: PrivateApiDeps, bodyLimits: BodyLimits) {
   const trustProxy = services.auth.trustProxy
   const parse = cappedBodyParser(bodyLimits)
+  // reads of the event store and their answers' encoding run on the analytics threads (src/analytics/)
+  const offload = services.analytics.offload
   return new Elysia({ name: 'private-api' })
     .onParse(async ({ request, contentType, server }) => {
       const address = clientIp(request, server?.requestIP(request)?.address, trustProxy)
@@ -193,16 +194,8 @@ function privateApiRoutes(services: Services, privateApi: PrivateApiDeps, bodyLi
       return parse(request, contentType, address)
     })
     .use(projectRoutes({ sql: services.db.sql, auth: services.auth, tokens: services.tokens, limiter: services.apiLimiter, trustProxy: services.config.TRUST_PROXY }))
-    .use(
-      eventRoutes({
-        events: services.events,
-        auth: services.auth,
-        limiter: services.apiLimiter,
-        trustProxy: services.config.TRUST_PROXY,
-        personIds: (teamId, distinctIds) => services.query.personIds(teamId, distinctIds),
-      }),
-    )
-    .use(eventValueRoutes({ values: new PropertyValueService(services.query, services.metrics), auth: services.auth, limiter: services.apiLimiter }))
+    .use(eventRoutes({ offload, auth: services.auth, limiter: services.apiLimiter, trustProxy: services.config.TRUST_PROXY }))
+    .use(eventValueRoutes({ offload, auth: services.auth, limiter: services.apiLimiter }))
     .use(personalKeyRoutes(privateApi))
     .use(definitionRoutes(privateApi))
     .use(personRoutes({ ...privateApi, erasure: services.erasure, metrics: services.metrics }))
@@ -214,14 +207,14 @@ function privateApiRoutes(services: Services, privateApi: PrivateApiDeps, bodyLi
       }),
     )
     .use(flagRoutes({ flags: services.flags.service, auth: services.auth, tokens: services.tokens, limiter: services.apiLimiter, trustProxy: services.config.TRUST_PROXY }))
-    .use(experimentRoutes({ experiments: services.experiments, auth: services.auth, limiter: services.apiLimiter, trustProxy: services.config.TRUST_PROXY }))
+    .use(experimentRoutes({ experiments: services.experiments, offload, auth: services.auth, limiter: services.apiLimiter, trustProxy: services.config.TRUST_PROXY }))
     .use(cohortRoutes({ cohorts: services.cohorts, auth: services.auth, limiter: services.apiLimiter, trustProxy: services.config.TRUST_PROXY, metrics: services.metrics }))
     // the signed-in user (sign-in and sign-out read their own bodies: mounted beside this group, in createApp)
     .use(currentUserRoutes({ users: services.users, auth: services.auth, limiter: services.apiLimiter }))
     .use(flagHistoryRoutes(privateApi))
-    .use(queryRoutes({ insights: services.insights, auth: services.auth, limiter: services.apiLimiter }))
-    .use(insightRoutes({ insights: services.savedInsights, auth: services.auth, limiter: services.apiLimiter, trustProxy: services.config.TRUST_PROXY, metrics: services.metrics }))
-    .use(dashboardRoutes({ dashboards: services.dashboards, auth: services.auth, limiter: services.apiLimiter, trustProxy: services.config.TRUST_PROXY }))
+    .use(queryRoutes({ offload, auth: services.auth, limiter: services.apiLimiter }))
+    .use(insightRoutes({ offload, auth: services.auth, limiter: services.apiLimiter, trustProxy: services.config.TRUST_PROXY }))
+    .use(dashboardRoutes({ offload, auth: services.auth, limiter: services.apiLimiter, trustProxy: services.config.TRUST_PROXY }))
 }
 
 export type App = ReturnType<typeof createApp>

@@ -163,6 +163,28 @@ export const ConfigSchema = Type.Object({
     maximum: 19,
     description: 'scheduling niceness of the flush worker thread: under saturation, accepting requests comes first',
   }),
+  ANALYTICS_THREADS: Int({
+    default: 1,
+    minimum: 1,
+    maximum: 16,
+    description: 'threads that run the private API’s analytics (query API, insights, dashboards, experiment results, the events API), each with its own store connections; the thread serving capture and /decide never does',
+  }),
+  ANALYTICS_THREAD_NICE: Int({
+    default: 5,
+    minimum: 0,
+    maximum: 19,
+    description: 'scheduling niceness of the analytics threads: under saturation, capture and /decide come first',
+  }),
+  ANALYTICS_MAX_ANSWER_BYTES: Int({
+    default: 128 * MiB,
+    minimum: 64 * 1024,
+    description: 'largest encoded answer of an analytics request (413 answer_too_large past it); rows past QUERY_MAX_RESULT_BYTES are not even read',
+  }),
+  ANALYTICS_QUEUE_PER_THREAD: Int({
+    default: 32,
+    minimum: 1,
+    description: 'analytics requests waiting or running on one thread at most; past it 503 analytics_busy with Retry-After',
+  }),
 })
 
 export type Config = Static<typeof ConfigSchema>

@@ -1,7 +1,6 @@
 // The flush worker thread: reads the write-ahead log the capture thread writes and lands its events in the
 // stores. Its own composition root: it opens its own store connections.
-import { readlinkSync } from 'node:fs'
-import { setPriority } from 'node:os'
+import { reniceThisThread } from './lib/renice'
 import { RecentUuids } from './pipeline/recent-uuids'
 import { replayRecord } from './pipeline/replay'
 import type { Config } from './config'
@@ -28,19 +27,6 @@ declare const self: Worker
 
 const send = (message: FromWorker) => self.postMessage(message)
 
-/**
- * Lower this thread's priority (Linux accepts a thread id where setpriority takes a pid): when the machine is
- * saturated the capture thread, which answers clients, gets the CPU, and the log absorbs the difference.
- */
-function renice(nice: number): void {
-  if (nice <= 0) return
-  try {
-    setPriority(Number(readlinkSync('/proc/thread-self').split('/').pop()), nice)
-  } catch {
-    // not Linux, or not permitted: run at normal priority
-  }
-}
-
 let view: WalView | undefined
 let flusher: Flusher | undefined
 let shutdown: (() => Promise<void>) | undefined
@@ -49,7 +35,7 @@ let learner: Learner | undefined
 async function start(init: WorkerInit): Promise<void> {
   const config = init.data.config as Config
   const log = createLogger(config.LOG_LEVEL).child({ thread: 'flush' })
-  renice(config.FLUSH_WORKER_NICE)
+  reniceThisThread(config.FLUSH_WORKER_NICE)
   const counters = new SharedCounters(init.counters)
   view = new WalView(counters)
   view.update(init.segments)

@@ -2,6 +2,7 @@
 import { createApp } from './app'
 import { ConfigError, loadConfig, type Config } from './config'
 import { serverBodyLimit } from './http/body'
+import { httpIdleTimeoutSeconds } from './analytics/threads'
 import { createLogger, exitAfterFlush } from './log'
 import { assertDataDirWritable, assertPortFree, describeBootFailure } from './ops/boot'
 import { startServices } from './services'
@@ -37,6 +38,8 @@ app.listen({
   port: config.PORT,
   reusePort: config.REUSE_PORT,
   maxRequestBodySize: serverBodyLimit(config.MAX_BODY_BYTES),
+  // past the analytics deadline: a slow private request gets its 504, not a closed connection
+  idleTimeout: httpIdleTimeoutSeconds(config),
 })
 log.info({ host: config.HOST, port: app.server?.port }, 'listening')
 

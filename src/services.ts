@@ -36,11 +36,8 @@ import { applyInitAdmin, UserService } from './users/service'
 import { SessionCookieResolver } from './users/session-cookie'
 import { CompileThread } from './query/compile-thread'
 import { QueryService } from './query/service'
-import { createInsightsService } from './insights/kinds'
-import type { InsightsService } from './insights/service'
 import { createQueryRunner } from './query/factory'
-import { InsightService } from './dashboards/insight-service'
-import { DashboardService } from './dashboards/dashboard-service'
+import { AnalyticsThreads } from './analytics/threads'
 
 export interface Lifecycle {
   draining: boolean
@@ -65,12 +62,10 @@ export interface Services {
   erasure: PersonErasure
   /** console users and sessions */
   users: UserService
+  /** HogQL on this thread (the CLI's and the tests' in-process reads); the HTTP API's run on `analytics` */
   query: QueryService
-  /** the query API's kinds: HogQL and PostHog's insights */
-  insights: InsightsService
-  /** saved insights and dashboards */
-  savedInsights: InsightService
-  dashboards: DashboardService
+  /** the threads that run the private API's analytics: query API, insights, dashboards, results, events API */
+  analytics: AnalyticsThreads
   lifecycle: Lifecycle
   readiness(): Promise<Readiness>
   close(): Promise<void>
@@ -271,21 +266,16 @@ export async function startServices(config: Config, log: Logger, options: { metr
       maxMetricRows: config.EXPERIMENT_MAX_METRIC_ROWS,
       onRefused: (limit) => metrics.experimentResultsRefused.inc({ limit }),
     })
-    metrics.beforeScrape.push(() => {
-      const { running, waiting } = query.slotUse()
-      metrics.querySlots.set({ state: 'running' }, running)
-      metrics.querySlots.set({ state: 'waiting' }, waiting)
+    // the private API's reads of the event store, and the encoding of their answers, run on threads of their own
+    const analytics = new AnalyticsThreads({ config, log, metrics })
+    closers.push(() => analytics.close(Math.max(100, config.SHUTDOWN_TIMEOUT_MS - 1000)))
+    await analytics.start()
+    metrics.beforeScrape.push(async () => {
+      const here = query.slotUse()
+      const there = await valueWithin(analytics.slotUse(), 1000, { running: 0, waiting: 0 })
+      metrics.querySlots.set({ state: 'running' }, here.running + there.running)
+      metrics.querySlots.set({ state: 'waiting' }, here.waiting + there.waiting)
     })
-    const insights = createInsightsService(query, { cacheTtlMs: config.INSIGHTS_CACHE_TTL_MS, cacheMaxBytes: config.INSIGHTS_CACHE_MAX_BYTES }, {
-      funnels: { maxEvents: config.INSIGHTS_FUNNEL_MAX_EVENTS, timeoutMs: config.QUERY_TIMEOUT_MS, onEvents: (outcome, count) => metrics.insightFunnelEvents.inc({ outcome }, count) },
-      sql: db.sql,
-      experiments,
-      onPersonScan: () => metrics.insightPersonScans.inc(),
-      onRefused: (code) => metrics.insightQueriesRefused.inc({ code }),
-    })
-    // a saved insight is computed as the query API computes its source node, always anew (its own store keeps it)
-    const savedInsights = new InsightService({ sql: db.sql, runner: { run: (project, node, { signal }) => insights.run(project, node, { refresh: 'force_blocking', signal }) }, metrics })
-    const dashboards = new DashboardService({ sql: db.sql, insights: savedInsights, refreshBudgetMs: config.QUERY_TIMEOUT_MS, log, metrics })
     log.info({ postgres: db.describe, events: events.kind }, 'stores ready')
     return {
       config,
@@ -304,9 +294,7 @@ export async function startServices(config: Config, log: Logger, options: { metr
       erasure,
       users,
       query,
-      insights,
-      savedInsights,
-      dashboards,
+      analytics,
       lifecycle,
       readiness,
       close,

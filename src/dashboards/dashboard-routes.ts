@@ -2,18 +2,20 @@
 // (tiles changed or removed by id; delete = PATCH {"deleted": true}: DELETE, not served, is 405). Documented in docs/dashboards.md.
 import { Elysia, t } from 'elysia'
 import { documentedAs } from '../http/openapi'
-import { page, PageQuery, parsePaging, publicUrl } from '../http/pagination'
+import { PageQuery, parsePaging, publicUrl } from '../http/pagination'
+import type { Offload } from '../http/offload'
 import type { RateLimiter } from '../http/rate-limit'
 import { booleanParam } from '../definitions/rules'
 import type { PersonalKeyAuth } from '../projects/auth'
 import { projectGuard } from '../projects/guards'
-import type { DashboardService } from './dashboard-service'
+import { projectContext } from './insight-service'
+import type { dashboardOperations } from './operations'
 import { searchParam } from './insight-routes'
 import { Dashboard, DashboardPage, DashboardWrite } from './model'
 import { refreshMode } from './validation'
 
 export interface DashboardRouteDeps {
-  dashboards: DashboardService
+  offload: Offload<typeof dashboardOperations>
   auth: PersonalKeyAuth
   limiter?: RateLimiter
   trustProxy: boolean
@@ -29,10 +31,10 @@ export function dashboardRoutes(deps: DashboardRouteDeps) {
     .use(projectGuard(deps.auth, deps.limiter))
     .get(
       `${base}/`,
-      async ({ project, query, request }) => {
+      ({ project, query, request }) => {
         const { limit, offset } = parsePaging(query)
-        const { count, results } = await deps.dashboards.list(project.id, { limit, offset, search: searchParam(query.search), pinned: booleanParam(query.pinned, 'pinned') })
-        return page(publicUrl(request, deps.trustProxy), count, limit, offset, results)
+        const options = { limit, offset, search: searchParam(query.search), pinned: booleanParam(query.pinned, 'pinned') }
+        return deps.offload('dashboards.list', [projectContext(project), options, publicUrl(request, deps.trustProxy).toString()], { signal: request.signal })
       },
       {
         params,
@@ -43,20 +45,16 @@ export function dashboardRoutes(deps: DashboardRouteDeps) {
     )
     .post(
       `${base}/`,
-      async ({ principal, project, body, set }) => {
-        const dashboard = await deps.dashboards.create(project, principal.userId, body)
-        set.status = 201
-        return dashboard
-      },
+      ({ principal, project, body }) => deps.offload('dashboards.create', [projectContext(project), principal.userId, body], { status: 201 }),
       { params, body: documentedAs(DashboardWrite), response: { 201: Dashboard }, detail: { tags, summary: 'Create a dashboard (empty: insights join it through their "dashboards")' } },
     )
-    .get(`${base}/:id/`, async ({ project, params, query, request }) => deps.dashboards.retrieve(project, params.id, refreshMode(query.refresh), request.signal), {
+    .get(`${base}/:id/`, ({ project, params, query, request }) => deps.offload('dashboards.retrieve', [projectContext(project), params.id, refreshMode(query.refresh)], { signal: request.signal }), {
       params: idParams,
       query: t.Object({ refresh: t.Optional(t.String({ description: 'true or force_blocking: recompute every tile; blocking: the stale ones; default: stored results' })) }),
       response: { 200: Dashboard },
       detail: { tags, summary: 'Retrieve a dashboard with its tiles; ?refresh=true recomputes them (two at a time; a failing tile carries its error)' },
     })
-    .patch(`${base}/:id/`, async ({ project, params, body }) => deps.dashboards.update(project, params.id, body), {
+    .patch(`${base}/:id/`, ({ project, params, body }) => deps.offload('dashboards.update', [projectContext(project), params.id, body]), {
       params: idParams,
       body: documentedAs(DashboardWrite),
       response: { 200: Dashboard },

@@ -3,22 +3,22 @@
 import { Elysia, t } from 'elysia'
 import { errors } from '../http/errors'
 import { documentedAs } from '../http/openapi'
-import { LIST_PAGE_MAX_BYTES, page, PageQuery, parsePaging, publicUrl } from '../http/pagination'
+import { LIST_PAGE_MAX_BYTES, PageQuery, parsePaging, publicUrl } from '../http/pagination'
+import type { Offload } from '../http/offload'
 import type { RateLimiter } from '../http/rate-limit'
 import { booleanParam } from '../definitions/rules'
-import type { Metrics } from '../ops/metrics'
 import type { PersonalKeyAuth } from '../projects/auth'
 import { projectGuard } from '../projects/guards'
-import type { InsightService } from './insight-service'
+import { projectContext } from './insight-service'
+import type { dashboardOperations } from './operations'
 import { Insight, InsightPage, InsightWrite } from './model'
 import { DASHBOARD_LIMITS, idList, refreshMode } from './validation'
 
 export interface InsightRouteDeps {
-  insights: InsightService
+  offload: Offload<typeof dashboardOperations>
   auth: PersonalKeyAuth
   limiter?: RateLimiter
   trustProxy: boolean
-  metrics?: Pick<Metrics, 'listPagesCut'>
 }
 
 const MAX_SEARCH_LENGTH = 200
@@ -62,9 +62,9 @@ export function insightRoutes(deps: InsightRouteDeps) {
     .use(projectGuard(deps.auth, deps.limiter))
     .get(
       `${base}/`,
-      async ({ project, query, request }) => {
+      ({ project, query, request }) => {
         const { limit, offset } = parsePaging(query)
-        const { count, cut, results } = await deps.insights.list(project, {
+        const options = {
           limit,
           offset,
           search: searchParam(query.search),
@@ -74,9 +74,8 @@ export function insightRoutes(deps: InsightRouteDeps) {
           dashboards: dashboardsParam(query.dashboards),
           basic: booleanParam(query.basic, 'basic') === true,
           maxBytes: LIST_PAGE_MAX_BYTES,
-        })
-        if (cut) deps.metrics?.listPagesCut.inc({ list: 'insights' })
-        return page(publicUrl(request, deps.trustProxy), count, limit, offset, results, cut)
+        }
+        return deps.offload('insights.list', [projectContext(project), options, publicUrl(request, deps.trustProxy).toString()], { signal: request.signal })
       },
       {
         params,
@@ -95,20 +94,16 @@ export function insightRoutes(deps: InsightRouteDeps) {
     )
     .post(
       `${base}/`,
-      async ({ principal, project, body, set }) => {
-        const insight = await deps.insights.create(project, principal.userId, body)
-        set.status = 201
-        return insight
-      },
+      ({ principal, project, body }) => deps.offload('insights.create', [projectContext(project), principal.userId, body], { status: 201 }),
       { params, body: documentedAs(InsightWrite), response: { 201: Insight }, detail: { tags, summary: 'Create an insight' } },
     )
-    .get(`${base}/:id/`, async ({ project, params, query, request }) => deps.insights.retrieve(project, params.id, refreshMode(query.refresh), request.signal), {
+    .get(`${base}/:id/`, ({ project, params, query, request }) => deps.offload('insights.retrieve', [projectContext(project), params.id, refreshMode(query.refresh)], { signal: request.signal }), {
       params: idParams,
       query: refreshQuery,
       response: { 200: Insight },
       detail: { tags, summary: 'Retrieve an insight (deleted ones too); ?refresh=true computes its result' },
     })
-    .patch(`${base}/:id/`, async ({ principal, project, params, body }) => deps.insights.update(project, params.id, principal.userId, body), {
+    .patch(`${base}/:id/`, ({ principal, project, params, body }) => deps.offload('insights.update', [projectContext(project), params.id, principal.userId, body]), {
       params: idParams,
       body: documentedAs(InsightWrite),
       response: { 200: Insight },

@@ -30,6 +30,11 @@ export interface ProjectContext {
   weekStartDay: number
 }
 
+/** Only what insights need of a project row: it crosses to the analytics thread. */
+export function projectContext(project: ProjectContext): ProjectContext {
+  return { id: project.id, timezone: project.timezone, weekStartDay: project.weekStartDay }
+}
+
 export type InsightMetrics = Pick<Metrics, 'insightWritesRefused' | 'insightRefreshes'>
 
 /** `refresh=blocking` computes again when the stored result is older than this. */

@@ -6,14 +6,16 @@ import { projectGuard } from '../projects/guards'
 import type { RateLimiter } from '../http/rate-limit'
 import { documentedAnswer } from '../http/openapi'
 import { PropertyValueList } from './model'
-import { PROPERTY_VALUE_LIMITS, type PropertyValueService } from './property-values'
+import type { Offload } from '../http/offload'
+import type { eventOperations } from './operations'
+import { PROPERTY_VALUE_LIMITS } from './property-values'
 
-export function eventValueRoutes(deps: { values: PropertyValueService; auth: PersonalKeyAuth; limiter?: RateLimiter }) {
+export function eventValueRoutes(deps: { offload: Offload<typeof eventOperations>; auth: PersonalKeyAuth; limiter?: RateLimiter }) {
   const { keyChars, prefixChars, eventNameChars, values, valueChars, windowDays } = PROPERTY_VALUE_LIMITS
   return new Elysia({ name: 'event-values-api' }).use(projectGuard(deps.auth, deps.limiter)).get(
     '/api/projects/:project_id/events/values/',
     // bounds are checked by the service, so that each refusal names its field with the one error shape
-    ({ project, query, request }) => deps.values.values(project.id, { key: query.key ?? '', value: query.value, eventName: query.event_name }, request.signal),
+    ({ project, query, request }) => deps.offload('events.values', [project.id, { key: query.key ?? '', value: query.value, eventName: query.event_name }], { signal: request.signal }),
     {
       params: t.Object({ project_id: t.String() }),
       query: t.Object({

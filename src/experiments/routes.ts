@@ -11,9 +11,13 @@ import type { PersonalKeyAuth } from '../projects/auth'
 import { projectGuard } from '../projects/guards'
 import { Experiment, ExperimentPage, ExperimentResults, ExperimentWrite } from './model'
 import type { ExperimentsService } from './service'
+import type { Offload } from '../http/offload'
+import type { experimentOperations } from './operations'
 
 export interface ExperimentRouteDeps {
   experiments: ExperimentsService
+  /** where results are computed (the analytics thread) */
+  offload: Offload<typeof experimentOperations>
   auth: PersonalKeyAuth
   limiter?: RateLimiter
   trustProxy: boolean
@@ -101,7 +105,7 @@ export function experimentRoutes(deps: ExperimentRouteDeps) {
       ({ project, params, query, request }) => {
         const raw = query.metric_index ?? '0'
         if (!/^\d{1,3}$/.test(raw)) throw errors.validation('invalid_input', 'A valid integer is required.', 'metric_index')
-        return deps.experiments.results(project.id, params.id, null, request.signal, Number(raw))
+        return deps.offload('experiments.results', [project.id, params.id, Number(raw)], { signal: request.signal })
       },
       {
         params: idParams,

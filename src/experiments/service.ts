@@ -18,7 +18,8 @@ export const MAX_EXPERIMENTS_PER_PROJECT = 1000
 
 export interface ExperimentsServiceOptions {
   sql: Sql
-  flags: FlagService
+  /** the flag service, for the writes (an analytics thread, which only computes results, has none) */
+  flags?: FlagService
   query: QueryService
   /** EXPERIMENT_MAX_EXPOSED_PERSONS */
   maxExposedPersons: number
@@ -52,7 +53,7 @@ export class ExperimentsService {
   constructor(private readonly deps: ExperimentsServiceOptions) {
     this.caps = { maxExposedPersons: deps.maxExposedPersons, maxMetricRows: deps.maxMetricRows, onRefused: deps.onRefused }
     // through the flags API too: a launched experiment's variants stay as they were
-    deps.flags.addUpdateCheck(async (tx, teamId, existing, input) => {
+    deps.flags?.addUpdateCheck(async (tx, teamId, existing, input) => {
       // as PostHog: the experiment goes first (its results read the flag's exposures)
       if (input.deleted === true && !existing.deleted && (await experimentOnFlag(tx, teamId, existing.id))) {
         throw errors.validation('invalid_input', 'Cannot delete a feature flag that is in use with an experiment. Please delete the experiment before deleting the flag.', 'deleted')
@@ -64,6 +65,11 @@ export class ExperimentsService {
         throw errors.validation('invalid_input', "This flag's experiment has launched: its variants cannot change.", 'filters')
       }
     })
+  }
+
+  private get flags(): FlagService {
+    if (!this.deps.flags) throw new Error('This experiments service computes results only: it was built without the flag service its writes need')
+    return this.deps.flags
   }
 
   list(teamId: number, options: ExperimentListOptions) {
@@ -88,13 +94,13 @@ export class ExperimentsService {
     const input = validateExperimentBody(body, 'POST')
     const { fields } = input
     const key = input.featureFlagKey!
-    return this.deps.flags.inWriteTransaction(teamId, async (tx) => {
+    return this.flags.inWriteTransaction(teamId, async (tx) => {
       if ((await countExperiments(tx, teamId)) >= MAX_EXPERIMENTS_PER_PROJECT) {
         throw errors.validation('limit_exceeded', `A project may have at most ${MAX_EXPERIMENTS_PER_PROJECT} experiments: delete some first.`)
       }
       if (fields.end_date && !fields.start_date) throw errors.validation('invalid_input', 'An experiment cannot end before it starts: give start_date too.', 'end_date')
       const launched = fields.start_date != null
-      const existing = await this.deps.flags.flagByKey(tx, teamId, key)
+      const existing = await this.flags.flagByKey(tx, teamId, key)
       let flagId: number
       let variants: VariantInput[]
       if (existing) {
@@ -107,10 +113,10 @@ export class ExperimentsService {
         }
         variants = found
         flagId = existing.id
-        if (launched && !existing.active) await this.deps.flags.updateIn(tx, teamId, existing.id, userId, { active: true }, 'PATCH')
+        if (launched && !existing.active) await this.flags.updateIn(tx, teamId, existing.id, userId, { active: true }, 'PATCH')
       } else {
         variants = input.variants ?? DEFAULT_VARIANTS
-        const flag = await this.deps.flags.createIn(tx, teamId, userId, {
+        const flag = await this.flags.createIn(tx, teamId, userId, {
           key,
           name: `Feature Flag for Experiment ${fields.name}`.slice(0, 400),
           active: launched,
@@ -127,7 +133,7 @@ export class ExperimentsService {
   update(teamId: number, id: string, userId: number, body: unknown) {
     const input = validateExperimentBody(body, 'PATCH')
     const { fields } = input
-    return this.deps.flags.inWriteTransaction(teamId, async (tx) => {
+    return this.flags.inWriteTransaction(teamId, async (tx) => {
       const row = await this.existing(tx, teamId, id)
       if (input.featureFlagKey !== undefined && input.featureFlagKey !== row.flag?.key) {
         throw errors.validation('invalid_input', "An experiment's feature flag cannot be changed.", 'feature_flag_key')
@@ -142,13 +148,13 @@ export class ExperimentsService {
         if (wasLaunched) throw errors.validation('invalid_input', "Variants cannot be changed after the experiment's launch.", 'parameters__feature_flag_variants')
         if (row.flag) {
           const filters = { ...row.flag.filters, multivariate: { variants: input.variants } }
-          await this.deps.flags.updateIn(tx, teamId, row.flag.id, userId, { filters }, 'PATCH')
+          await this.flags.updateIn(tx, teamId, row.flag.id, userId, { filters }, 'PATCH')
         }
       }
       if (fields.parameters) fields.parameters = { ...fields.parameters, feature_flag_variants: input.variants ?? current }
       // launching (or going back to draft) switches the flag
       if (row.flag && !row.flag.deleted && (start !== null) !== wasLaunched) {
-        await this.deps.flags.updateIn(tx, teamId, row.flag.id, userId, { active: start !== null }, 'PATCH')
+        await this.flags.updateIn(tx, teamId, row.flag.id, userId, { active: start !== null }, 'PATCH')
       }
       return experimentJson(await updateExperiment(tx, teamId, row.id, fields))
     })

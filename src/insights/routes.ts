@@ -4,14 +4,23 @@ import { Elysia, type Static } from 'elysia'
 import type { PersonalKeyAuth } from '../projects/auth'
 import { projectGuard } from '../projects/guards'
 import type { RateLimiter } from '../http/rate-limit'
+import { errors } from '../http/errors'
+import type { Offload } from '../http/offload'
+import { hasScope } from '../projects/scopes'
+import type { queryOperations } from './operations'
 import { QueryRequest, QueryResponse } from './query-model'
-import type { InsightsService } from './service'
 
-export function queryRoutes(deps: { insights: InsightsService; auth: PersonalKeyAuth; limiter?: RateLimiter }) {
+export function queryRoutes(deps: { offload: Offload<typeof queryOperations>; auth: PersonalKeyAuth; limiter?: RateLimiter }) {
   return new Elysia({ name: 'query-api' }).use(projectGuard(deps.auth, deps.limiter)).post(
     '/api/projects/:project_id/query/',
-    async ({ project, body, request }) =>
-      (await deps.insights.run({ id: project.id, timezone: project.timezone, weekStartDay: project.weekStartDay }, body.query, { refresh: body.refresh, signal: request.signal })) as Static<typeof QueryResponse>,
+    ({ principal, project, body, request }) => {
+      // an experiment's results are guarded by experiment:read on /experiments/:id/results/: the same here
+      if ((body.query as { kind?: unknown }).kind === 'ExperimentQuery' && !hasScope(principal.scopes, 'experiment:read')) {
+        throw errors.permissionDenied("API key missing required scope 'experiment:read'")
+      }
+      const context = { id: project.id, timezone: project.timezone, weekStartDay: project.weekStartDay }
+      return deps.offload('query.run', [context, body.query, body.refresh], { signal: request.signal }) as Promise<Response & Static<typeof QueryResponse>>
+    },
     {
       body: QueryRequest,
       response: { 200: QueryResponse },

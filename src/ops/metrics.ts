@@ -241,6 +241,29 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
       labelNames: ['state'] as const,
       registers: [registry],
     }),
+    analyticsRequests: new Counter({
+      name: 'analytics_requests_total',
+      help: 'Private API reads run on the analytics threads, by operation and outcome (ok, error, timeout: answered 504 by the serving thread at the deadline, busy: 503 past ANALYTICS_QUEUE_PER_THREAD, client_closed, thread_failed)',
+      labelNames: ['op', 'outcome'] as const,
+      registers: [registry],
+    }),
+    analyticsQueue: new Gauge({
+      name: 'analytics_requests_in_flight',
+      help: 'Requests running or waiting on the analytics threads now',
+      registers: [registry],
+    }),
+    analyticsAnswerBytes: new Histogram({
+      name: 'analytics_answer_bytes',
+      help: 'Encoded answers the analytics threads handed to the serving thread, in bytes',
+      buckets: [1024, 16 * 1024, 256 * 1024, 1024 * 1024, 8 * 1024 * 1024, 32 * 1024 * 1024, 128 * 1024 * 1024],
+      registers: [registry],
+    }),
+    analyticsAnswersRefused: new Counter({
+      name: 'analytics_answers_refused_total',
+      help: 'Analytics answers refused after they were computed, by reason (too_large: past ANALYTICS_MAX_ANSWER_BYTES)',
+      labelNames: ['reason'] as const,
+      registers: [registry],
+    }),
     querySlots: new Gauge({
       name: 'query_slots',
       help: 'Query API statements running and waiting for a slot (slots are shared fairly between projects)',

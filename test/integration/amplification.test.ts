@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { gzipSync } from 'node:zlib'
 import { MAX_EXPANSION } from '../../src/http/decode'
 import { MAX_EVENT_BYTES } from '../../src/capture/normalize'
-import { EVENTS_PAGE_MAX_BYTES } from '../../src/events/routes'
+import { EVENTS_PAGE_MAX_BYTES } from '../../src/events/operations'
 import { spawnService, type ServiceProcess } from '../helpers/spawn-service'
 import { BASE, freshEnv, json, learned, PROJECT_KEY, startStack, type Stack } from '../helpers/stack'
 

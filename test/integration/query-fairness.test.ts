@@ -44,8 +44,8 @@ describe('query API: slots shared fairly between projects', () => {
   test('one project’s heavy queries hold half the slots; another project’s count answers at once; clients that leave are 499', async () => {
     const clients = [new AbortController(), new AbortController(), new AbortController()]
     const heavy = clients.map((c) => post(1, HEAVY, c.signal))
-    for (let i = 0; i < 200 && stack.services.query.slotUse().waiting < 2; i++) await Bun.sleep(10)
-    expect(stack.services.query.slotUse()).toEqual({ running: 1, waiting: 2 }) // project 1: one slot, two waiting
+    for (let i = 0; i < 200 && (await stack.services.analytics.slotUse()).waiting < 2; i++) await Bun.sleep(10)
+    expect(await stack.services.analytics.slotUse()).toEqual({ running: 1, waiting: 2 }) // project 1: one slot, two waiting
     const started = performance.now()
     const quick = await post(other, 'SELECT count() FROM events')
     const took = performance.now() - started
@@ -57,8 +57,8 @@ describe('query API: slots shared fairly between projects', () => {
     const answers = await Promise.all(heavy)
     expect(answers.map((r) => r.status)).toEqual([499, 499, 499])
     expect(await json(answers[0]!)).toMatchObject({ code: 'client_closed' })
-    for (let i = 0; i < 100 && stack.services.query.slotUse().running > 0; i++) await Bun.sleep(20)
-    expect(stack.services.query.slotUse()).toEqual({ running: 0, waiting: 0 })
+    for (let i = 0; i < 100 && (await stack.services.analytics.slotUse()).running > 0; i++) await Bun.sleep(20)
+    expect(await stack.services.analytics.slotUse()).toEqual({ running: 0, waiting: 0 })
     expect(await metric('query_requests_total{outcome="client_closed"}')).toBe(3)
     expect(await metric('query_requests_total{outcome="ok"}')).toBe(1)
   }, 60_000)

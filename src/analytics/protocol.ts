@@ -1,0 +1,20 @@
+// Messages between the serving thread and an analytics thread (threads.ts ↔ worker.ts).
+import type { Config } from '../config'
+import type { ErrorBody } from '../http/errors'
+import type { MetricCall } from './metrics-relay'
+
+export type ToAnalytics =
+  | { type: 'init'; config: Config }
+  /** `deadline`: Date.now() past which the work is cancelled (the threads' performance clocks differ) */
+  | { type: 'call'; id: number; op: string; args: unknown; deadline: number }
+  | { type: 'cancel'; id: number }
+  | { type: 'close' }
+
+export type FromAnalytics =
+  | { type: 'ready' }
+  | { type: 'fatal'; message: string; stack?: string }
+  /** the finished answer: its JSON, encoded, the buffer transferred (not copied) */
+  | { type: 'answer'; id: number; bytes: Uint8Array }
+  | { type: 'error'; id: number; status: number; body: ErrorBody; headers: Record<string, string> }
+  | { type: 'metrics'; calls: MetricCall[] }
+  | { type: 'closed' }
