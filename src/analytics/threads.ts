@@ -5,7 +5,7 @@
 // again, and a thread with too much waiting refuses more with 503 before it queues them.
 import type { Config } from '../config'
 import { ApiError } from '../http/errors'
-import { encodedJson, type Offload, type OffloadOptions } from '../http/offload'
+import { acceptsGzip, encodedJson, type Offload, type OffloadOptions } from '../http/offload'
 import type { Logger } from '../log'
 import type { Metrics } from '../ops/metrics'
 import { applyMetricCalls } from './metrics-relay'
@@ -71,7 +71,7 @@ class AnalyticsThread {
             if (!p) break
             metrics.analyticsRequests.inc({ op: p.op, outcome: 'ok' })
             metrics.analyticsAnswerBytes.observe(m.bytes.byteLength)
-            p.resolve(encodedJson(m.bytes, p.status))
+            p.resolve(encodedJson(m.bytes, p.status, m.gzip))
             break
           }
           case 'error': {
@@ -126,6 +126,9 @@ class AnalyticsThread {
     const { config, metrics } = this.options
     const waitMs = config.QUERY_TIMEOUT_MS + ANSWER_GRACE_MS
     const worker = this.worker!
+    const signal = options.request?.signal
+    // compressed there: the serving thread writes a tenth of the bytes
+    const gzip = acceptsGzip(options.request)
     return new Promise<Response>((resolve, reject) => {
       const cancel = () => worker.postMessage({ type: 'cancel', id } satisfies ToAnalytics)
       const onAbort = () => {
@@ -146,10 +149,10 @@ class AnalyticsThread {
           }),
         )
       }, waitMs)
-      options.signal?.addEventListener('abort', onAbort, { once: true })
-      this.pending.set(id, { op, status: options.status ?? 200, resolve, reject, timer, detach: () => options.signal?.removeEventListener('abort', onAbort) })
+      signal?.addEventListener('abort', onAbort, { once: true })
+      this.pending.set(id, { op, status: options.status ?? 200, resolve, reject, timer, detach: () => signal?.removeEventListener('abort', onAbort) })
       metrics.analyticsQueue.inc()
-      worker.postMessage({ type: 'call', id, op, args, deadline: Date.now() + config.QUERY_TIMEOUT_MS + ANSWER_GRACE_MS / 2 } satisfies ToAnalytics)
+      worker.postMessage({ type: 'call', id, op, args, gzip, deadline: Date.now() + config.QUERY_TIMEOUT_MS + ANSWER_GRACE_MS / 2 } satisfies ToAnalytics)
     })
   }
 
@@ -185,7 +188,7 @@ export class AnalyticsThreads {
 
   /** Runs an operation on the least busy thread; its answer is a Response of its encoded JSON. */
   readonly offload: Offload<AnalyticsOperations> = async (op, args, options = {}) => {
-    if (options.signal?.aborted) throw new ApiError(499, 'client_error', 'client_closed', 'The client closed the connection before the answer was ready.')
+    if (options.request?.signal.aborted) throw new ApiError(499, 'client_error', 'client_closed', 'The client closed the connection before the answer was ready.')
     const thread = await this.pick()
     if (thread.pending.size >= this.options.config.ANALYTICS_QUEUE_PER_THREAD) {
       this.options.metrics.analyticsRequests.inc({ op, outcome: 'busy' })

@@ -26,6 +26,8 @@ let services: AnalyticsServices | undefined
 let config: Config | undefined
 let relay: ReturnType<typeof setInterval> | undefined
 const encoder = new TextEncoder()
+/** smaller answers are sent as they are: compressing them saves less than it costs */
+const GZIP_MIN_BYTES = 1024
 
 async function start(given: Config): Promise<void> {
   config = given
@@ -35,13 +37,13 @@ async function start(given: Config): Promise<void> {
   relay = setInterval(sendMetrics, 200)
   self.addEventListener('message', (event: MessageEvent<ToAnalytics>) => {
     const m = event.data
-    if (m.type === 'call') void run(m.id, m.op, m.args, m.deadline, log)
+    if (m.type === 'call') void run(m, log)
     else if (m.type === 'cancel') running.get(m.id)?.abort()
   })
   send({ type: 'ready' })
 }
 
-async function run(id: number, op: string, args: unknown, deadline: number, log: ReturnType<typeof createLogger>): Promise<void> {
+async function run({ id, op, args, deadline, gzip }: Extract<ToAnalytics, { type: 'call' }>, log: ReturnType<typeof createLogger>): Promise<void> {
   const controller = new AbortController()
   running.set(id, controller)
   // the serving thread answers 504 at the deadline; the work stops here too
@@ -60,8 +62,10 @@ async function run(id: number, op: string, args: unknown, deadline: number, log:
       send({ type: 'error', id, status: 413, body: { type: 'client_error', code: 'answer_too_large', detail: `The answer is larger than ${max} bytes (ANALYTICS_MAX_ANSWER_BYTES): narrow the query or page through it.`, attr: null }, headers: {} })
       return
     }
+    // level 1: most of the size gone for little of the time (JSON of repeated keys and numbers)
+    const answer = gzip && bytes.byteLength > GZIP_MIN_BYTES ? Bun.gzipSync(bytes, { level: 1 }) : bytes
     sendMetrics()
-    send({ type: 'answer', id, bytes }, [bytes.buffer as ArrayBuffer])
+    send({ type: 'answer', id, bytes: answer, gzip: answer !== bytes }, [answer.buffer as ArrayBuffer])
   } catch (error) {
     const { status, body, headers } = toErrorResponse('UNKNOWN', error)
     // the serving thread answers with the envelope; the cause, with its stack, is logged here where it is known

@@ -34,7 +34,7 @@ export function dashboardRoutes(deps: DashboardRouteDeps) {
       ({ project, query, request }) => {
         const { limit, offset } = parsePaging(query)
         const options = { limit, offset, search: searchParam(query.search), pinned: booleanParam(query.pinned, 'pinned') }
-        return deps.offload('dashboards.list', [projectContext(project), options, publicUrl(request, deps.trustProxy).toString()], { signal: request.signal })
+        return deps.offload('dashboards.list', [projectContext(project), options, publicUrl(request, deps.trustProxy).toString()], { request })
       },
       {
         params,
@@ -48,7 +48,7 @@ export function dashboardRoutes(deps: DashboardRouteDeps) {
       ({ principal, project, body }) => deps.offload('dashboards.create', [projectContext(project), principal.userId, body], { status: 201 }),
       { params, body: documentedAs(DashboardWrite), response: { 201: Dashboard }, detail: { tags, summary: 'Create a dashboard (empty: insights join it through their "dashboards")' } },
     )
-    .get(`${base}/:id/`, ({ project, params, query, request }) => deps.offload('dashboards.retrieve', [projectContext(project), params.id, refreshMode(query.refresh)], { signal: request.signal }), {
+    .get(`${base}/:id/`, ({ project, params, query, request }) => deps.offload('dashboards.retrieve', [projectContext(project), params.id, refreshMode(query.refresh)], { request }), {
       params: idParams,
       query: t.Object({ refresh: t.Optional(t.String({ description: 'true or force_blocking: recompute every tile; blocking: the stale ones; default: stored results' })) }),
       response: { 200: Dashboard },

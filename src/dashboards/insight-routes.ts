@@ -75,7 +75,7 @@ export function insightRoutes(deps: InsightRouteDeps) {
           basic: booleanParam(query.basic, 'basic') === true,
           maxBytes: LIST_PAGE_MAX_BYTES,
         }
-        return deps.offload('insights.list', [projectContext(project), options, publicUrl(request, deps.trustProxy).toString()], { signal: request.signal })
+        return deps.offload('insights.list', [projectContext(project), options, publicUrl(request, deps.trustProxy).toString()], { request })
       },
       {
         params,
@@ -97,7 +97,7 @@ export function insightRoutes(deps: InsightRouteDeps) {
       ({ principal, project, body }) => deps.offload('insights.create', [projectContext(project), principal.userId, body], { status: 201 }),
       { params, body: documentedAs(InsightWrite), response: { 201: Insight }, detail: { tags, summary: 'Create an insight' } },
     )
-    .get(`${base}/:id/`, ({ project, params, query, request }) => deps.offload('insights.retrieve', [projectContext(project), params.id, refreshMode(query.refresh)], { signal: request.signal }), {
+    .get(`${base}/:id/`, ({ project, params, query, request }) => deps.offload('insights.retrieve', [projectContext(project), params.id, refreshMode(query.refresh)], { request }), {
       params: idParams,
       query: refreshQuery,
       response: { 200: Insight },

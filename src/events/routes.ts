@@ -43,7 +43,7 @@ export function eventRoutes(deps: { offload: Offload<typeof eventOperations>; au
         before: timeParam(query.before, 'before'),
         cursor: query.cursor ? decodeCursor(query.cursor) : undefined,
       }
-      return deps.offload('events.list', [filter, limit, publicUrl(request, deps.trustProxy).toString()], { signal: request.signal })
+      return deps.offload('events.list', [filter, limit, publicUrl(request, deps.trustProxy).toString()], { request })
     },
     {
       params: t.Object({ project_id: t.String() }),

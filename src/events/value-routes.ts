@@ -15,7 +15,7 @@ export function eventValueRoutes(deps: { offload: Offload<typeof eventOperations
   return new Elysia({ name: 'event-values-api' }).use(projectGuard(deps.auth, deps.limiter)).get(
     '/api/projects/:project_id/events/values/',
     // bounds are checked by the service, so that each refusal names its field with the one error shape
-    ({ project, query, request }) => deps.offload('events.values', [project.id, { key: query.key ?? '', value: query.value, eventName: query.event_name }], { signal: request.signal }),
+    ({ project, query, request }) => deps.offload('events.values', [project.id, { key: query.key ?? '', value: query.value, eventName: query.event_name }], { request }),
     {
       params: t.Object({ project_id: t.String() }),
       query: t.Object({

@@ -105,7 +105,7 @@ export function experimentRoutes(deps: ExperimentRouteDeps) {
       ({ project, params, query, request }) => {
         const raw = query.metric_index ?? '0'
         if (!/^\d{1,3}$/.test(raw)) throw errors.validation('invalid_input', 'A valid integer is required.', 'metric_index')
-        return deps.offload('experiments.results', [project.id, params.id, Number(raw)], { signal: request.signal })
+        return deps.offload('experiments.results', [project.id, params.id, Number(raw)], { request })
       },
       {
         params: idParams,

@@ -19,7 +19,7 @@ export function queryRoutes(deps: { offload: Offload<typeof queryOperations>; au
         throw errors.permissionDenied("API key missing required scope 'experiment:read'")
       }
       const context = { id: project.id, timezone: project.timezone, weekStartDay: project.weekStartDay }
-      return deps.offload('query.run', [context, body.query, body.refresh], { signal: request.signal }) as Promise<Response & Static<typeof QueryResponse>>
+      return deps.offload('query.run', [context, body.query, body.refresh], { request }) as Promise<Response & Static<typeof QueryResponse>>
     },
     {
       body: QueryRequest,
