@@ -117,9 +117,26 @@ export async function markDashboardRefreshed(sql: Sql, dashboardId: number): Pro
   await sql`update dashboards set last_refresh = now() where id = ${dashboardId}`
 }
 
-/** The stored answers of these insights. */
-export async function storedResults(sql: Sql, insightIds: number[]): Promise<Map<number, Record<string, unknown> | null>> {
-  if (insightIds.length === 0) return new Map()
-  const rows = await sql<{ id: number; result: Record<string, unknown> | null }[]>`select id, result from insights where id = any(${sql.array(insightIds)}::int[])`
-  return new Map(rows.map((r) => [r.id, r.result]))
+/**
+ * The stored answers of these insights (with their sizes), read in statements of at most `batchBytes` each: on the
+ * embedded store one thread answers every statement, and others pass between these.
+ */
+export async function storedResults(sql: Sql, insights: { id: number; bytes: number }[], batchBytes: number): Promise<Map<number, Record<string, unknown> | null>> {
+  const out = new Map<number, Record<string, unknown> | null>()
+  let batch: number[] = []
+  let size = 0
+  const read = async () => {
+    if (batch.length === 0) return
+    const rows = await sql<{ id: number; result: Record<string, unknown> | null }[]>`select id, result from insights where id = any(${sql.array(batch)}::int[])`
+    for (const r of rows) out.set(r.id, r.result)
+    batch = []
+    size = 0
+  }
+  for (const { id, bytes } of insights) {
+    if (batch.length > 0 && size + bytes > batchBytes) await read()
+    batch.push(id)
+    size += bytes
+  }
+  await read()
+  return out
 }

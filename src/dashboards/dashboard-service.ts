@@ -22,6 +22,7 @@ import {
 import { withInsightLock, type InsightRow } from './insight-repository'
 import { countingRefusals, isStale, limitExceeded, type InsightMetrics, type InsightService, type ProjectContext } from './insight-service'
 import { dashboardBasicJson, insightJson, tileJson, type TileError } from './serialize'
+import { ProjectResultGate } from './result-gate'
 import { DASHBOARD_LIMITS, validateDashboardBody, type RefreshMode } from './validation'
 
 /** A tile computed now keeps only its size and time here: the answers are read back from the store within the dashboard's budget. */
@@ -43,6 +44,7 @@ export class DashboardService {
 
   /** dashboard refreshes running, by project */
   private readonly refreshing = new Map<number, number>()
+  private readonly resultGate = new ProjectResultGate(DASHBOARD_LIMITS.projectResultBytesInFlight, DASHBOARD_LIMITS.projectResultWaitMs)
 
   list(teamId: number, options: DashboardListOptions) {
     return databaseWork(async () => {
@@ -80,7 +82,7 @@ export class DashboardService {
           for (const { tile } of due) outcomes.set(tile.id, { error: busy })
         }
       }
-      return { ...dashboardBasicJson(dashboard), tiles: await this.renderTiles(project, entries, outcomes) }
+      return { ...dashboardBasicJson(dashboard), tiles: await this.renderTiles(project, entries, outcomes, signal) }
     })
   }
 
@@ -129,7 +131,7 @@ export class DashboardService {
    * (DASHBOARD_LIMITS.dashboardResultBytes) and each at most storedResultBytes: past either, the tile says so and
    * its insight is read on its own.
    */
-  private async renderTiles(project: ProjectContext, entries: { tile: TileRow; insight: InsightRow }[], outcomes: Map<number, TileOutcome>) {
+  private async renderTiles(project: ProjectContext, entries: { tile: TileRow; insight: InsightRow }[], outcomes: Map<number, TileOutcome>, signal?: AbortSignal) {
     let room = DASHBOARD_LIMITS.dashboardResultBytes
     const plan = entries.map(({ tile, insight }) => {
       const outcome = outcomes.get(tile.id)
@@ -145,9 +147,12 @@ export class DashboardService {
         error ??= tileError('dashboard_too_large', `The dashboard's results passed ${DASHBOARD_LIMITS.dashboardResultBytes} bytes: retrieve this insight itself.`)
       }
       if (show) room -= bytes
-      return { tile, insight, computed, error, show }
+      return { tile, insight, computed, error, show, bytes }
     })
-    const stored = await storedResults(this.deps.sql, plan.filter((p) => p.show).map((p) => p.insight.id))
+    const shown = plan.filter((p) => p.show).map((p) => ({ id: p.insight.id, bytes: p.bytes }))
+    // the project's viewers take turns past DASHBOARD_LIMITS.projectResultBytesInFlight (result-gate.ts)
+    const release = await this.resultGate.acquire(project.id, shown.reduce((sum, p) => sum + p.bytes, 0), signal)
+    const stored = await storedResults(this.deps.sql, shown, DASHBOARD_LIMITS.resultReadBatchBytes).finally(release)
     return plan.map(({ tile, insight, computed, error, show }) => {
       const answer = show ? (stored.get(insight.id) ?? null) : null
       const shown = computed ? { answer, is_cached: false, last_refresh: computed.last_refresh } : { answer, is_cached: true, last_refresh: insight.last_refresh }
