@@ -37,6 +37,10 @@ export interface AnalyticsThreadsOptions {
   config: Config
   log: Logger
   metrics: Metrics
+  /** the threads' entry (the tests give one that misbehaves on purpose) */
+  workerUrl?: URL
+  /** how long past QUERY_TIMEOUT_MS the serving thread waits (ANSWER_GRACE_MS) */
+  graceMs?: number
 }
 
 class AnalyticsThread {
@@ -52,7 +56,7 @@ class AnalyticsThread {
   start(): Promise<void> {
     const { config, log, metrics } = this.options
     return new Promise<void>((resolve, reject) => {
-      const worker = new Worker(WORKER.href)
+      const worker = new Worker((this.options.workerUrl ?? WORKER).href)
       this.worker = worker
       const timer = setTimeout(() => reject(new Error(`the analytics thread did not open its stores within ${START_TIMEOUT_MS / 1000} s`)), START_TIMEOUT_MS)
       worker.onmessage = (event: MessageEvent<FromAnalytics>) => {
@@ -124,7 +128,8 @@ class AnalyticsThread {
 
   call(id: number, op: string, args: unknown, options: OffloadOptions): Promise<Response> {
     const { config, metrics } = this.options
-    const waitMs = config.QUERY_TIMEOUT_MS + ANSWER_GRACE_MS
+    const graceMs = this.options.graceMs ?? ANSWER_GRACE_MS
+    const waitMs = config.QUERY_TIMEOUT_MS + graceMs
     const worker = this.worker!
     const signal = options.request?.signal
     // compressed there: the serving thread writes a tenth of the bytes
@@ -152,7 +157,7 @@ class AnalyticsThread {
       signal?.addEventListener('abort', onAbort, { once: true })
       this.pending.set(id, { op, status: options.status ?? 200, resolve, reject, timer, detach: () => signal?.removeEventListener('abort', onAbort) })
       metrics.analyticsQueue.inc()
-      worker.postMessage({ type: 'call', id, op, args, gzip, deadline: Date.now() + config.QUERY_TIMEOUT_MS + ANSWER_GRACE_MS / 2 } satisfies ToAnalytics)
+      worker.postMessage({ type: 'call', id, op, args, gzip, deadline: Date.now() + config.QUERY_TIMEOUT_MS + graceMs / 2 } satisfies ToAnalytics)
     })
   }
 
