@@ -10,12 +10,16 @@ import { AnalyticsThreads } from './threads'
 
 const MISBEHAVING = new URL('../../test/helpers/misbehaving-analytics-worker.ts', import.meta.url)
 
-async function threads(overrides: Record<string, string | number> = {}) {
+function threadsOf(overrides: Record<string, string | number>) {
   const metrics = createMetrics()
   const config = configWith({ QUERY_TIMEOUT_MS: 200, ...overrides })
-  const t = new AnalyticsThreads({ config, log: silentLogger, metrics, workerUrl: MISBEHAVING, graceMs: 100 })
-  await t.start()
-  return { t, metrics }
+  return { t: new AnalyticsThreads({ config, log: silentLogger, metrics, workerUrl: MISBEHAVING, graceMs: 100 }), metrics }
+}
+
+async function threads(overrides: Record<string, string | number> = {}) {
+  const started = threadsOf(overrides)
+  await started.t.start()
+  return started
 }
 
 const refusal = (promise: Promise<unknown>) => promise.then(() => null, (e: unknown) => e as ApiError)
@@ -67,6 +71,16 @@ describe('analytics threads, seen from the serving thread', () => {
     expect(await metrics.registry.metrics()).toContain('analytics_requests_total{op="slots.use",outcome="thread_failed"} 1')
     // the new thread dies too (the same misbehaving entry), and is answered the same way: never a hang
     expect(await refusal(t.offload('slots.use', []))).toMatchObject({ status: 503 })
+    await t.close(1000)
+  })
+
+  test('a thread that cannot open its stores: the boot fails naming the cause; a request later tries a new thread and gets 503, never a hang', async () => {
+    const { t } = threadsOf({ QUERY_TIMEOUT_MS: 60_000, LOG_LEVEL: 'error' })
+    expect(t.start()).rejects.toThrow('the analytics thread could not start: the store refused the connection')
+    await Bun.sleep(50)
+    const error = await refusal(t.offload('slots.use', []))
+    expect(error).toMatchObject({ status: 503, code: 'analytics_unavailable', headers: { 'retry-after': '5' } })
+    expect(error?.detail).toContain('the store refused the connection')
     await t.close(1000)
   })
 })

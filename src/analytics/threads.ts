@@ -58,7 +58,11 @@ class AnalyticsThread {
     return new Promise<void>((resolve, reject) => {
       const worker = new Worker((this.options.workerUrl ?? WORKER).href)
       this.worker = worker
-      const timer = setTimeout(() => reject(new Error(`the analytics thread did not open its stores within ${START_TIMEOUT_MS / 1000} s`)), START_TIMEOUT_MS)
+      const timer = setTimeout(() => {
+        this.worker = undefined
+        worker.terminate()
+        reject(new Error(`the analytics thread did not open its stores within ${START_TIMEOUT_MS / 1000} s`))
+      }, START_TIMEOUT_MS)
       worker.onmessage = (event: MessageEvent<FromAnalytics>) => {
         const m = event.data
         switch (m.type) {
@@ -67,7 +71,10 @@ class AnalyticsThread {
             resolve()
             break
           case 'fatal':
+            // a thread that could not open its stores serves nothing: the next request starts another
             clearTimeout(timer)
+            this.worker = undefined
+            worker.terminate()
             reject(Object.assign(new Error(`the analytics thread could not start: ${m.message}`), { stack: m.stack }))
             break
           case 'answer': {
