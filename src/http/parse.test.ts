@@ -21,7 +21,7 @@ describe('form bodies', () => {
 })
 
 describe('JSON bodies', () => {
-  const refusal = (text: string) => {
+  const refusal = (text: string): unknown => {
     try {
       parseBoundedJson(text, Buffer.byteLength(text))
     } catch (error) {
@@ -39,11 +39,9 @@ describe('JSON bodies', () => {
       '[NaN]',
       '{"a": {"b": [0, {"c": Infinity}]}}',
     ]) {
-      expect({ text, ...(refusal(text) as object) }).toEqual({
+      expect({ text, refusal: refusal(text) }).toEqual({
         text,
-        status: 400,
-        code: 'parse_error',
-        detail: 'Malformed request body: NaN, Infinity and -Infinity are not JSON numbers.',
+        refusal: { status: 400, code: 'parse_error', detail: 'Malformed request body: NaN, Infinity and -Infinity are not JSON numbers.' },
       })
     }
     expect(refusal('NaN')).toMatchObject({ status: 400, code: 'parse_error' })

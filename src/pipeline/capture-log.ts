@@ -4,16 +4,18 @@
 // WAL_FSYNC_INTERVAL_MS=0, on stable storage).
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
+import { decodeRecord, parseRequest } from '../capture/record'
 import { ApiError, errors } from '../http/errors'
 import type { Logger } from '../log'
 import type { Metrics } from '../ops/metrics'
+import { Backlog, BacklogRecovery, readSavedBacklog, saveBacklog, saveBacklogNow } from './backlog'
 import { Checkpoint } from './checkpoint'
 import { ProjectShares } from './project-shares'
 import type { Progress } from './flusher'
 import { applyDeltas, type MetricDeltas } from './metrics-relay'
 import { SharedCounters } from './shared-counters'
 import { WalWriteError, WriteAheadLog } from './wal'
-import type { Segment } from './wal-reader'
+import type { Segment, WalRecord } from './wal-reader'
 
 export interface CaptureLogOptions {
   dataDir: string
@@ -72,6 +74,23 @@ export interface ConsumerState {
 }
 
 const RESTART_DELAY_MS = 1000
+/** How often the backlog's tally is saved beside the log (while it changes) */
+const BACKLOG_SAVE_MS = 1000
+/**
+ * The bound a logged request was decoded within when capture took it: a replayed one is not checked again (it was
+ * accepted), this only keeps the decoder's own expansion caps from refusing it.
+ */
+const ACCEPTED_BODY_BYTES = Number.MAX_SAFE_INTEGER
+
+/** The events a logged request carries (capture's count when it took it); 0 if it no longer decodes (dead-lettered). */
+function itemsOf(record: WalRecord): number {
+  try {
+    const { request, deep } = decodeRecord(record.payload)
+    return parseRequest(request, ACCEPTED_BODY_BYTES, deep).items.length
+  } catch {
+    return 0
+  }
+}
 
 export class CaptureLog {
   readonly wal: WriteAheadLog
@@ -79,9 +98,11 @@ export class CaptureLog {
   private readonly walDir: string
   private worker: Worker | null = null
   private progress: Progress | null = null
-  /** bytes in the log after the slowest consumer, when the worker last (re)started */
-  private backlogBase = 0
-  private appendedSinceBase = 0
+  /** the bytes and events of the records not every consumer has finished, released by position */
+  private readonly backlog: Backlog
+  private readonly backlogPath: string
+  private backlogSaving: Promise<void> | null = null
+  private readonly backlogTimer: ReturnType<typeof setInterval>
   private accepting = true
   private closed = false
   private draining: ((caughtUp: boolean) => void) | null = null
@@ -98,7 +119,9 @@ export class CaptureLog {
     private readonly deps: { log: Logger; metrics: Metrics; onNotice?(notice: unknown): void },
   ) {
     this.shares = new ProjectShares(Math.max(4096, Math.floor(options.maxWalBytes / 256)))
+    this.backlog = new Backlog(Math.max(4096, Math.floor(options.maxWalBytes / 256)))
     this.walDir = join(options.dataDir, 'wal')
+    this.backlogPath = join(this.walDir, 'backlog')
     mkdirSync(this.walDir, { recursive: true })
     this.wal = WriteAheadLog.open({
       dir: this.walDir,
@@ -109,9 +132,16 @@ export class CaptureLog {
     // The log may have been emptied while the checkpoint kept its place (e.g. its files were moved away).
     const done = Object.values(Checkpoint.read(join(this.walDir, 'checkpoint')).done)
     if (done.length > 0) this.wal.startAt(Math.min(...done) + 1)
-    // what a previous process left unfinished still counts against its projects' shares
-    this.shares.recover(this.wal.reader(done.length > 0 ? Math.min(...done) + 1 : this.wal.firstSeq))
+    // what a previous process left unfinished still counts against its projects' shares, and as the backlog
+    const from = done.length > 0 ? Math.min(...done) + 1 : this.wal.firstSeq
+    const recovery = new BacklogRecovery(this.backlog, readSavedBacklog(this.backlogPath), from, itemsOf)
+    this.shares.recover(this.wal.reader(from), (record, weight) => recovery.record(record, weight))
+    recovery.finish()
+    // saved again soon, even if nothing changes: a tally left by another log (its files moved away) must not stay
+    this.backlog.dirty = true
     this.publish(0)
+    this.backlogTimer = setInterval(() => this.saveBacklog(), BACKLOG_SAVE_MS)
+    this.backlogTimer.unref?.()
     // Gauges are read at every scrape: current whether or not the worker is making progress.
     deps.metrics.beforeScrape.push(() => this.updateGauges())
   }
@@ -137,7 +167,6 @@ export class CaptureLog {
     worker.onmessage = (event: MessageEvent<FromWorker>) => {
       const m = event.data
       if (m.type === 'ready') {
-        this.counters.setAccepted(0)
         this.rebase(m.progress)
         resolve?.()
       } else if (m.type === 'progress') this.onProgress(m.progress)
@@ -178,11 +207,15 @@ export class CaptureLog {
     return positions.length ? Math.min(...positions) : this.wal.lastSeq
   }
 
+  /**
+   * A (re)started worker counts each consumer's events from 0 at its checkpoint: what is accepted starts as what
+   * the slowest of them has still to do, so that it sees the events waiting (and starts a batch early on them).
+   */
   private rebase(progress: Progress): void {
     this.progress = progress
-    this.backlogBase = this.wal.bytesAfter(this.minPosition(progress))
     this.shares.release(this.minPosition(progress))
-    this.appendedSinceBase = 0
+    this.backlog.release(this.minPosition(progress))
+    this.counters.setAccepted(this.backlog.items)
     this.updateGauges()
   }
 
@@ -193,21 +226,32 @@ export class CaptureLog {
     this.progress = progress
     this.wal.release(this.minPosition(progress))
     this.shares.release(this.minPosition(progress))
+    this.backlog.release(this.minPosition(progress))
     this.updateGauges()
-  }
-
-  private consumed(field: 'consumedBytes' | 'consumedItems'): number {
-    const values = this.progress ? Object.values(this.progress[field]) : []
-    return values.length ? Math.min(...values) : 0
   }
 
   /**
    * Bytes of records accepted but not yet finished by every consumer, each counted as the larger of its size on
-   * disk and what it decodes to. What a (re)started flush worker finds in the log is counted by its size on disk
-   * until consumed, then the gauge is exact again.
+   * disk and what it decodes to (what a previous process left is weighed as its saved tally says, else as cheaply
+   * told: a gzip body by its trailer). Released whole runs at a time: it may lag the slowest consumer by one run
+   * (WAL_MAX_BYTES / 256 at most), and is 0 once every consumer has caught up.
    */
   backlogBytes(): number {
-    return Math.max(0, this.backlogBase + this.appendedSinceBase - this.consumed('consumedBytes'))
+    return this.backlog.bytes
+  }
+
+  /** Save the backlog's tally beside the log when it changed (one write at a time, off the request thread). */
+  private saveBacklog(): void {
+    if (!this.backlog.dirty || this.backlogSaving || this.closed) return
+    this.backlog.dirty = false
+    this.backlogSaving = saveBacklog(this.backlogPath, this.backlog.waiting())
+      .catch((error) => {
+        this.backlog.dirty = true
+        this.deps.log.warn({ err: error }, 'write-ahead log: could not save the backlog tally; a restart decodes the records it would have covered')
+      })
+      .finally(() => {
+        this.backlogSaving = null
+      })
   }
 
   /** Each consumer's position, lag and how long it has been behind without moving. */
@@ -229,7 +273,7 @@ export class CaptureLog {
     m.walBytes.set(this.backlogBytes())
     m.walEvents.set(this.progress ? this.wal.lastSeq - this.minPosition(this.progress) : this.wal.lastSeq)
     m.walLargestProject.set(this.shares.summary().largest)
-    m.ringDepth.set(Math.max(0, this.counters.acceptedItems - this.consumed('consumedItems')))
+    m.ringDepth.set(this.backlog.items)
     for (const [consumer, state] of Object.entries(this.consumerStates())) {
       m.consumerLag.set({ consumer }, state.lag)
       m.consumerBehind.set({ consumer }, state.behindMs / 1000)
@@ -254,7 +298,7 @@ export class CaptureLog {
     let size = 16
     for (const p of parts) size += p.length
     // A compressed request counts as what it decodes to: 19 KB of gzip became 19 MB in the store, and a cap on
-    // the bytes on disk let 1.9 MB of requests put 2.65 GB there. (The consumers count the same: recordWeight.)
+    // the bytes on disk let 1.9 MB of requests put 2.65 GB there. (It leaves the count by position: backlog.ts.)
     const weight = Math.max(size, decodedBytes)
     if (this.backlogBytes() + weight > this.options.maxWalBytes) {
       this.deps.metrics.requestsRejected.inc({ code: 'capture_backlog_full' })
@@ -278,7 +322,7 @@ export class CaptureLog {
       }
       throw error
     }
-    this.appendedSinceBase += Math.max(appended.size, decodedBytes)
+    this.backlog.add(appended.seq, appended.size, Math.max(appended.size, decodedBytes), items)
     if (projectId !== undefined) this.shares.add(appended.seq, projectId, Math.max(appended.size, decodedBytes))
     this.publish(items)
     return appended.durable
@@ -347,7 +391,7 @@ export class CaptureLog {
       lastSeq: this.wal.lastSeq,
       backlogRecords: this.progress ? this.wal.lastSeq - this.minPosition(this.progress) : this.wal.lastSeq,
       backlogBytes: this.backlogBytes(),
-      waitingEvents: Math.max(0, this.counters.acceptedItems - this.consumed('consumedItems')),
+      waitingEvents: this.backlog.items,
       consumers: this.consumerStates(),
     }
   }
@@ -380,9 +424,17 @@ export class CaptureLog {
     if (this.closed) return
     this.closed = true
     this.accepting = false
+    clearInterval(this.backlogTimer)
     const worker = this.worker
     this.worker = null
     worker?.terminate()
     await this.wal.close()
+    await this.backlogSaving
+    try {
+      // what is still waiting, as this process last heard from the consumers (nothing, after a full drain)
+      saveBacklogNow(this.backlogPath, this.backlog.waiting())
+    } catch (error) {
+      this.deps.log.warn({ err: error }, 'write-ahead log: could not save the backlog tally; the next start decodes what it replays to count it')
+    }
   }
 }

@@ -86,8 +86,6 @@ export class Consumer {
   private stopped = false
   private lastError: string | null = null
   private lastBatchFull = false
-  /** bytes of records this consumer has finished since it started */
-  consumedBytes = 0
   /** events (before normalisation drops) this consumer has finished since it started */
   consumedItems = 0
   /** when the cursor last moved (or the consumer started), epoch ms */
@@ -222,7 +220,6 @@ export class Consumer {
     this.cursor = batch.lastSeq
     this.saveDurable()
     this.lastAdvanceAt = Date.now()
-    this.consumedBytes += batch.bytes
     this.consumedItems += batch.items
     this.lastBatchFull = batch.events >= this.deps.maxEvents
     if (this.cursor >= this.deps.wal.lastSeq) this.outage.caughtUp()

@@ -31,7 +31,6 @@ export interface FlusherOptions {
 
 export interface Progress {
   positions: Record<string, number>
-  consumedBytes: Record<string, number>
   consumedItems: Record<string, number>
   failing: Record<string, string | null>
   /** the store each consumer writes to */
@@ -136,11 +135,10 @@ export class Flusher {
   }
 
   progress(): Progress {
-    const p: Progress = { positions: {}, consumedBytes: {}, consumedItems: {}, failing: {}, stores: {}, ringEvents: this.ring.eventCount }
+    const p: Progress = { positions: {}, consumedItems: {}, failing: {}, stores: {}, ringEvents: this.ring.eventCount }
     for (const c of this.consumers) {
       // what the log may release: a consumer holding rows (history-writer.ts) is not done with their records
       p.positions[c.name] = c.durablePosition
-      p.consumedBytes[c.name] = c.consumedBytes
       p.consumedItems[c.name] = c.consumedItems
       p.failing[c.name] = c.failing
       p.stores[c.name] = c.store

@@ -8,7 +8,7 @@
 // of thousands of records straddling a stalled consumer once held a project at its share (429) with a third of the
 // log still free.
 import { decodeRecord } from '../capture/record'
-import type { WalReader } from './wal-reader'
+import type { WalReader, WalRecord } from './wal-reader'
 
 const RUN_RECORDS = 4096
 
@@ -78,13 +78,16 @@ export class ProjectShares {
 
   /**
    * Count what a previous process left in the log (after a restart): each record by its project, weighed as what
-   * it decodes to when it says so cheaply (a gzip body's trailer), else by its size on disk.
+   * it decodes to when it says so cheaply (a gzip body's trailer), else by its size on disk. `each` sees every
+   * record with that weight (the log's own backlog is rebuilt in the same pass: the log is read once).
    */
-  recover(reader: WalReader): void {
+  recover(reader: WalReader, each?: (record: WalRecord, weight: number) => void): void {
     try {
       for (let record = reader.next(); record; record = reader.next()) {
         const { projectId, body } = projectAndBody(record.payload)
-        this.add(record.seq, projectId, Math.max(record.size, gzipSizeOf(body)))
+        const weight = Math.max(record.size, gzipSizeOf(body))
+        this.add(record.seq, projectId, weight)
+        each?.(record, weight)
       }
     } finally {
       reader.close()

@@ -152,14 +152,6 @@ describe('write-ahead log', () => {
     expect(open(dir(), { fsyncIntervalMs: 50 }).append([payload(1)]).durable).toBeNull()
   })
 
-  test('bytesAfter counts exactly the records after a position', () => {
-    const wal = open(dir(), { segmentBytes: 1024 })
-    for (let i = 1; i <= 30; i++) wal.append([payload(i)])
-    expect(wal.bytesAfter(0)).toBe(30 * 116)
-    expect(wal.bytesAfter(20)).toBe(10 * 116)
-    expect(wal.bytesAfter(30)).toBe(0)
-  })
-
   test('an empty log can start at a later sequence number', () => {
     const wal = open(dir())
     wal.startAt(1000)

@@ -22,7 +22,7 @@ import {
 } from 'node:fs'
 import { open as openAsync } from 'node:fs/promises'
 import { join } from 'node:path'
-import { FRAME, readFrame, readRecordAt, WalReader, type Segment, type WalSource } from './wal-reader'
+import { FRAME, readRecordAt, WalReader, type Segment, type WalSource } from './wal-reader'
 
 export { WalReader, type Segment, type WalRecord, type WalSource } from './wal-reader'
 
@@ -113,30 +113,6 @@ export class WriteAheadLog implements WalSource {
   /** Sequence number of the oldest record still held. */
   get firstSeq(): number {
     return this.segments[0]?.firstSeq ?? this.nextSeq
-  }
-
-  /** Bytes on disk of the records after `seq` (frames only are read). */
-  bytesAfter(seq: number): number {
-    let total = 0
-    for (const segment of this.segments) {
-      if (segment.lastSeq <= seq) continue
-      if (segment.firstSeq > seq) {
-        total += segment.size
-        continue
-      }
-      const fd = openSync(segment.path, 'r')
-      try {
-        for (let offset = 0; offset < segment.size; ) {
-          const frame = readFrame(fd, offset, segment.size)
-          if (!frame) break
-          if (frame.seq > seq) total += FRAME + frame.length
-          offset += FRAME + frame.length
-        }
-      } finally {
-        closeSync(fd)
-      }
-    }
-    return total
   }
 
   private recover(): void {
