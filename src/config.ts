@@ -101,6 +101,11 @@ export const ConfigSchema = Type.Object({
   EMBEDDED_DUCKDB_MEMORY_MB: Int({ default: 128, minimum: 64, description: 'EMBEDDED_EVENT_STORE=duckdb: memory_limit of the embedded DuckDB (MiB); larger sorts and joins spill to DATA_DIR/events.duckdb.tmp' }),
   EMBEDDED_DUCKDB_SPILL_MB: Int({ default: 4096, minimum: 0, description: 'EMBEDDED_EVENT_STORE=duckdb: what the embedded DuckDB may spill to DATA_DIR/events.duckdb.tmp (MiB); a statement needing more is refused' }),
   EMBEDDED_DUCKDB_THREADS: Int({ default: 2, minimum: 1, maximum: 64, description: 'EMBEDDED_EVENT_STORE=duckdb: threads the embedded DuckDB computes on' }),
+  EMBEDDED_DUCKDB_BUSY_WAIT_MS: Int({
+    default: 5000,
+    minimum: 0,
+    description: 'EMBEDDED_EVENT_STORE=duckdb: a query that ran short of memory beside others is run again alone; the longest wait for that turn (and of the queries held behind it) before 503 store_busy with Retry-After',
+  }),
   PG_POOL_MAX: Int({ default: 10, minimum: 1, maximum: 200, description: 'Postgres connections per process' }),
   QUERY_TIMEOUT_MS: Int({ default: 30_000, minimum: 100, description: 'longest query API statement; a longer one is cancelled in the store (504 query_timeout)' }),
   QUERY_MAX_RESULT_BYTES: Int({

@@ -2,7 +2,7 @@
 // (duckdb-owner.ts) with its first user and closes it with its last; every thread, the main one included, then
 // sends its calls to it: after a hello on the file's channel is welcomed, on a channel of its own.
 import { isMainThread } from 'node:worker_threads'
-import type { DuckDbAccess, DuckDbSettings, MappingRow, SqlValue, StreamedRows } from './duckdb-database'
+import type { DuckDbAccess, DuckDbSettings, MappingRow, SqlValue, StreamedRows, TurnOptions } from './duckdb-database'
 import { clientChannelName, controlChannelName, type Answer, type ControlMessage, type Operation, type OwnerCommand, type OwnerEvent, type Request } from './duckdb-protocol'
 import type { StoredEvent } from './store'
 
@@ -132,7 +132,7 @@ class RemoteDuckDb implements DuckDbAccess {
     if (!waiter) return
     this.waiting.delete(m.id)
     clearTimeout(waiter.timer)
-    if (m.error !== undefined) waiter.reject(new Error(m.error))
+    if (m.error !== undefined) waiter.reject(Object.assign(new Error(m.error), m.failure ? { failure: m.failure } : {}))
     else waiter.resolve(m.result)
   }
 
@@ -163,8 +163,8 @@ class RemoteDuckDb implements DuckDbAccess {
     return this.call<void>('upsertMapping', [rows])
   }
   /** `id` names the statement for interrupt(id); the answer waits as long as the statement may run, and a bit. */
-  stream(id: number, sql: string, params: SqlValue[], maxBytes: number, timeoutMs = CALL_TIMEOUT_MS): Promise<StreamedRows> {
-    return this.call<StreamedRows>('stream', [id, sql, params, maxBytes], timeoutMs + 5_000)
+  stream(id: number, sql: string, params: SqlValue[], maxBytes: number, timeoutMs = CALL_TIMEOUT_MS, turn: TurnOptions = {}): Promise<StreamedRows> {
+    return this.call<StreamedRows>('stream', [id, sql, params, maxBytes, turn], timeoutMs + 5_000)
   }
   async interrupt(id: number): Promise<void> {
     await this.call<void>('interrupt', [id]).catch(() => undefined)

@@ -8,6 +8,7 @@ import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { StatementRefused, StatementTurns, type Turn } from './duckdb-turns'
 import type { StoredEvent } from './store'
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('../../sql/duckdb/', import.meta.url))
@@ -53,9 +54,10 @@ export interface DuckDbAccess {
   upsertMapping(rows: MappingRow[]): Promise<void>
   /**
    * A query API statement, read a chunk at a time until its rows pass `maxBytes` (then `truncated`); `interrupt(id)`
-   * stops it (DuckDB then fails it with an INTERRUPT error).
+   * stops it (DuckDB then fails it with an INTERRUPT error), waiting for its turn or running. Refused or failed for
+   * the store's sake, the error says why in `failure` (duckdb-turns.ts).
    */
-  stream(id: number, sql: string, params: SqlValue[], maxBytes: number, timeoutMs?: number): Promise<StreamedRows>
+  stream(id: number, sql: string, params: SqlValue[], maxBytes: number, timeoutMs?: number, turn?: TurnOptions): Promise<StreamedRows>
   interrupt(id: number): Promise<void>
   release(): Promise<void>
 }
@@ -64,6 +66,17 @@ export interface StreamedRows {
   rows: unknown[][]
   truncated: boolean
 }
+
+/** How a query API statement takes its turn (duckdb-turns.ts). */
+export interface TurnOptions {
+  /** run with no other statement beside it (it ran short of memory beside others) */
+  alone?: boolean
+  /** the longest wait for the turn before the statement is refused as busy (none: until it is interrupted) */
+  waitMs?: number
+}
+
+const OUT_OF_MEMORY = /^Out of Memory Error/i
+const interrupted = () => new Error('INTERRUPT Error: Interrupted!')
 
 /** A row's size as the query API counts it on the embedded stores: a text's length, 8 for anything else. */
 export function rowBytes(row: unknown[]): number {
@@ -88,8 +101,10 @@ const plainRows = (rows: DuckDBValue[][]): unknown[][] => rows.map((row) => row.
 /** The owner: the instance, one connection for writes (serialized), a connection per read. */
 export class DuckDbDatabase {
   private writes: Promise<unknown> = Promise.resolve()
-  /** query API statements running, by their caller's key, for interrupt() (asked for before it connected: noted) */
-  private readonly streaming = new Map<string, { connection: DuckDBConnection | null; interrupted: boolean }>()
+  /** query API statements waiting or running, by their caller's key, for interrupt() (one before it connected: noted) */
+  private readonly streaming = new Map<string, { connection: DuckDBConnection | null; interrupted: boolean; stop: AbortController }>()
+  /** the query API statements' turns, whichever thread sent them: the memory they share is the instance's */
+  private readonly turns = new StatementTurns()
 
   private constructor(
     readonly file: string,
@@ -238,13 +253,15 @@ export class DuckDbDatabase {
   }
 
   /** `id` is the caller's, unique among its calls (`key` names the caller: ids of two callers may meet). */
-  async stream(key: string, sql: string, params: SqlValue[], maxBytes: number): Promise<StreamedRows> {
-    const running = { connection: null as DuckDBConnection | null, interrupted: false }
+  async stream(key: string, sql: string, params: SqlValue[], maxBytes: number, options: TurnOptions = {}): Promise<StreamedRows> {
+    const running = { connection: null as DuckDBConnection | null, interrupted: false, stop: new AbortController() }
     this.streaming.set(key, running)
     let connection: DuckDBConnection | undefined
+    let turn: Turn | undefined
     try {
+      turn = await this.turns.take(options.alone ?? false, options.waitMs, running.stop.signal)
       connection = running.connection = await this.instance.connect()
-      if (running.interrupted) throw new Error('INTERRUPT Error: Interrupted!')
+      if (running.interrupted) throw interrupted()
       const rows: unknown[][] = []
       let bytes = 0
       const result = await connection.stream(sql, params)
@@ -258,9 +275,16 @@ export class DuckDbDatabase {
           rows.push(row)
         }
       }
+    } catch (error) {
+      // short of memory beside other statements: perhaps their fault, not this one's (the caller runs it alone)
+      const message = (error as Error)?.message ?? ''
+      if (turn?.beside && !running.interrupted && OUT_OF_MEMORY.test(message)) throw new StatementRefused(message, 'short_beside')
+      throw error
     } finally {
       this.streaming.delete(key)
       connection?.closeSync()
+      // its memory is given back with its connection: only then may a statement waiting to run alone start
+      if (turn) this.turns.end(turn)
     }
   }
 
@@ -268,11 +292,15 @@ export class DuckDbDatabase {
     const running = this.streaming.get(key)
     if (!running) return
     running.interrupted = true
+    running.stop.abort(interrupted())
     running.connection?.interrupt()
   }
 
   async close(): Promise<void> {
-    for (const running of this.streaming.values()) running.connection?.interrupt()
+    for (const running of this.streaming.values()) {
+      running.stop.abort(interrupted())
+      running.connection?.interrupt()
+    }
     await this.writes.catch(() => undefined)
     this.writer.closeSync()
     // a checkpoint folds the WAL into the file: the next start has nothing to replay

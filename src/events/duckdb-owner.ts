@@ -2,7 +2,8 @@
 // duckdb-access.ts on the main thread with the file and its settings; every thread of the process (the main thread,
 // the flush worker) then reaches it the same way: a hello on the file's channel, answered with a welcome, then
 // requests on a channel of the caller's own, so that one caller's rows are never copied to another thread.
-import { DuckDbDatabase, type DuckDbSettings, type MappingRow, type SqlValue } from './duckdb-database'
+import { DuckDbDatabase, type DuckDbSettings, type MappingRow, type SqlValue, type TurnOptions } from './duckdb-database'
+import { StatementRefused } from './duckdb-turns'
 import type { StoredEvent } from './store'
 import { clientChannelName, controlChannelName, type ControlMessage, type OwnerCommand, type OwnerEvent, type Request, type Answer } from './duckdb-protocol'
 
@@ -26,7 +27,7 @@ function perform(database: DuckDbDatabase, client: string, request: Request): Pr
     case 'upsertMapping':
       return database.upsertMapping(args[0] as MappingRow[])
     case 'stream':
-      return database.stream(`${client}:${args[0]}`, args[1] as string, args[2] as SqlValue[], args[3] as number)
+      return database.stream(`${client}:${args[0]}`, args[1] as string, args[2] as SqlValue[], args[3] as number, (args[4] ?? {}) as TurnOptions)
     case 'interrupt':
       return database.interrupt(`${client}:${args[0]}`)
   }
@@ -43,6 +44,7 @@ function serveClient(database: DuckDbDatabase, client: string): void {
       answer = { id: request.id, result: await perform(database, client, request) }
     } catch (error) {
       answer = { id: request.id, error: (error as Error)?.message ?? String(error) }
+      if (error instanceof StatementRefused) answer.failure = error.failure
     }
     channel.postMessage(answer)
   }

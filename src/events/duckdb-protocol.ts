@@ -1,5 +1,6 @@
 // What the DuckDB owner thread (duckdb-owner.ts) and its callers (duckdb-access.ts) say to each other.
 import type { DuckDbSettings } from './duckdb-database'
+import type { StatementFailure } from './duckdb-turns'
 
 /** From the main thread to the owner thread it started. */
 export type OwnerCommand = { kind: 'open'; file: string; settings: DuckDbSettings } | { kind: 'close' }
@@ -16,7 +17,8 @@ export interface Request {
   op: Operation
   args: unknown[]
 }
-export type Answer = { id: number; result?: unknown; error?: string }
+/** `failure`: why the store refused or failed the statement, beside its message (duckdb-turns.ts) */
+export type Answer = { id: number; result?: unknown; error?: string; failure?: StatementFailure }
 
 export const controlChannelName = (file: string) => `phog-duckdb:${file}`
 export const clientChannelName = (file: string, client: string) => `phog-duckdb:${file}:${client}`

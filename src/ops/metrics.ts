@@ -264,6 +264,12 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
       labelNames: ['reason'] as const,
       registers: [registry],
     }),
+    embeddedDuckDbShortOfMemory: new Counter({
+      name: 'embedded_duckdb_short_of_memory_total',
+      help: 'EMBEDDED_EVENT_STORE=duckdb: query API statements that met DuckDB short of memory, by outcome: retried_alone (short beside other statements: run again alone), store_busy (503: no turn within EMBEDDED_DUCKDB_BUSY_WAIT_MS), too_large_alone (400: short with no other statement running)',
+      labelNames: ['outcome'] as const,
+      registers: [registry],
+    }),
     querySlots: new Gauge({
       name: 'query_slots',
       help: 'Query API statements running and waiting for a slot (slots are shared fairly between projects)',

@@ -3,13 +3,15 @@ import type { Config } from '../config'
 import { ClickHouseLogLevel, createClient } from '@clickhouse/client'
 import { parseClickHouseUrl } from '../events/clickhouse-target'
 import { duckDbFile, duckDbSettings, sqliteFile } from '../events/factory'
+import type { Metrics } from '../ops/metrics'
 import { DuckDbQueryRunner } from './duckdb-runner'
 import { ClickHouseMappingSink, DuckDbMappingSink, SqliteMappingSink, type MappingSink } from './person-mapping'
 import { ClickHouseQueryRunner, SqliteQueryRunner, type QueryRunner } from './repository'
 
-export function createQueryRunner(config: Config): QueryRunner {
+/** `metrics`: where the runner counts what it met (the embedded DuckDB store's shortages of memory) */
+export function createQueryRunner(config: Config, metrics?: Pick<Metrics, 'embeddedDuckDbShortOfMemory'>): QueryRunner {
   if (!config.CLICKHOUSE_URL) {
-    if (config.EMBEDDED_EVENT_STORE === 'duckdb') return new DuckDbQueryRunner(duckDbFile(config), duckDbSettings(config))
+    if (config.EMBEDDED_EVENT_STORE === 'duckdb') return new DuckDbQueryRunner(duckDbFile(config), duckDbSettings(config), { busyWaitMs: config.EMBEDDED_DUCKDB_BUSY_WAIT_MS, metrics })
     return new SqliteQueryRunner(sqliteFile(config))
   }
   return new ClickHouseQueryRunner(config.CLICKHOUSE_URL, { cluster: config.CLICKHOUSE_CLUSTER, maxMemoryBytes: config.QUERY_MAX_MEMORY })

@@ -37,6 +37,10 @@ export interface QueryRunner {
   /** the dialect to compile for (ClickHouse's is known after its version is read) */
   dialect(): Promise<DialectName>
   readonly database?: string
+  /**
+   * Fails with a QueryRunError; or, where the store refuses for its own sake and says when to retry (the embedded
+   * DuckDB store short of memory: 503 store_busy), with the ApiError that is the client's answer as it stands.
+   */
   run(query: CompiledQuery, options: RunOptions): Promise<RunResult>
   /** the person each of these distinct ids belongs to now (ids with none are absent) */
   personIds(teamId: number, distinctIds: string[]): Promise<Map<string, string>>

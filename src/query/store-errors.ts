@@ -1,5 +1,7 @@
 // What a store's error means for a query API client, in phog's words: the store's own text (positions, internal
 // names, its echo of the statement) never reaches the answer; it stays on the error as its cause.
+import type { StatementFailure } from '../events/duckdb-turns'
+import { ApiError } from '../http/errors'
 import { QueryRunError } from './runner'
 
 // ClickHouse error codes whose meaning a client can act on.
@@ -76,7 +78,8 @@ export function sqliteRunError(message: string, code: string): QueryRunError {
 
 // DuckDB's messages start with their class ("Binder Error: …"): these are the statement's, the rest the store's.
 const DUCKDB_QUERY_ERRORS: [RegExp, string][] = [
-  [/^Out of Memory Error/i, 'the query needs more memory than a query may use (EMBEDDED_DUCKDB_MEMORY_MB): narrow it (a shorter time range, fewer groups)'],
+  // only ever seen here for a statement that ran alone: one short beside others is run again alone first
+  [/^Out of Memory Error/i, 'the query needs more memory than the embedded store has (EMBEDDED_DUCKDB_MEMORY_MB), even with no other query running: narrow it (a shorter time range, fewer groups)'],
   [/^(Out of Range Error|Overflow)/i, 'a number is out of range'],
   [/^Conversion Error/i, 'a value cannot be converted to the type asked for'],
   [/aggregate function calls cannot be nested|aggregates? (are|is) not allowed/i, 'an aggregate function is used where it cannot be (inside another aggregate, or in WHERE)'],
@@ -84,6 +87,23 @@ const DUCKDB_QUERY_ERRORS: [RegExp, string][] = [
   [/^(Binder|Parser|Invalid Input|Catalog|Not implemented) Error/i, 'values of incompatible types are compared or combined, or a function was given a value it does not take'],
 ]
 const DUCKDB_UNAVAILABLE = /^(IO|Connection|Fatal|Internal|Transaction|Invalid) Error/i
+
+/** Why the embedded DuckDB store refused or failed a statement for its own sake (duckdb-turns.ts), if it did. */
+export function duckdbFailure(error: unknown): StatementFailure | undefined {
+  return (error as { failure?: StatementFailure })?.failure
+}
+
+/**
+ * The embedded DuckDB store is short of memory for the statements running now: the query was not run, or not to
+ * its end, through no fault of its own. A 503 the client retries, as it stands (no runner kind maps to it).
+ */
+export const storeBusy = (cause?: unknown) =>
+  Object.assign(
+    new ApiError(503, 'server_error', 'store_busy', 'The embedded event store is short of memory for the queries running now (EMBEDDED_DUCKDB_MEMORY_MB); the query did not fail. Please retry shortly.', null, {
+      'retry-after': '1',
+    }),
+    { cause },
+  )
 
 /** An embedded DuckDB error as a QueryRunError (its text stays the cause). */
 export function duckdbRunError(error: unknown): QueryRunError {
