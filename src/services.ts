@@ -133,7 +133,7 @@ export async function startServices(config: Config, log: Logger, options: { metr
         if (used !== null) metrics.embeddedDuckDbMemory.set({ state: 'used' }, Number(used))
       })
     }
-    const queryRunner = createQueryRunner(config)
+    const queryRunner = createQueryRunner(config, metrics)
     closers.push(() => queryRunner.close())
     const queryCompiler = new CompileThread()
     closers.push(async () => queryCompiler.close())

@@ -49,7 +49,7 @@ export async function startAnalyticsServices(config: Config, log: Logger, metric
     const events = new ResilientStore(createEventStore(config))
     await events.init()
     closers.push(() => events.close())
-    const runner = createQueryRunner(config)
+    const runner = createQueryRunner(config, metrics)
     closers.push(() => runner.close())
     // compiled here too (no compile thread of its own): this thread is the one that waits for it anyway
     const query = new QueryService(runner, { timeoutMs: config.QUERY_TIMEOUT_MS, maxResultBytes: config.QUERY_MAX_RESULT_BYTES, metrics })

@@ -56,8 +56,8 @@ describe('analytics threads, seen from the serving thread', () => {
     const { t } = await threads({ QUERY_TIMEOUT_MS: 60_000, ANALYTICS_QUEUE_PER_THREAD: 2 })
     const leaving = new AbortController()
     const request = new Request('http://localhost/', { signal: leaving.signal })
-    const held = [t.offload('slots.use', [], { request }), t.offload('slots.use', [], { request })].map(refusal)
-    const error = await refusal(t.offload('slots.use', []))
+    const held = [t.offload('slots.use', undefined, { request }), t.offload('slots.use', undefined, { request })].map(refusal)
+    const error = await refusal(t.offload('slots.use', undefined))
     expect(error).toMatchObject({ status: 503, code: 'analytics_busy', headers: { 'retry-after': '2' } })
     leaving.abort()
     await Promise.all(held)
@@ -66,11 +66,11 @@ describe('analytics threads, seen from the serving thread', () => {
 
   test('a thread that dies: its requests answered 503 analytics_unavailable, and the next request gets a new thread', async () => {
     const { t, metrics } = await threads({ QUERY_TIMEOUT_MS: 60_000, LOG_LEVEL: 'fatal' })
-    const error = await refusal(t.offload('slots.use', []))
+    const error = await refusal(t.offload('slots.use', undefined))
     expect(error).toMatchObject({ status: 503, code: 'analytics_unavailable', headers: { 'retry-after': '1' } })
     expect(await metrics.registry.metrics()).toContain('analytics_requests_total{op="slots.use",outcome="thread_failed"} 1')
     // the new thread dies too (the same misbehaving entry), and is answered the same way: never a hang
-    expect(await refusal(t.offload('slots.use', []))).toMatchObject({ status: 503 })
+    expect(await refusal(t.offload('slots.use', undefined))).toMatchObject({ status: 503 })
     await t.close(1000)
   })
 
@@ -78,7 +78,7 @@ describe('analytics threads, seen from the serving thread', () => {
     const { t } = threadsOf({ QUERY_TIMEOUT_MS: 60_000, LOG_LEVEL: 'error' })
     expect(t.start()).rejects.toThrow('the analytics thread could not start: the store refused the connection')
     await Bun.sleep(50)
-    const error = await refusal(t.offload('slots.use', []))
+    const error = await refusal(t.offload('slots.use', undefined))
     expect(error).toMatchObject({ status: 503, code: 'analytics_unavailable', headers: { 'retry-after': '5' } })
     expect(error?.detail).toContain('the store refused the connection')
     await t.close(1000)

@@ -2,7 +2,7 @@
 // that the thread serving capture and /decide never does. Its own composition root (services.ts); the serving
 // thread sends operations by name (operations.ts) and gets back their JSON, encoded, the buffer transferred.
 import type { Config } from '../config'
-import { toErrorResponse } from '../http/errors'
+import { ApiError, toErrorResponse } from '../http/errors'
 import { reniceThisThread } from '../lib/renice'
 import { createLogger } from '../log'
 import { MetricsRecorder } from './metrics-relay'
@@ -68,8 +68,9 @@ async function run({ id, op, args, deadline, gzip }: Extract<ToAnalytics, { type
     send({ type: 'answer', id, bytes: answer, gzip: answer !== bytes }, [answer.buffer as ArrayBuffer])
   } catch (error) {
     const { status, body, headers } = toErrorResponse('UNKNOWN', error)
-    // the serving thread answers with the envelope; the cause, with its stack, is logged here where it is known
-    if (status >= 500 && !controller.signal.aborted) log.error({ err: error, op, status }, `analytics ${op} failed: ${(error as Error)?.message ?? String(error)}`)
+    // the serving thread answers with the envelope; an unexpected failure's cause, with its stack, is logged here
+    // where it is known (a refusal of ours, a 503 store_busy say, is an answer, not an error)
+    if (status >= 500 && !(error instanceof ApiError) && !controller.signal.aborted) log.error({ err: error, op, status }, `analytics ${op} failed: ${(error as Error)?.message ?? String(error)}`)
     sendMetrics()
     send({ type: 'error', id, status, body, headers })
   } finally {

@@ -209,7 +209,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
     }),
     queryRequests: new Counter({
       name: 'query_requests_total',
-      help: 'Query API requests by outcome: ok, truncated (the answer reached QUERY_MAX_RESULT_BYTES), too_large, invalid, timeout, client_closed, unavailable',
+      help: 'Query API requests by outcome: ok, truncated (the answer reached QUERY_MAX_RESULT_BYTES), too_large, invalid, timeout, client_closed, unavailable, busy (503 store_busy: the embedded store short of memory beside other queries)',
       labelNames: ['outcome'] as const,
       registers: [registry],
     }),

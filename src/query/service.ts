@@ -40,7 +40,7 @@ export interface QueryServiceOptions {
   compiler?: CompileThread
 }
 
-type Outcome = 'ok' | 'truncated' | 'too_large' | 'invalid' | 'timeout' | 'client_closed' | 'unavailable'
+type Outcome = 'ok' | 'truncated' | 'too_large' | 'invalid' | 'timeout' | 'client_closed' | 'unavailable' | 'busy'
 
 const OUTCOME_OF_CODE: Record<string, Outcome> = {
   invalid_query: 'invalid',
@@ -48,6 +48,7 @@ const OUTCOME_OF_CODE: Record<string, Outcome> = {
   query_timeout: 'timeout',
   client_closed: 'client_closed',
   event_store_unavailable: 'unavailable',
+  store_busy: 'busy',
 }
 
 export class QueryService {
