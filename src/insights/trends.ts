@@ -16,7 +16,9 @@ import type { InsightContext, KindAnswer } from './service'
 const MAX_ROWS = 50_000
 /**
  * Numbers one answer may carry: its result items × their buckets, formulas' items counted too (each number comes with
- * a label and a day: 1,000,000 of them are some 40 MB of JSON). Counted before an item's arrays are made.
+ * a label and a day: 1,000,000 of them are some 40 MB of JSON). Counted before the statements that would make them
+ * run (a breakdown's values are read first, no more of them than there is room for); for a breakdown by a person
+ * property, whose values come with its one statement, before the arrays are made.
  */
 export const MAX_RESULT_CELLS = 1_000_000
 const TOTAL_VALUE_DISPLAYS = new Set(['BoldNumber', 'ActionsPie', 'ActionsBarValue', 'ActionsTable', 'WorldMap'])
@@ -112,9 +114,8 @@ function spendCells(plan: Plan, items: number, bucketCount: number, attr: string
 
 type Base = Pick<TrendsResult, 'labels' | 'days' | 'action' | 'label'>
 
-/** Results per breakdown value from rows (bucket start | null, value, number). */
+/** Results per breakdown value from rows (bucket start | null, value, number); their numbers already counted. */
 function breakdownResults(plan: Plan, list: readonly Bucket[], base: Base, values: string[], rows: unknown[][]): TrendsResult[] {
-  spendCells(plan, values.length, list.length, 'query__breakdownFilter__breakdown_limit')
   const labelOf = (v: string) => (plan.query.series.length > 1 ? `${base.label} - ${v}` : v)
   const byValue = new Map<string, unknown[][]>()
   for (const row of rows) {
@@ -133,14 +134,28 @@ function breakdownResults(plan: Plan, list: readonly Bucket[], base: Base, value
   })
 }
 
-/** One series over one range: its result items (one, or one per breakdown value). */
-async function seriesResults(plan: Plan, series: EventsNode, order: number, range: ResolvedDateRange, ctx: InsightContext): Promise<TrendsResult[]> {
+/**
+ * One series over one range, prepared: its numbers counted into the answer's budget (after its breakdown values
+ * were read, for a breakdown by an event property), and the statement that makes its result items still to run.
+ */
+interface PreparedSeries {
+  /** the breakdown values of its items ('' for its one item without a breakdown); null until it runs (person breakdowns) */
+  keys: string[] | null
+  run(): Promise<TrendsResult[]>
+}
+
+/** One period's series, prepared; `formulasCounted`: its formulas' numbers are in the budget already. */
+interface PreparedPeriod {
+  series: PreparedSeries[]
+  formulasCounted: boolean
+}
+
+async function prepareSeries(plan: Plan, series: EventsNode, order: number, range: ResolvedDateRange, list: readonly Bucket[], ctx: InsightContext): Promise<PreparedSeries> {
   const attr = `query__series__${order}`
   const { project } = ctx
   const seriesFilter = await ctx.properties(series.properties, `${attr}__properties`)
   const whereIn = (r: ResolvedDateRange) => and([isEvent(series.event), inRange(r.from, r.to), plan.global, seriesFilter])
   const where = whereIn(range)
-  const list = plan.totalValue ? [] : buckets(range, plan.interval, { timezone: project.timezone, weekStartDay: project.weekStartDay })
   const bucket = bucketStart(plan.interval, project.timezone, range.from, range.to, project.weekStartDay)
   if (!plan.breakdown) spendCells(plan, 1, list.length, attr)
   const base = { labels: list.map((b) => b.label), days: list.map((b) => b.day), action: actionOf(series, order), label: series.custom_name ?? seriesName(series) }
@@ -151,55 +166,80 @@ async function seriesResults(plan: Plan, series: EventsNode, order: number, rang
   const p = PERCENTILES[math]
   if (windowDays !== undefined || p !== undefined) {
     if (plan.breakdown) unsupported(`math "${math}" cannot be broken down yet`, `${attr}__math`)
-    const data =
-      windowDays !== undefined
-        ? await activePersons(ctx, whereIn, range, list, windowDays, `${attr}__math`)
-        : await percentiles(ctx, where, range, list, plan.interval, propertyNumber(series, attr), p!, `${attr}__math`)
-    if (plan.totalValue) return [{ ...base, data: [], count: data[0], aggregated_value: data[0] }]
-    return [{ ...base, data, count: sum(data) }]
+    // a missing math_property is refused now, before any series runs
+    const column = p !== undefined ? propertyNumber(series, attr) : ''
+    return {
+      keys: [''],
+      run: async () => {
+        const data =
+          windowDays !== undefined
+            ? await activePersons(ctx, whereIn, range, list, windowDays, `${attr}__math`)
+            : await percentiles(ctx, where, range, list, plan.interval, column, p!, `${attr}__math`)
+        if (plan.totalValue) return [{ ...base, data: [], count: data[0], aggregated_value: data[0] }]
+        return [{ ...base, data, count: sum(data) }]
+      },
+    }
   }
   if (plan.breakdown?.person) {
+    const { key, limit, hideOther } = plan.breakdown
     const parts = mathParts(math, () => propertyNumber(series, attr), prop('$session_id'), `${attr}__math`)
-    const { values, rows } = await personBreakdown(ctx, {
-      where,
-      bucket: plan.totalValue ? null : bucket,
-      parts,
-      key: plan.breakdown.key,
-      limit: plan.breakdown.limit,
-      hideOther: plan.breakdown.hideOther,
-      attr: 'query__breakdownFilter__breakdown',
-    })
-    return breakdownResults(plan, list, base, values, rows)
+    // the values are known only from the persons of its one statement: counted once it has run, before the arrays
+    return {
+      keys: null,
+      run: async () => {
+        const { values, rows } = await personBreakdown(ctx, { where, bucket: plan.totalValue ? null : bucket, parts, key, limit, hideOther, attr: 'query__breakdownFilter__breakdown' })
+        spendCells(plan, values.length, list.length, 'query__breakdownFilter__breakdown_limit')
+        return breakdownResults(plan, list, base, values, rows)
+      },
+    }
   }
   const value = aggregate({ ...series, math }, attr)
 
   if (!plan.breakdown) {
-    if (plan.totalValue) {
-      const answer = await ctx.hogql(`SELECT ${value} AS value FROM events WHERE ${where}`)
-      const total = Number(answer.results[0]?.[0] ?? 0)
-      return [{ ...base, data: [], count: total, aggregated_value: total }]
+    return {
+      keys: [''],
+      run: async () => {
+        if (plan.totalValue) {
+          const answer = await ctx.hogql(`SELECT ${value} AS value FROM events WHERE ${where}`)
+          const total = Number(answer.results[0]?.[0] ?? 0)
+          return [{ ...base, data: [], count: total, aggregated_value: total }]
+        }
+        const answer = await ctx.hogql(`SELECT ${bucket} AS bucket, ${value} AS value FROM events WHERE ${where} GROUP BY bucket LIMIT ${MAX_ROWS}`)
+        const data = fill(list, answer.results, plan)
+        return [{ ...base, data, count: sum(data) }]
+      },
     }
-    const answer = await ctx.hogql(`SELECT ${bucket} AS bucket, ${value} AS value FROM events WHERE ${where} GROUP BY bucket LIMIT ${MAX_ROWS}`)
-    const data = fill(list, answer.results, plan)
-    return [{ ...base, data, count: sum(data) }]
   }
 
-  // breakdown: the values with the largest totals by name, the rest as "other", a missing one as "null"
+  // breakdown: the values with the largest totals by name, the rest as "other", a missing one as "null". The values
+  // are read first (one row each), and no more of them than the answer's budget has room for: one row past that
+  // says the answer would be too large, and it is refused before the statement per bucket and value runs.
+  const { limit, hideOther } = plan.breakdown
   const key = `coalesce(toString(${userProp(plan.breakdown.key, 'query__breakdownFilter__breakdown')}), ${str(BREAKDOWN_NULL)})`
+  const room = Math.floor((MAX_RESULT_CELLS - plan.cells.used) / Math.max(1, list.length))
+  const asked = Math.min(limit, room)
   const top = await ctx.hogql(
-    `SELECT ${key} AS breakdown_value, ${value} AS value FROM events WHERE ${where} GROUP BY breakdown_value ORDER BY value DESC, breakdown_value ASC LIMIT ${plan.breakdown.limit + 1}`,
+    `SELECT ${key} AS breakdown_value, ${value} AS value FROM events WHERE ${where} GROUP BY breakdown_value ORDER BY value DESC, breakdown_value ASC LIMIT ${asked + 1}`,
   )
-  const kept = top.results.slice(0, plan.breakdown.limit).map((row) => String(row[0]))
-  const hasOther = top.results.length > plan.breakdown.limit && !plan.breakdown.hideOther
-  if (kept.length === 0) return []
+  // more values than there is room for (fewer than the limit): refused with the count read so far
+  if (asked < limit && top.results.length > asked) spendCells(plan, top.results.length, list.length, 'query__breakdownFilter__breakdown_limit')
+  const kept = top.results.slice(0, limit).map((row) => String(row[0]))
+  const hasOther = top.results.length > limit && !hideOther
+  if (kept.length === 0) return { keys: [], run: async () => [] }
+  const values = [...kept, ...(hasOther ? [BREAKDOWN_OTHER] : [])]
+  spendCells(plan, values.length, list.length, 'query__breakdownFilter__breakdown_limit')
   const grouped = `CASE WHEN ${key} IN (${kept.map(str).join(', ')}) THEN ${key} ELSE ${str(BREAKDOWN_OTHER)} END`
   const restricted = hasOther ? where : and([where, `${key} IN (${kept.map(str).join(', ')})`])
-  const values = [...kept, ...(hasOther ? [BREAKDOWN_OTHER] : [])]
-  const answer = plan.totalValue
-    ? await ctx.hogql(`SELECT NULL AS bucket, ${grouped} AS breakdown_value, ${value} AS value FROM events WHERE ${restricted} GROUP BY breakdown_value LIMIT ${MAX_ROWS}`)
-    : await ctx.hogql(`SELECT ${bucket} AS bucket, ${grouped} AS breakdown_value, ${value} AS value FROM events WHERE ${restricted} GROUP BY bucket, breakdown_value LIMIT ${MAX_ROWS}`)
-  if (answer.hasMore) unsupported(`More than ${MAX_ROWS} rows: pick a larger interval, a shorter range or a smaller breakdown_limit`, 'query__breakdownFilter')
-  return breakdownResults(plan, list, base, values, answer.results)
+  return {
+    keys: values,
+    run: async () => {
+      const answer = plan.totalValue
+        ? await ctx.hogql(`SELECT NULL AS bucket, ${grouped} AS breakdown_value, ${value} AS value FROM events WHERE ${restricted} GROUP BY breakdown_value LIMIT ${MAX_ROWS}`)
+        : await ctx.hogql(`SELECT ${bucket} AS bucket, ${grouped} AS breakdown_value, ${value} AS value FROM events WHERE ${restricted} GROUP BY bucket, breakdown_value LIMIT ${MAX_ROWS}`)
+      if (answer.hasMore) unsupported(`More than ${MAX_ROWS} rows: pick a larger interval, a shorter range or a smaller breakdown_limit`, 'query__breakdownFilter')
+      return breakdownResults(plan, list, base, values, answer.results)
+    },
+  }
 }
 
 /** Rows of (bucket start, value) spread over every bucket of the range. */
@@ -225,14 +265,17 @@ function formulasOf(query: TrendsQuery): { formula: string; custom_name?: unknow
   return f.formula ? [{ formula: f.formula }] : []
 }
 
-/** Formula results from the series' results of one period: per breakdown value when broken down. */
-function applyFormulas(plan: Plan, perSeries: TrendsResult[][]): TrendsResult[] {
+/**
+ * Formula results from the series' results of one period: per breakdown value when broken down. `counted`: their
+ * numbers are in the budget already (counted from the prepared series' values).
+ */
+function applyFormulas(plan: Plan, perSeries: TrendsResult[][], counted: boolean): TrendsResult[] {
   const { query } = plan
   const out: TrendsResult[] = []
   formulasOf(query).forEach(({ formula, custom_name }, index) => {
     const ast = parseFormula(formula, perSeries.length, `query__trendsFilter__formula`)
     const keys = [...new Set(perSeries.flatMap((items) => items.map((r) => r.breakdown_value ?? '')))]
-    spendCells(plan, keys.length, perSeries.flat()[0]?.data.length ?? 0, 'query__trendsFilter__formula')
+    if (!counted) spendCells(plan, keys.length, perSeries.flat()[0]?.data.length ?? 0, 'query__trendsFilter__formula')
     for (const key of keys) {
       const items = perSeries.map((results) => results.find((r) => (r.breakdown_value ?? '') === key))
       const template = items.find((r) => r !== undefined)!
@@ -256,11 +299,26 @@ function applyFormulas(plan: Plan, perSeries: TrendsResult[][]): TrendsResult[] 
   return out
 }
 
-async function periodResults(plan: Plan, range: ResolvedDateRange, ctx: InsightContext): Promise<TrendsResult[]> {
-  const perSeries: TrendsResult[][] = []
+/**
+ * A period's series prepared, and its formulas' numbers counted when every series' values are known (each formula
+ * has an item per value of any series: the keys of applyFormulas).
+ */
+async function preparePeriod(plan: Plan, range: ResolvedDateRange, ctx: InsightContext): Promise<PreparedPeriod> {
+  const { project } = ctx
+  const list = plan.totalValue ? [] : buckets(range, plan.interval, { timezone: project.timezone, weekStartDay: project.weekStartDay })
+  const series: PreparedSeries[] = []
   // one at a time: each query holds a slot of the project's fair share
-  for (const [order, series] of plan.query.series.entries()) perSeries.push(await seriesResults(plan, series, order, range, ctx))
-  return formulasOf(plan.query).length > 0 ? applyFormulas(plan, perSeries) : perSeries.flat()
+  for (const [order, node] of plan.query.series.entries()) series.push(await prepareSeries(plan, node, order, range, list, ctx))
+  const known = series.every((s) => s.keys !== null)
+  const formulas = formulasOf(plan.query).length
+  if (known && formulas > 0) spendCells(plan, formulas * new Set(series.flatMap((s) => s.keys!)).size, list.length, 'query__trendsFilter__formula')
+  return { series, formulasCounted: known }
+}
+
+async function periodResults(plan: Plan, period: PreparedPeriod): Promise<TrendsResult[]> {
+  const perSeries: TrendsResult[][] = []
+  for (const series of period.series) perSeries.push(await series.run())
+  return formulasOf(plan.query).length > 0 ? applyFormulas(plan, perSeries, period.formulasCounted) : perSeries.flat()
 }
 
 export async function runTrends(query: TrendsQuery, ctx: InsightContext): Promise<KindAnswer> {
@@ -286,10 +344,15 @@ export async function runTrends(query: TrendsQuery, ctx: InsightContext): Promis
   // a formula is read before anything runs: a mistake in it costs no query
   for (const { formula } of formulasOf(query)) parseFormula(formula, query.series.length, 'query__trendsFilter__formula')
   const range = await ctx.dateRange(query.dateRange, interval)
-  const current = await periodResults(plan, range, ctx)
-  if (!query.compareFilter?.compare) return { body: { results: current }, range }
-  const previousRange = comparisonRange(range, ctx.project.timezone, query.compareFilter.compare_to)
-  const previous = await periodResults(plan, previousRange, ctx)
+  // both periods prepared (their numbers counted, breakdown values read) before either runs its statements per
+  // bucket: an answer too large is refused before the work that would have made it
+  const compare = Boolean(query.compareFilter?.compare)
+  const preparedCurrent = await preparePeriod(plan, range, ctx)
+  const previousRange = compare ? comparisonRange(range, ctx.project.timezone, query.compareFilter?.compare_to) : null
+  const preparedPrevious = previousRange ? await preparePeriod(plan, previousRange, ctx) : null
+  const current = await periodResults(plan, preparedCurrent)
+  if (!preparedPrevious) return { body: { results: current }, range }
+  const previous = await periodResults(plan, preparedPrevious)
   return {
     body: {
       results: [
