@@ -124,12 +124,12 @@ export const ConfigSchema = Type.Object({
   EXPERIMENT_MAX_EXPOSED_PERSONS: Int({
     default: 200_000,
     minimum: 1,
-    description: 'experiment results: the most exposed persons one result counts; past it the request is refused (400 experiment_too_large) before any row is read',
+    description: 'experiment results: the most exposed persons with metric events one result joins one by one (exposed persons are counted in the store whatever their number); past it, a uniform sample of persons by id (sampling_rate in the answer), never refused',
   }),
   EXPERIMENT_MAX_METRIC_ROWS: Int({
     default: 1_000_000,
     minimum: 1,
-    description: "experiment results: the most metric events in the experiment's window one result reads; past it the request is refused (400 experiment_too_large)",
+    description: "experiment results: the most metric events in the experiment's window one result reads; past it, a uniform sample of persons by id (sampling_rate in the answer), never refused",
   }),
   PG_STATEMENT_TIMEOUT_MS: Int({ default: 10_000, minimum: 0, description: 'requests: Postgres cancels a statement running longer (0 = no limit)' }),
   LEARNER_STATEMENT_TIMEOUT_MS: Int({ default: 120_000, minimum: 0, description: 'the learner (persons, definitions): Postgres cancels a statement running longer (0 = no limit)' }),

@@ -1,10 +1,16 @@
-// The HogQL text of the results reads (hostile values stay inside their literals) and the join of exposures with
-// metric events in TypeScript.
+// The HogQL text of the results reads (hostile values stay inside their literals, every read compiles for every
+// store), the sample by person id, and the join of exposures with metric events in TypeScript.
 import { describe, expect, test } from 'bun:test'
 import { parseQuery } from '../query/parser'
 import { tokenize } from '../query/lexer'
 import { str as hogqlString } from '../lib/hogql-text'
-import { exposuresFrom, exposuresQuery, metricRowsQuery, MetricTally, type Exposure } from './counting'
+import { compileQuery } from '../query/compile'
+import type { DialectName } from '../query/dialect'
+import {
+  canCheckExposures, exposedPerVariantQuery, exposuresFrom, joinedExposuresQuery, metricRowsQuery, MetricTally, overviewQuery, SAMPLE_SPACE, sampleOf, sampleRate,
+  type Exposure, type Window,
+} from './counting'
+import { isFlood, resultWarnings, type VariantTally } from './results'
 import type { Metric } from './validation'
 
 const HOSTILE = ["it's", 'back\\slash', "\\'; DROP TABLE events; --", "x' OR 1 = 1 OR 'a' = '", 'new\nline', "\\\\'", '\'\'\'', '$feature_flag`"', 'é 😀']
@@ -18,13 +24,78 @@ describe('the shared HogQL string literal (lib/hogql-text.ts)', () => {
     }
   })
 
-  test('a hostile flag key, variant and property leave the query one SELECT with the same WHERE shape', () => {
+  test('a hostile flag key, variant and property leave every read one SELECT that compiles for every store', () => {
+    const dialects: DialectName[] = ['sqlite', 'duckdb', 'clickhouse-legacy', 'clickhouse-modern']
     for (const value of HOSTILE) {
-      const text = exposuresQuery({ flagKey: value, variants: ['control', value], from: Date.UTC(2024, 0, 1), to: Date.UTC(2024, 1, 1) }, 10, 0)
-      expect(() => parseQuery(text)).not.toThrow()
-      const metric: Metric = { kind: 'ExperimentMetric', metric_type: 'mean', source: { kind: 'EventsNode', event: value, math: 'sum', math_property: value } }
-      expect(() => parseQuery(metricRowsQuery(metric, { flagKey: 'k', variants: ['control', 'test'], from: 0, to: 1000 }, 10, 0))).not.toThrow()
+      const window: Window = { flagKey: value, variants: ['control', value], from: Date.UTC(2024, 0, 1), to: Date.UTC(2024, 1, 1) }
+      const metric: Metric = { kind: 'ExperimentMetric', metric_type: 'mean', source: { kind: 'EventsNode', event: value, math: 'sum', math_property: value.replace(/["\\\n]/g, '') } }
+      const funnel: Metric = { kind: 'ExperimentMetric', metric_type: 'funnel', series: [{ kind: 'EventsNode', event: value }, { kind: 'EventsNode', event: 'b' }] }
+      for (const sample of [null, sampleOf(0.25)]) {
+        const texts = [
+          exposedPerVariantQuery(window, sample),
+          overviewQuery(metric, window),
+          overviewQuery(funnel, { ...window, flagKey: 'new-checkout_2' }), // with the check of exposures
+          joinedExposuresQuery(metric, window, sample, 10, 0),
+          joinedExposuresQuery(funnel, window, sample, 10, 0),
+          metricRowsQuery(metric, window, sample, 10, 0),
+        ]
+        for (const text of texts) {
+          const parsed = parseQuery(text)
+          for (const dialect of dialects) expect(() => compileQuery(parsed, { dialect, teamId: 1, database: 'db', now: 0 })).not.toThrow()
+        }
+      }
+      // the check of exposures names the flag as a property: only for keys a flag may have
+      expect(canCheckExposures(window)).toBe(false)
+      expect(overviewQuery(metric, window)).not.toContain('$feature/')
     }
+    expect(canCheckExposures({ flagKey: 'new-checkout_2', variants: ['control', 'test'], from: 0, to: 1000 })).toBe(true)
+  })
+})
+
+describe('the sample by person id', () => {
+  test('a rate of 1 or more is every person; below it a threshold on the id\'s last 8 hex digits, at that rate', () => {
+    expect(sampleOf(1)).toBeNull()
+    expect(sampleOf(3)).toBeNull()
+    expect(sampleRate(null)).toBe(1)
+    expect(sampleOf(0.5)).toEqual({ threshold: SAMPLE_SPACE / 2 })
+    expect(sampleRate(sampleOf(0.001))).toBeCloseTo(0.001, 9)
+    expect(sampleOf(1e-12)!.threshold).toBe(1) // never an empty sample
+    const text = joinedExposuresQuery({ kind: 'ExperimentMetric', metric_type: 'funnel', series: [{ kind: 'EventsNode', event: 'a' }] }, { flagKey: 'k', variants: ['control', 'test'], from: 0, to: 1000 }, sampleOf(0.5), 10, 0)
+    expect(text).toContain("substring(toString(person_id), 29, 8) < '80000000'")
+  })
+
+  test('the digits compared are uniform over UUIDv5 person ids: a 10 % threshold keeps about 10 % of 20,000', async () => {
+    const { personUuid } = await import('../people/identity')
+    const threshold = sampleOf(0.1)!.threshold.toString(16).padStart(8, '0')
+    let kept = 0
+    for (let i = 0; i < 20_000; i++) if (personUuid(1, `visitor-${i}`).slice(28, 36) < threshold) kept++
+    expect(kept).toBeGreaterThan(1800)
+    expect(kept).toBeLessThan(2200)
+  })
+})
+
+describe('the notes of an answer', () => {
+  const window: Window = { flagKey: 'exp', variants: ['control', 'test'], from: 0, to: 1000 }
+  const tally = (rate: number, evidence: VariantTally['evidence'] = null): VariantTally => ({
+    counts: [], excluded: 0, samplingRate: rate, sampledBy: rate < 1 ? ['exposed_persons'] : [], joined: { persons: 10, metricEvents: 20 }, evidence,
+  })
+
+  test('a flood: more exposed persons without a trace of the flag elsewhere than with one, at least 100 of them', () => {
+    expect(isFlood({ exposed: 205_000, seen: 400 })).toBe(true)
+    expect(isFlood({ exposed: 240, seen: 0 })).toBe(true)
+    expect(isFlood({ exposed: 99, seen: 0 })).toBe(false) // too few to call
+    expect(isFlood({ exposed: 1000, seen: 600 })).toBe(false) // most were answered
+    expect(isFlood(null)).toBe(false)
+  })
+
+  test('warnings: the sample with its rate, the flood with its numbers', () => {
+    expect(resultWarnings(window, tally(1, { exposed: 10, seen: 10 }))).toEqual([])
+    const sampled = resultWarnings(window, tally(0.25))
+    expect(sampled).toMatchObject([{ type: 'sampled', sampling_rate: 0.25, limits: ['exposed_persons'] }])
+    const flooded = resultWarnings(window, tally(1, { exposed: 205_400, seen: 400 }))
+    expect(flooded).toMatchObject([{ type: 'exposures_unexplained', exposed_persons: 205_400, persons_seen_with_flag: 400 }])
+    expect(flooded[0]!.message).toContain('205000 of 205400')
+    expect(resultWarnings(window, tally(0.5, { exposed: 205_400, seen: 400 })).map((w) => w.type)).toEqual(['sampled', 'exposures_unexplained'])
   })
 })
 

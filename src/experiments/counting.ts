@@ -1,6 +1,7 @@
-// How an experiment's results are counted, without joins: the HogQL text of the exposure and metric reads (every
-// value quoted by the shared HogQL literal, lib/hogql-text.ts), and the pure join of the two in TypeScript
-// (exposure first, metric events at or after it, within the conversion window).
+// How an experiment's results are counted: the HogQL text of the reads (every value quoted by the shared HogQL
+// literal, lib/hogql-text.ts) and the join in TypeScript of exposures with metric events (exposure first, metric
+// events at or after it, within the conversion window). Exposed persons are counted per variant in the store; only
+// the persons who also did a metric event are joined here, one by one.
 import { str } from '../lib/hogql-text'
 import type { Metric } from './validation'
 import type { VariantCounts } from './stats/methods'
@@ -21,32 +22,122 @@ export interface Window {
 
 const timeRange = (w: Window) => `timestamp >= ${hogqlTime(Math.floor(w.from / 1000) * 1000)} AND timestamp < ${hogqlTime(Math.ceil(w.to / 1000) * 1000)}`
 
-function exposureFilter(w: Window): string {
+/** An exposure event of the experiment's flag (any person, any time). */
+function isExposure(w: Window): string {
   return [
     `event = '$feature_flag_called'`,
     `properties.$feature_flag = ${str(w.flagKey)}`,
     `toString(properties.$feature_flag_response) IN (${w.variants.map(str).join(', ')})`,
-    'person_id IS NOT NULL',
-    timeRange(w),
   ].join(' AND ')
 }
 
-/** How many persons were exposed (checked against the cap before any row is read). */
-export function exposedPersonsQuery(w: Window): string {
-  return `SELECT count() FROM (SELECT person_id FROM events WHERE ${exposureFilter(w)} GROUP BY person_id)`
+/**
+ * A uniform sample of persons: those whose id ends in 8 hex digits below `threshold` (of 2^32). Person ids are
+ * UUIDv5 (SHA-1 of the project and the distinct id), so those digits are uniform, and the same person is always in
+ * or out: the same data gives the same sample, and a smaller rate's sample lies within a larger one's.
+ */
+export interface Sample {
+  threshold: number
+}
+
+/** 2^32: the sample's threshold when every person counts */
+export const SAMPLE_SPACE = 2 ** 32
+
+/** The sample of about `rate` of the persons (null: every person). */
+export function sampleOf(rate: number): Sample | null {
+  if (!(rate < 1)) return null
+  return { threshold: Math.max(1, Math.floor(rate * SAMPLE_SPACE)) }
+}
+
+export const sampleRate = (sample: Sample | null): number => (sample ? sample.threshold / SAMPLE_SPACE : 1)
+
+/** The condition that keeps the sample's persons (lowercase hex compares as its number). */
+function inSample(sample: Sample | null): string[] {
+  if (!sample) return []
+  return [`substring(toString(person_id), 29, 8) < ${str(sample.threshold.toString(16).padStart(8, '0'))}`]
 }
 
 /** The width of toString(timestamp): 'YYYY-MM-DD HH:MM:SS' */
 const TIME_TEXT = 19
 
+/** The first exposure as `time|variant`, the smallest such text of the person (toString(timestamp) has a fixed width). */
+const FIRST_SEEN = `concat(toString(timestamp), '|', toString(properties.$feature_flag_response))`
+
+/** The first exposure's variant, cut from FIRST_SEEN at a constant length (ClickHouse 18.16 takes no other): the
+ * longest key's UTF-16 units, never fewer than its characters. */
+function variantOf(firstSeen: string, w: Window): string {
+  return `substring(${firstSeen}, ${TIME_TEXT + 2}, ${Math.max(1, ...w.variants.map((v) => v.length))})`
+}
+
 /**
- * One row per exposed person: person_id, the first exposure's time, how many variants the person saw, and the first
- * exposure's variant (the smallest `time|variant`: toString(timestamp) has a fixed width).
+ * Events, other than exposures, that posthog-js sends in nearly every visit and that carry `$feature/<flag>` once
+ * /decide has answered it the flag (the metric's own events count too). Named so that the check reads these
+ * events only, not every event of the window.
  */
-export function exposuresQuery(w: Window, limit: number, offset: number): string {
-  return `SELECT person_id, min(timestamp), count(DISTINCT toString(properties.$feature_flag_response)),
-  min(concat(toString(timestamp), '|', toString(properties.$feature_flag_response)))
-FROM events WHERE ${exposureFilter(w)} GROUP BY person_id ORDER BY person_id LIMIT ${limit} OFFSET ${offset}`
+export const EVIDENCE_EVENTS = ['$pageview', '$pageleave', '$autocapture', '$screen']
+
+/**
+ * An event that shows /decide answered the person the flag: one of EVIDENCE_EVENTS or the metric's events carrying
+ * `$feature/<flag>`. Null when the flag's key cannot be named as a property on every store (flag keys are letters,
+ * digits, '-' and '_': only keys made some other way).
+ */
+function seenWithFlag(metric: Metric, w: Window): { names: string[]; condition: string } | null {
+  if (!canCheckExposures(w)) return null
+  const names = [...new Set([...EVIDENCE_EVENTS, ...metricEvents(metric)])].filter((n) => n !== '$feature_flag_called')
+  return { names, condition: `event IN (${names.map(str).join(', ')}) AND properties[${str(`$feature/${w.flagKey}`)}] IS NOT NULL` }
+}
+
+/**
+ * The experiment in one read of the store, unsampled: per variant of the first exposure (NULL: persons not exposed)
+ * and `multiple` (1: the person saw more than one variant), the persons, those of them with a metric event in the
+ * window, their metric events, and those seen with the flag on another event (seenWithFlag; 0 when not checkable).
+ */
+export function overviewQuery(metric: Metric, w: Window): string {
+  const exposure = isExposure(w)
+  const seen = seenWithFlag(metric, w)
+  const names = [...new Set(['$feature_flag_called', ...metricEvents(metric), ...(seen?.names ?? [])])]
+  const any = [`(${exposure})`, `(${isMetricEvent(metric)})`, ...(seen ? [`(${seen.condition})`] : [])].join(' OR ')
+  const where = [`event IN (${names.map(str).join(', ')})`, 'person_id IS NOT NULL', timeRange(w), `(${any})`].join(' AND ')
+  return `SELECT ${variantOf('first_seen', w)} AS variant, if(variants > 1, 1, 0) AS multiple, count() AS persons,
+  sum(if(metric_rows > 0, 1, 0)) AS with_metric, sum(metric_rows) AS metric_events, sum(seen_elsewhere) AS seen
+FROM (SELECT person_id, count(DISTINCT if(${exposure}, toString(properties.$feature_flag_response), NULL)) AS variants,
+    min(if(${exposure}, ${FIRST_SEEN}, NULL)) AS first_seen, sum(if(${isMetricEvent(metric)}, 1, 0)) AS metric_rows,
+    ${seen ? `max(if(${seen.condition}, 1, 0))` : '0'} AS seen_elsewhere
+  FROM events WHERE ${where} GROUP BY person_id)
+GROUP BY variant, multiple ORDER BY variant, multiple LIMIT 1000`
+}
+
+/** Whether overviewQuery's `seen` means anything for this flag: its key can be named as a property everywhere. */
+export function canCheckExposures(w: Window): boolean {
+  return /^[A-Za-z0-9_-]+$/.test(w.flagKey)
+}
+
+/**
+ * Exposed persons per variant of a sample of persons, counted in the store: one row per variant of the first
+ * exposure and `multiple` (1: the person saw more than one variant), with the persons counted.
+ */
+export function exposedPerVariantQuery(w: Window, sample: Sample | null): string {
+  const where = [isExposure(w), 'person_id IS NOT NULL', timeRange(w), ...inSample(sample)].join(' AND ')
+  return `SELECT ${variantOf('first_seen', w)} AS variant, if(variants > 1, 1, 0) AS multiple, count() AS persons
+FROM (SELECT person_id, count(DISTINCT toString(properties.$feature_flag_response)) AS variants, min(${FIRST_SEEN}) AS first_seen
+  FROM events WHERE ${where} GROUP BY person_id)
+GROUP BY variant, multiple ORDER BY variant, multiple LIMIT 1000`
+}
+
+/**
+ * One row per person both exposed and with a metric event in the window: person_id, the first exposure's time,
+ * how many variants the person saw, and the first exposure's `time|variant` (the rows exposuresFrom reads).
+ */
+export function joinedExposuresQuery(metric: Metric, w: Window, sample: Sample | null, limit: number, offset: number): string {
+  const exposure = isExposure(w)
+  const names = [...new Set(['$feature_flag_called', ...metricEvents(metric)])]
+  const where = [`event IN (${names.map(str).join(', ')})`, 'person_id IS NOT NULL', timeRange(w), `((${exposure}) OR (${isMetricEvent(metric)}))`, ...inSample(sample)]
+  return `SELECT person_id, min(if(${exposure}, timestamp, NULL)) AS exposed_at,
+  count(DISTINCT if(${exposure}, toString(properties.$feature_flag_response), NULL)) AS variants,
+  min(if(${exposure}, ${FIRST_SEEN}, NULL)) AS first_seen
+FROM events WHERE ${where.join(' AND ')}
+GROUP BY person_id HAVING max(if(${exposure}, 1, 0)) = 1 AND max(if(${isMetricEvent(metric)}, 1, 0)) = 1
+ORDER BY person_id LIMIT ${limit} OFFSET ${offset}`
 }
 
 /** The events a metric reads: a mean's source, a funnel's steps. */
@@ -55,19 +146,17 @@ export function metricEvents(metric: Metric): string[] {
   return [...new Set(nodes.map((n) => n.event))]
 }
 
-function metricFilter(metric: Metric, w: Window): string {
-  return [`event IN (${metricEvents(metric).map(str).join(', ')})`, 'person_id IS NOT NULL', timeRange(w)].join(' AND ')
+/** An event the metric reads (any person, any time). */
+function isMetricEvent(metric: Metric): string {
+  return `event IN (${metricEvents(metric).map(str).join(', ')})`
 }
 
-export function metricRowsCountQuery(metric: Metric, w: Window): string {
-  return `SELECT count() FROM events WHERE ${metricFilter(metric, w)}`
-}
-
-/** The metric's events of the window, by person and time: person_id, timestamp, event, value. */
-export function metricRowsQuery(metric: Metric, w: Window, limit: number, offset: number): string {
+/** The metric's events of the window (of the sample's persons), by person and time: person_id, timestamp, event, value. */
+export function metricRowsQuery(metric: Metric, w: Window, sample: Sample | null, limit: number, offset: number): string {
   const source = metric.metric_type === 'mean' ? metric.source! : null
   const value = source?.math === 'sum' ? `toFloat(properties[${str(source.math_property!)}])` : '1'
-  return `SELECT person_id, timestamp, event, ${value} FROM events WHERE ${metricFilter(metric, w)}
+  const where = [isMetricEvent(metric), 'person_id IS NOT NULL', timeRange(w), ...inSample(sample)].join(' AND ')
+  return `SELECT person_id, timestamp, event, ${value} FROM events WHERE ${where}
 ORDER BY person_id, timestamp, uuid LIMIT ${limit} OFFSET ${offset}`
 }
 
@@ -77,7 +166,8 @@ export interface Exposure {
 }
 
 /**
- * Exposures from the rows of exposuresQuery: a person seen in two variants is left out ('exclude', PostHog's
+ * Exposures from rows of person_id, first exposure time, variants seen, first `time|variant` (joinedExposuresQuery's):
+ * a person seen in two variants is left out ('exclude', PostHog's
  * `$multiple`, the default) or kept in the variant of their first exposure ('first_seen').
  */
 export function exposuresFrom(rows: readonly unknown[][], handling: 'exclude' | 'first_seen', into = new Map<string, Exposure>()): { exposures: Map<string, Exposure>; excluded: number } {

@@ -171,6 +171,17 @@ export const ExperimentResults = model(
     ),
     recommended_sample_size: nullable(t.Integer({ description: 'per variant, for parameters.minimum_detectable_effect' })),
     exposures_excluded: t.Integer({ description: 'persons left out: seen in two variants ($multiple)' }),
+    sampling_rate: t.Number({ description: 'the share of persons counted: 1, or the rate of a uniform sample by person id (past EXPERIMENT_MAX_EXPOSED_PERSONS or EXPERIMENT_MAX_METRIC_ROWS)' }),
+    warnings: t.Array(
+      t.Object(
+        {
+          type: t.String({ description: 'sampled, exposures_unexplained (more exposures than /decide answers for the flag explain), exposure_check_unavailable' }),
+          message: t.String(),
+        },
+        { additionalProperties: true },
+      ),
+      { description: 'what the numbers rest on besides the counts: a sample, exposures that look flooded' },
+    ),
     is_cached: t.Boolean(),
     last_refresh: t.String({ format: 'date-time' }),
   }),

@@ -1,13 +1,13 @@
 // Experiments behind the routes: the REST writes (the experiment and its flag in one transaction under the flag
-// service's project write lock) and the results (exposures and metric events counted through the query service,
-// joined here, then the statistics).
+// service's project write lock) and the results (exposed persons counted per variant in the store, the metric
+// joined for those who did a metric event, then the statistics; never refused, sampled past the caps).
 import type { Sql } from 'postgres'
 import { databaseWork, errors } from '../http/errors'
 import { NUMERIC_ID } from '../http/fields'
 import type { FlagService } from '../flags/service'
 import type { QueryService } from '../query/service'
 import type { Window } from './counting'
-import { countVariants, resultsAnswer, type ResultCaps } from './results'
+import { countVariants, isFlood, resultsAnswer, resultWarnings, type ResultCaps, type SampledBy } from './results'
 import { countExperiments, experimentOnFlag, getExperiment, launchedOnFlag, insertExperiment, listExperiments, updateExperiment, type ExperimentListOptions, type ExperimentRow } from './repository'
 import { experimentJson } from './serialize'
 import type { Method } from './stats/methods'
@@ -21,12 +21,16 @@ export interface ExperimentsServiceOptions {
   /** the flag service, for the writes (an analytics thread, which only computes results, has none) */
   flags?: FlagService
   query: QueryService
-  /** EXPERIMENT_MAX_EXPOSED_PERSONS */
+  /** EXPERIMENT_MAX_EXPOSED_PERSONS: exposed persons with metric events joined one by one; past it, a sample */
   maxExposedPersons: number
-  /** EXPERIMENT_MAX_METRIC_ROWS */
+  /** EXPERIMENT_MAX_METRIC_ROWS: metric events read; past it, a sample */
   maxMetricRows: number
-  /** a results request refused by a cap, by the cap */
-  onRefused?: (limit: 'exposed_persons' | 'metric_rows') => void
+  /** @deprecated results are no longer refused: never called (accepted so that existing callers still build) */
+  onRefused?: (limit: SampledBy) => void
+  /** a result computed on a sample of persons, by the cap that made it one */
+  onSampled?: (limit: SampledBy) => void
+  /** a result answered with the note that its exposures look flooded */
+  onExposureFlood?: () => void
   now?: () => number
 }
 
@@ -51,7 +55,7 @@ export class ExperimentsService {
   private readonly caps: ResultCaps
 
   constructor(private readonly deps: ExperimentsServiceOptions) {
-    this.caps = { maxExposedPersons: deps.maxExposedPersons, maxMetricRows: deps.maxMetricRows, onRefused: deps.onRefused }
+    this.caps = { maxExposedPersons: deps.maxExposedPersons, maxMetricRows: deps.maxMetricRows, onSampled: deps.onSampled }
     // through the flags API too: a launched experiment's variants stay as they were
     deps.flags?.addUpdateCheck(async (tx, teamId, existing, input) => {
       // as PostHog: the experiment goes first (its results read the flag's exposures)
@@ -162,8 +166,9 @@ export class ExperimentsService {
 
   /**
    * Results of one metric (the experiment's first when `metric` is null), in PostHog's new-engine shape. Counted
-   * through the query service (the project's tenant condition, time limit and byte budget on every read), joined
-   * here; refused (400) past EXPERIMENT_MAX_EXPOSED_PERSONS or EXPERIMENT_MAX_METRIC_ROWS before any row is read.
+   * through the query service (the project's tenant condition, time limit and byte budget on every read). Never
+   * refused for its size: past EXPERIMENT_MAX_EXPOSED_PERSONS or EXPERIMENT_MAX_METRIC_ROWS it is computed on a
+   * uniform sample of persons (`sampling_rate`); exposures that /decide's answers do not explain are a warning.
    */
   async results(teamId: number, experimentId: number | string, metric: unknown, signal?: AbortSignal, metricIndex = 0) {
     const row = await databaseWork(() => this.existing(this.deps.sql, teamId, experimentId))
@@ -177,9 +182,11 @@ export class ExperimentsService {
     const window: Window = { flagKey: row.flag.key, variants: variants.map((v) => v.key), from, to }
     const handling = (row.exposure_criteria.multiple_variant_handling as 'exclude' | 'first_seen' | undefined) ?? 'exclude'
 
-    const { counts, excluded } = await countVariants(this.deps.query, teamId, window, chosen, handling, this.caps, signal)
+    const tally = await countVariants(this.deps.query, teamId, window, chosen, handling, this.caps, signal)
+    if (isFlood(tally.evidence)) this.deps.onExposureFlood?.()
     const method: Method = row.stats_config.method === 'frequentist' ? 'frequentist' : 'bayesian'
-    return resultsAnswer(chosen, counts, method, row.parameters.minimum_detectable_effect as number | null | undefined, excluded)
+    const extra = { samplingRate: tally.samplingRate, warnings: resultWarnings(window, tally) }
+    return resultsAnswer(chosen, tally.counts, method, row.parameters.minimum_detectable_effect as number | null | undefined, tally.excluded, extra)
   }
 
   private storedMetric(row: ExperimentRow, index: number): Metric {

@@ -314,8 +314,19 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
     }),
     experimentResultsRefused: new Counter({
       name: 'experiment_results_refused_total',
-      help: 'Experiment results refused (400 experiment_too_large) before any row was read, by the cap: exposed_persons (EXPERIMENT_MAX_EXPOSED_PERSONS) or metric_rows (EXPERIMENT_MAX_METRIC_ROWS)',
+      help: 'No longer counted: experiment results are never refused for their size (see experiment_results_sampled_total)',
       labelNames: ['limit'] as const,
+      registers: [registry],
+    }),
+    experimentResultsSampled: new Counter({
+      name: 'experiment_results_sampled_total',
+      help: 'Experiment results computed on a uniform sample of persons, by the cap past which they were: exposed_persons (EXPERIMENT_MAX_EXPOSED_PERSONS) or metric_rows (EXPERIMENT_MAX_METRIC_ROWS)',
+      labelNames: ['limit'] as const,
+      registers: [registry],
+    }),
+    experimentExposureFlood: new Counter({
+      name: 'experiment_exposure_flood_total',
+      help: 'Experiment results answered with the exposures_unexplained warning: more persons exposed (by $feature_flag_called) without a $pageview, $pageleave, $autocapture, $screen or metric event carrying $feature/<flag> than with one (at least 100)',
       registers: [registry],
     }),
     queryCompileSeconds: new Histogram({

@@ -1,8 +1,15 @@
 // Experiments on every store (experiments.*.test.ts): the REST API and its flag, then exposures and metrics counted
 // from events sent through capture (persons made and merged by the real pipeline), and the statistics on seeded
-// data sets: 10 % vs 30 % of 120 each is significant, 20 vs 20 has too few exposures, an A/A test is not.
+// data sets: 10 % vs 30 % of 120 each is significant, 20 vs 20 has too few exposures, an A/A test is not. The store's
+// per-variant counts equal the per-person computation of before; past the caps the results are a uniform sample of
+// persons; a flood of exposures from the public token is counted (not refused) and named in the answer.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { sampleOf, type Window } from '../../src/experiments/counting'
+import { countVariants, resultsAnswer } from '../../src/experiments/results'
+import { ExperimentsService, type ExperimentsServiceOptions } from '../../src/experiments/service'
+import type { Metric } from '../../src/experiments/validation'
 import { BASE, json, learned, PROJECT_KEY, type Stack } from '../helpers/stack'
+import { perPersonCounts } from './experiments-per-person'
 
 const HOUR = 3_600_000
 // whole seconds, a day ago: inside this month's partition unless the month just began (the history writer copes)
@@ -47,6 +54,66 @@ const SEMANTICS: Event[] = [
   exposure('exp-a', 'p7', 0, 'false'), // not a variant of the experiment
 ]
 
+/** A seeded generator (mulberry32): the same "random" data set on every store and every run. */
+function seeded(seed: number): () => number {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+const EQ_VARIANTS = ['control', 'test', 'third']
+
+/**
+ * Flag `exp-eq`: 90 persons, most exposed (some twice, some in two variants, one at the same instant in two),
+ * some identified later under a second distinct id that is exposed again, and metric events (`eq-view`,
+ * `eq-buy` with a price as a number, as text or not a number) before and after the exposure, some before the
+ * experiment began.
+ */
+function equalitySet(): Event[] {
+  const rand = seeded(44)
+  const pick = <T>(xs: readonly T[]) => xs[Math.floor(rand() * xs.length)]!
+  const events: Event[] = [exposure('exp-eq', 'eq-tie', 600_000, 'test'), exposure('exp-eq', 'eq-tie', 600_000, 'control'), ev('eq-view', 'eq-tie', 700_000)]
+  for (let i = 0; i < 90; i++) {
+    let id = `eq-${i}`
+    const exposed = rand() < 0.85
+    const variant = pick(EQ_VARIANTS)
+    const first = Math.floor(rand() * 2 * HOUR)
+    if (exposed) {
+      events.push(exposure('exp-eq', id, first, variant))
+      if (rand() < 0.4) events.push(exposure('exp-eq', id, first + Math.floor(rand() * HOUR), rand() < 0.3 ? pick(EQ_VARIANTS) : variant))
+    }
+    if (rand() < 0.1) {
+      const user = `eq-user-${i}`
+      events.push(ev('$identify', user, first + 1000, { $anon_distinct_id: id }))
+      id = user
+      if (exposed) events.push(exposure('exp-eq', id, first + 2000, variant))
+    }
+    for (let k = Math.floor(rand() * 6); k > 0; k--) {
+      const at = first + Math.floor((rand() * 5 - 1.5) * HOUR)
+      const name = rand() < 0.5 ? 'eq-view' : 'eq-buy'
+      const price = rand() < 0.7 ? Math.round(rand() * 10_000) / 100 : rand() < 0.5 ? String(Math.round(rand() * 100)) : 'n/a'
+      events.push(ev(name, id, at, name === 'eq-buy' ? { price } : {}))
+    }
+  }
+  return events
+}
+
+const EQ_METRICS: Metric[] = [
+  { kind: 'ExperimentMetric', metric_type: 'mean', source: { kind: 'EventsNode', event: 'eq-buy' }, conversion_window: 1, conversion_window_unit: 'hour' },
+  { kind: 'ExperimentMetric', metric_type: 'mean', source: { kind: 'EventsNode', event: 'eq-buy', math: 'sum', math_property: 'price' } },
+  { kind: 'ExperimentMetric', metric_type: 'mean', source: { kind: 'EventsNode', event: 'eq-view', math: 'dau' }, conversion_window: 30, conversion_window_unit: 'minute' },
+  { kind: 'ExperimentMetric', metric_type: 'funnel', series: [{ kind: 'EventsNode', event: 'eq-view' }, { kind: 'EventsNode', event: 'eq-buy' }], conversion_window: 2, conversion_window_unit: 'hour' },
+  { kind: 'ExperimentMetric', metric_type: 'funnel', series: [{ kind: 'EventsNode', event: 'eq-view' }, { kind: 'EventsNode', event: 'eq-buy' }] },
+]
+
+/** exposure events sent from distinct ids of their own: more than the old cap of 200,000 exposed persons */
+const FLOOD = 205_000
+/** persons of the flooded experiment answered by /decide: their $pageview carries $feature/exp-flood */
+const FLOOD_GENUINE = 300
+
 const PURCHASES = { kind: 'ExperimentMetric', metric_type: 'mean', source: { kind: 'EventsNode', event: 'purchase' }, conversion_window: 1, conversion_window_unit: 'hour' }
 const SIGNUP_FUNNEL = { kind: 'ExperimentMetric', metric_type: 'funnel', series: [{ kind: 'EventsNode', event: 'signup' }] }
 
@@ -73,6 +140,37 @@ export function experimentsContract(name: string, start: () => Promise<Stack>): 
       return body
     }
 
+    /** events sent through capture, in batches */
+    const capture = async (events: Event[], batch = 400) => {
+      for (let i = 0; i < events.length; i += batch) {
+        const r = await stack.app.handle(new Request(`${BASE}/batch/`, { method: 'POST', body: JSON.stringify({ api_key: PROJECT_KEY, batch: events.slice(i, i + batch) }) }))
+        expect(r.status).toBe(200)
+      }
+      await learned(stack, 600_000)
+    }
+    /** waits until the event store resolves `persons` persons among the events `where` selects (merges included) */
+    const resolved = async (where: string, persons: number, ms: number) => {
+      let seen: unknown
+      for (const deadline = Date.now() + ms; Date.now() < deadline; await Bun.sleep(100)) {
+        seen = (await stack.services.query.run(1, `SELECT count(DISTINCT person_id) FROM events WHERE ${where}`)).results[0]![0]
+        if (seen === persons) return
+      }
+      throw new Error(`${where}: ${seen} persons resolved, not ${persons}`)
+    }
+    /** a service like the stack's, with other caps and its counters wired to the stack's metrics */
+    const serviceWith = (options: Partial<ExperimentsServiceOptions>) =>
+      new ExperimentsService({
+        sql: stack.services.db.sql,
+        query: stack.services.query,
+        maxExposedPersons: 200_000,
+        maxMetricRows: 1_000_000,
+        onSampled: (limit) => stack.services.metrics.experimentResultsSampled.inc({ limit }),
+        onExposureFlood: () => stack.services.metrics.experimentExposureFlood.inc(),
+        ...options,
+      })
+    const metricsText = async () => (await stack.app.handle(new Request(`${BASE}/metrics`))).text()
+    const eq = equalitySet()
+
     beforeAll(async () => {
       stack = await start()
       const events = [
@@ -80,19 +178,14 @@ export function experimentsContract(name: string, start: () => Promise<Stack>): 
         ...population('exp-sig', 120, [12, 36], 'signup'),
         ...population('exp-few', 20, [2, 6], 'signup'),
         ...population('exp-aa', 120, [24, 24], 'signup'),
+        ...eq,
       ]
-      for (let i = 0; i < events.length; i += 400) {
-        const r = await stack.app.handle(new Request(`${BASE}/batch/`, { method: 'POST', body: JSON.stringify({ api_key: PROJECT_KEY, batch: events.slice(i, i + 400) }) }))
-        expect(r.status).toBe(200)
-      }
-      await learned(stack)
-      // the person mapping reaches the event store within a second or so: wait until the merge is visible
-      const persons = new Set(events.map((e) => e.properties.distinct_id)).size - 1 // anon-5 and user-5 are one
-      for (let i = 0; i < 300; i++) {
-        const answer = await stack.services.query.run(1, 'SELECT count(DISTINCT person_id) FROM events')
-        if (answer.results[0]![0] === persons) break
-        await Bun.sleep(100)
-      }
+      await capture(events)
+      // the person mapping reaches the event store within a second or so: wait until the merges are visible
+      const ids = new Set(events.map((e) => e.properties.distinct_id))
+      // an identified id and the anonymous one it names are one person (anon-5 and user-5, some eq- ids)
+      const persons = ids.size - events.filter((e) => e.event === '$identify' && ids.has(e.properties.$anon_distinct_id)).length
+      await resolved('person_id IS NOT NULL', persons, 30_000)
     }, 180_000)
     afterAll(() => stack?.close())
 
@@ -227,37 +320,117 @@ export function experimentsContract(name: string, start: () => Promise<Stack>): 
       expect((await api(`/experiments/${draft.id}/results/?metric_index=7`)).status).toBe(400)
     })
 
-    test('past EXPERIMENT_MAX_EXPOSED_PERSONS or EXPERIMENT_MAX_METRIC_ROWS the results are refused (400) before any row is read, and counted', async () => {
-      const id = await launched('exp-sig-capped')
-      const capped = new (stack.services.experiments.constructor as typeof import('../../src/experiments/service').ExperimentsService)({
-        sql: stack.services.db.sql,
-        flags: stack.services.flags.service,
-        query: stack.services.query,
-        maxExposedPersons: 100,
-        maxMetricRows: 1_000_000,
-        onRefused: (limit) => stack.services.metrics.experimentResultsRefused.inc({ limit }),
-      })
-      // exp-sig-capped has no exposures: under the cap
-      expect((await capped.results(1, id, null)).baseline.number_of_samples).toBe(0)
-      const sig = (await json(api('/experiments/?search=exp-sig'))).results.find((e: { feature_flag_key: string }) => e.feature_flag_key === 'exp-sig')
-      const refused = await capped.results(1, sig.id, null).catch((e) => e)
-      expect(refused).toMatchObject({ status: 400, code: 'experiment_too_large' })
-      expect(refused.detail).toContain('240 exposed persons')
-      // 104 signups in the window (every population's): past a cap of 50 metric events
-      const fewRows = new (stack.services.experiments.constructor as typeof import('../../src/experiments/service').ExperimentsService)({
-        sql: stack.services.db.sql,
-        flags: stack.services.flags.service,
-        query: stack.services.query,
-        maxExposedPersons: 1000,
-        maxMetricRows: 50,
-        onRefused: (limit) => stack.services.metrics.experimentResultsRefused.inc({ limit }),
-      })
-      const tooMany = await fewRows.results(1, sig.id, null).catch((e) => e)
-      expect(tooMany).toMatchObject({ status: 400, code: 'experiment_too_large' })
-      expect(tooMany.detail).toContain('104 metric events')
-      const metrics = await (await stack.app.handle(new Request(`${BASE}/metrics`))).text()
-      expect(metrics).toMatch(/experiment_results_refused_total\{limit="exposed_persons"\} [1-9]/)
-      expect(metrics).toMatch(/experiment_results_refused_total\{limit="metric_rows"\} [1-9]/)
+    /** the experiment on flag `exp-eq`, with its three variants, launched an hour before T0 */
+    let eqId: number | undefined
+    const eqExperiment = async () => {
+      eqId ??= await launched('exp-eq', { parameters: { feature_flag_variants: EQ_VARIANTS.map((key, i) => ({ key, rollout_percentage: i === 0 ? 34 : 33 })) } })
+      return eqId
+    }
+    const eqWindow = (): Window => ({ flagKey: 'exp-eq', variants: EQ_VARIANTS, from: T0 - HOUR, to: Date.now() })
+    const countsOf = (answer: { baseline: unknown; variant_results: Record<string, unknown>[] }) => [
+      answer.baseline,
+      ...answer.variant_results.map(({ key, number_of_samples, sum, sum_squares, step_counts }) => ({ key, number_of_samples, sum, sum_squares, ...(step_counts ? { step_counts } : {}) })),
+    ]
+
+    test('counted in the store: the same numbers and statistics as every exposed person read and joined one by one', async () => {
+      const id = await eqExperiment()
+      const query = stack.services.query
+      for (const metric of EQ_METRICS) {
+        for (const handling of ['exclude', 'first_seen'] as const) {
+          const reference = await perPersonCounts(query, 1, eqWindow(), metric, handling)
+          const counted = await countVariants(query, 1, eqWindow(), metric, handling, { maxExposedPersons: 200_000, maxMetricRows: 1_000_000 })
+          expect(counted.counts).toEqual(reference.counts)
+          expect(counted.excluded).toBe(reference.excluded)
+          expect(counted.samplingRate).toBe(1)
+          expect(counted.sampledBy).toEqual([])
+        }
+        // the whole answer too: counts, intervals, chance to win or p-value, significance, validation failures
+        for (const method of ['bayesian', 'frequentist'] as const) {
+          await api(`/experiments/${id}/`, 'PATCH', { stats_config: { method } })
+          const answer = await stack.services.experiments.results(1, id, metric)
+          const reference = await perPersonCounts(query, 1, eqWindow(), metric, 'exclude')
+          const expected = resultsAnswer(metric, reference.counts, method, null, reference.excluded)
+          expect(countsOf(answer)).toEqual(reference.counts)
+          expect(answer.variant_results).toEqual(expected.variant_results)
+          expect(answer.exposures_excluded).toBe(reference.excluded)
+          expect(answer.sampling_rate).toBe(1)
+        }
+      }
+      // the data set exercises what it means to: persons in two variants, and metric events on both sides of the exposure
+      const reference = await perPersonCounts(query, 1, eqWindow(), EQ_METRICS[4]!, 'exclude')
+      expect(reference.excluded).toBeGreaterThan(3)
+      expect(reference.counts.every((c) => c.number_of_samples > 10 && c.sum > 0)).toBe(true)
+      const first = await perPersonCounts(query, 1, eqWindow(), EQ_METRICS[0]!, 'first_seen')
+      expect(first.counts.reduce((n, c) => n + c.number_of_samples, 0)).toBe(reference.counts.reduce((n, c) => n + c.number_of_samples, 0) + reference.excluded)
     })
+
+    test('past EXPERIMENT_MAX_EXPOSED_PERSONS or EXPERIMENT_MAX_METRIC_ROWS: a uniform sample of persons, the same every time, its rate in the answer; counted', async () => {
+      const id = await eqExperiment()
+      await api(`/experiments/${id}/`, 'PATCH', { stats_config: { method: 'bayesian' } })
+      const funnel = EQ_METRICS[4]!
+      const full = await stack.services.experiments.results(1, id, funnel)
+      const fewPersons = serviceWith({ maxExposedPersons: 20 })
+      const sampled = await fewPersons.results(1, id, funnel)
+      expect(sampled.sampling_rate).toBeGreaterThan(0.05)
+      expect(sampled.sampling_rate).toBeLessThan(1)
+      expect(sampled.warnings).toContainEqual(expect.objectContaining({ type: 'sampled', sampling_rate: sampled.sampling_rate, limits: ['exposed_persons'] }))
+      // the same sample every time: the same answer
+      const again = await fewPersons.results(1, id, funnel)
+      expect({ ...again, last_refresh: null }).toEqual({ ...sampled, last_refresh: null })
+      // exactly the per-person computation over the sample's persons (chosen here from their ids)
+      const reference = await perPersonCounts(stack.services.query, 1, eqWindow(), funnel, 'exclude', sampleOf(sampled.sampling_rate))
+      expect(countsOf(sampled)).toEqual(reference.counts)
+      expect(sampled.exposures_excluded).toBe(reference.excluded)
+      const samples = (a: typeof full) => countsOf(a).reduce((n: number, c) => n + (c as { number_of_samples: number }).number_of_samples, 0)
+      expect(samples(sampled)).toBeLessThan(samples(full))
+      expect(samples(sampled)).toBeGreaterThan(0)
+      // the metric events' cap samples the same way
+      const fewRows = await serviceWith({ maxMetricRows: 30 }).results(1, id, funnel)
+      expect(fewRows.sampling_rate).toBeLessThan(1)
+      expect(fewRows.warnings).toContainEqual(expect.objectContaining({ type: 'sampled', limits: ['metric_rows'] }))
+      // an experiment without exposures is still 0, not a sample
+      const none = await serviceWith({ maxExposedPersons: 1, maxMetricRows: 1 }).results(1, await launched('exp-sig-capped'), null)
+      expect(none).toMatchObject({ baseline: { number_of_samples: 0 }, sampling_rate: 1 })
+      const metrics = await metricsText()
+      expect(metrics).toMatch(/experiment_results_sampled_total\{limit="exposed_persons"\} [1-9]/)
+      expect(metrics).toMatch(/experiment_results_sampled_total\{limit="metric_rows"\} [1-9]/)
+    })
+
+    test(`a flood of ${FLOOD} exposures through capture with the public token: results still 200, exact, the flood named and counted`, async () => {
+      const flood: Event[] = []
+      for (let i = 0; i < FLOOD; i++) flood.push(exposure('exp-flood', `flood-${i}`, 1000 + (i % 3_600_000), i % 2 ? 'test' : 'control'))
+      for (let i = 0; i < FLOOD_GENUINE; i++) {
+        const variant = i % 2 ? 'test' : 'control'
+        const id = `genuine-${i}`
+        flood.push(ev('$pageview', id, 500, { [`$feature/exp-flood`]: variant }))
+        flood.push(exposure('exp-flood', id, 1000, variant))
+        if (i % 10 < 2) flood.push(ev('flood-signup', id, 60_000, { [`$feature/exp-flood`]: variant }))
+      }
+      const started = Date.now()
+      await capture(flood, 2000)
+      await resolved(`event = '$feature_flag_called' AND properties.$feature_flag = 'exp-flood'`, FLOOD + FLOOD_GENUINE, 600_000)
+      console.log(`${FLOOD + FLOOD_GENUINE} exposed persons captured, learned and resolved in ${((Date.now() - started) / 1000).toFixed(1)} s`)
+      const id = await launched('exp-flood', { metrics: [{ kind: 'ExperimentMetric', metric_type: 'funnel', series: [{ kind: 'EventsNode', event: 'flood-signup' }] }] })
+      const t = performance.now()
+      const r = await api(`/experiments/${id}/results/`)
+      const answer = await json(r)
+      console.log(`results of ${FLOOD + FLOOD_GENUINE} exposed persons: ${r.status} in ${Math.round(performance.now() - t)} ms`)
+      expect(r.status).toBe(200)
+      // every person counted (exposed persons are counted in the store; only the 60 who signed up are joined here)
+      expect(answer.sampling_rate).toBe(1)
+      expect(answer.baseline).toEqual({ key: 'control', number_of_samples: (FLOOD + FLOOD_GENUINE) / 2, sum: 30, sum_squares: 30, step_counts: [30] })
+      expect(answer.variant_results[0]).toMatchObject({ key: 'test', number_of_samples: (FLOOD + FLOOD_GENUINE) / 2, sum: 30, step_counts: [30], validation_failures: [] })
+      expect(answer.warnings).toEqual([
+        expect.objectContaining({ type: 'exposures_unexplained', exposed_persons: FLOOD + FLOOD_GENUINE, persons_seen_with_flag: FLOOD_GENUINE }),
+      ])
+      // counted where the serving thread's registry sees it
+      const before = Number((await metricsText()).match(/^experiment_exposure_flood_total (\d+)/m)?.[1] ?? 0)
+      const counted = await serviceWith({}).results(1, id, null)
+      expect(counted.warnings.map((w: { type: string }) => w.type)).toEqual(['exposures_unexplained'])
+      expect(Number((await metricsText()).match(/^experiment_exposure_flood_total (\d+)/m)?.[1])).toBe(before + 1)
+      // a small experiment is not called one: exp-few's 40 exposed persons were never seen with the flag elsewhere either
+      const few = (await json(api('/experiments/?search=exp-few'))).results.find((e: { feature_flag_key: string }) => e.feature_flag_key === 'exp-few')
+      expect((await serviceWith({}).results(1, few.id, null)).warnings).toEqual([])
+    }, 900_000)
   })
 }
