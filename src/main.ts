@@ -6,6 +6,7 @@ import { httpIdleTimeoutSeconds } from './analytics/threads'
 import { createLogger, exitAfterFlush } from './log'
 import { assertDataDirWritable, assertPortFree, describeBootFailure } from './ops/boot'
 import { startServices } from './services'
+import { watchEventLoopLag } from './ops/event-loop-lag'
 
 let config: Config
 try {
@@ -33,6 +34,7 @@ const services = await (async () => {
 if (!services) await new Promise(() => undefined)
 
 const app = createApp(services!)
+watchEventLoopLag(services!.metrics)
 app.listen({
   hostname: config.HOST,
   port: config.PORT,

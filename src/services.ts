@@ -264,7 +264,8 @@ export async function startServices(config: Config, log: Logger, options: { metr
       query,
       maxExposedPersons: config.EXPERIMENT_MAX_EXPOSED_PERSONS,
       maxMetricRows: config.EXPERIMENT_MAX_METRIC_ROWS,
-      onRefused: (limit) => metrics.experimentResultsRefused.inc({ limit }),
+      onSampled: (limit) => metrics.experimentResultsSampled.inc({ limit }),
+      onExposureFlood: () => metrics.experimentExposureFlood.inc(),
     })
     // the private API's reads of the event store, and the encoding of their answers, run on threads of their own
     const analytics = new AnalyticsThreads({ config, log, metrics })

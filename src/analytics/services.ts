@@ -58,7 +58,8 @@ export async function startAnalyticsServices(config: Config, log: Logger, metric
       query,
       maxExposedPersons: config.EXPERIMENT_MAX_EXPOSED_PERSONS,
       maxMetricRows: config.EXPERIMENT_MAX_METRIC_ROWS,
-      onRefused: (limit) => metrics.experimentResultsRefused.inc({ limit }),
+      onSampled: (limit) => metrics.experimentResultsSampled.inc({ limit }),
+      onExposureFlood: () => metrics.experimentExposureFlood.inc(),
     })
     const insights = createInsightsService(query, { cacheTtlMs: config.INSIGHTS_CACHE_TTL_MS, cacheMaxBytes: config.INSIGHTS_CACHE_MAX_BYTES }, {
       funnels: { maxEvents: config.INSIGHTS_FUNNEL_MAX_EVENTS, timeoutMs: config.QUERY_TIMEOUT_MS, onEvents: (outcome, count) => metrics.insightFunnelEvents.inc({ outcome }, count) },

@@ -22,8 +22,8 @@ export const DASHBOARD_LIMITS = {
   dashboardResultBytes: 16 * 1024 * 1024,
   /** stored answers one project's dashboard reads hold at once; the rest wait their turn */
   projectResultBytesInFlight: 32 * 1024 * 1024,
-  /** how long a dashboard read waits for that turn before 503 dashboard_busy */
-  projectResultWaitMs: 10_000,
+  /** how long a dashboard read waits for that turn before 503 dashboard_busy (within QUERY_TIMEOUT_MS's default) */
+  projectResultWaitMs: 25_000,
   /** stored answers read by one statement: other reads of the metadata store pass between them */
   resultReadBatchBytes: 2 * 1024 * 1024,
   /** tiles of one dashboard computed at the same time on ?refresh */

@@ -25,8 +25,6 @@ export interface ExperimentsServiceOptions {
   maxExposedPersons: number
   /** EXPERIMENT_MAX_METRIC_ROWS: metric events read; past it, a sample */
   maxMetricRows: number
-  /** @deprecated results are no longer refused: never called (accepted so that existing callers still build) */
-  onRefused?: (limit: SampledBy) => void
   /** a result computed on a sample of persons, by the cap that made it one */
   onSampled?: (limit: SampledBy) => void
   /** a result answered with the note that its exposures look flooded */

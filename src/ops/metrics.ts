@@ -33,6 +33,17 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
       labelNames: ['route', 'method', 'status'] as const,
       registers: [registry],
     }),
+    eventLoopLag: new Histogram({
+      name: 'event_loop_lag_seconds',
+      help: 'How late the serving thread\'s 20 ms timer fired: a turn of its event loop that held everything else (or the CPU kept it off)',
+      buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers: [registry],
+    }),
+    eventLoopLagMax: new Gauge({
+      name: 'event_loop_lag_max_seconds',
+      help: 'The serving thread\'s worst event loop lag since the previous scrape',
+      registers: [registry],
+    }),
     inflightBodyBytes: new Gauge({
       name: 'http_inflight_body_bytes',
       help: 'Request-body bytes being received now (bounded by MAX_INFLIGHT_BODY_BYTES)',
@@ -309,12 +320,6 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
     queryCompileRefused: new Counter({
       name: 'query_compile_refused_total',
       help: 'Query API queries refused before they ran, by the limit they went past (text, tokens, depth, work, statement, time…)',
-      labelNames: ['limit'] as const,
-      registers: [registry],
-    }),
-    experimentResultsRefused: new Counter({
-      name: 'experiment_results_refused_total',
-      help: 'No longer counted: experiment results are never refused for their size (see experiment_results_sampled_total)',
       labelNames: ['limit'] as const,
       registers: [registry],
     }),

@@ -3,6 +3,7 @@
 // open its stores (chosen by the LOG_LEVEL it is given: info, fatal, error). Every call it
 // gets and every cancel it is sent are reported back as metrics calls, so the test sees them.
 declare const self: Worker
+export {}
 
 let mode = 'silent'
 self.onmessage = (event: MessageEvent<{ type: string; id?: number; op?: string; config?: { LOG_LEVEL: string } }>) => {

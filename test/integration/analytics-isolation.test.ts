@@ -57,14 +57,23 @@ async function probe(url: string, stopped: () => boolean): Promise<Probe> {
   return out
 }
 
-/** Runs the attack with the probe beside it; prints and checks the probe's figures. */
+/** The serving thread's worst event loop lag since the previous scrape, in ms. */
+async function serverLag(url: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text()
+  return Number(/^event_loop_lag_max_seconds (\S+)$/m.exec(text)?.[1] ?? NaN) * 1000
+}
+
+/** Runs the attack with the probe beside it; prints and checks the probe's figures and the server's own lag. */
 async function underAttack(name: string, url: string, attack: () => Promise<number[]>): Promise<number[]> {
+  await serverLag(url)
   let done = false
   const probing = probe(url, () => done)
   const statuses = await attack().finally(() => (done = true))
   const seen = await probing
+  const lag = await serverLag(url)
   const figures = (label: string, ms: number[]) => `${label} p50 ${percentile(ms, 50).toFixed(0)} ms, p99 ${percentile(ms, 99).toFixed(0)} ms, worst ${Math.max(...ms).toFixed(0)} ms`
-  console.log(`[isolation] ${name}: ${seen.decide.length} probes; ${figures('/decide', seen.decide)}; ${figures('capture', seen.capture)}; attack answered ${JSON.stringify(statuses)}`)
+  console.log(`[isolation] ${name}: ${seen.decide.length} probes; ${figures('/decide', seen.decide)}; ${figures('capture', seen.capture)}; the serving thread's worst event loop lag ${lag.toFixed(0)} ms; attack answered ${JSON.stringify(statuses)}`)
+  expect(lag).toBeLessThan(PROBE_WORST_MS)
   expect(seen.statuses.every((s) => s === 200)).toBe(true)
   for (const ms of [seen.decide, seen.capture]) {
     expect(Math.max(...ms)).toBeLessThan(PROBE_WORST_MS)
