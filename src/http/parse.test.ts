@@ -47,6 +47,17 @@ describe('JSON bodies', () => {
     expect(refusal('NaN')).toMatchObject({ status: 400, code: 'parse_error' })
   })
 
+  test('a number too large for a double (JSON.parse makes it Infinity) is refused the same way', () => {
+    for (const text of ['{"week_start_day": 1e400}', '{"a": [0, -1E+999]}', `{"a": {"b": ${'9'.repeat(400)}}}`]) {
+      expect({ text, refusal: refusal(text) }).toEqual({
+        text,
+        refusal: { status: 400, code: 'parse_error', detail: 'Malformed request body: NaN, Infinity and -Infinity are not JSON numbers.' },
+      })
+    }
+    // large but finite, and the same digits in a string, are values like any other
+    expect(parseBoundedJson('{"a": 1e308, "b": 1e-400, "c": "1e400", "d": 12345678901234567890}', 70)).toEqual({ a: 1e308, b: 0, c: '1e400', d: 12345678901234567890 })
+  })
+
   test('the words inside strings are text like any other', () => {
     expect(parseBoundedJson('{"name": "NaN", "b": ["Infinity", "-Infinity"], "c": "x: NaN,"}', 60)).toEqual({
       name: 'NaN',

@@ -13,25 +13,46 @@ function isJson(contentType: string): boolean {
 
 // A bare NaN, Infinity or -Infinity where a value belongs (not inside a string).
 const NON_FINITE_VALUE = /[:[,]\s*-?(?:NaN|Infinity)\s*[,\]}]/
+// A number that may be too large for a double (an exponent of three digits, or 309 digits in a row): JSON.parse
+// reads 1e400 as Infinity. Only text holding one is walked for such values.
+const HUGE_NUMBER = /\d[eE][+-]?\d{3}|\d{309}/
+const NOT_A_NUMBER = 'Malformed request body: NaN, Infinity and -Infinity are not JSON numbers.'
+
+/** Whether a parsed value holds a number that is not finite somewhere (iteratively: the value may nest deeply). */
+function holdsNonFinite(value: unknown): boolean {
+  const stack = [value]
+  while (stack.length > 0) {
+    const v = stack.pop()
+    if (typeof v === 'number') {
+      if (!Number.isFinite(v)) return true
+    } else if (typeof v === 'object' && v !== null) {
+      for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push(child)
+    }
+  }
+  return false
+}
 
 /**
  * JSON text parsed only when it holds no more values than its size allows (the scan costs a fraction of the parse).
  * Strict JSON: capture and /decide read NaN and Infinity as null for Python clients, but here a NaN would be stored
- * as 0 or null in a setting or a name the caller never meant to clear, so the body is refused instead.
+ * as 0 or null in a setting or a name the caller never meant to clear, so the body is refused instead (and so is a
+ * number too large to be anything but Infinity).
  */
 export function parseBoundedJson(text: string, wireBytes: number): unknown {
   const budget = valuesBudget(wireBytes)
   if (scanJson(text, Infinity, budget).tooManyValues) {
     throw errors.validation('parse_error', `Malformed request body: more than ${budget} JSON values for its size.`)
   }
+  let value: unknown
   try {
-    return JSON.parse(text)
+    value = JSON.parse(text)
   } catch {
-    if (NON_FINITE_VALUE.test(text)) {
-      throw errors.validation('parse_error', 'Malformed request body: NaN, Infinity and -Infinity are not JSON numbers.')
-    }
+    if (NON_FINITE_VALUE.test(text)) throw errors.validation('parse_error', NOT_A_NUMBER)
     throw errors.validation('parse_error', 'Malformed request body.')
   }
+  // 1e400 is JSON, and would arrive as Infinity all the same
+  if (HUGE_NUMBER.test(text) && holdsNonFinite(value)) throw errors.validation('parse_error', NOT_A_NUMBER)
+  return value
 }
 
 /**
