@@ -48,7 +48,7 @@ describe('JSON bodies', () => {
   })
 
   test('a number too large for a double (JSON.parse makes it Infinity) is refused the same way', () => {
-    for (const text of ['{"week_start_day": 1e400}', '{"a": [0, -1E+999]}', `{"a": {"b": ${'9'.repeat(400)}}}`]) {
+    for (const text of ['{"week_start_day": 1e400}', '{"a": [0, -1E+999]}', `{"a": {"b": ${'9'.repeat(400)}}}`, '9'.repeat(400), '-1e400']) {
       expect({ text, refusal: refusal(text) }).toEqual({
         text,
         refusal: { status: 400, code: 'parse_error', detail: 'Malformed request body: NaN, Infinity and -Infinity are not JSON numbers.' },
@@ -56,6 +56,16 @@ describe('JSON bodies', () => {
     }
     // large but finite, and the same digits in a string, are values like any other
     expect(parseBoundedJson('{"a": 1e308, "b": 1e-400, "c": "1e400", "d": 12345678901234567890}', 70)).toEqual({ a: 1e308, b: 0, c: '1e400', d: 12345678901234567890 })
+  })
+
+  test('looking for such numbers reads 20 MB of long digit runs in linear time', () => {
+    const chunk = `${'9'.repeat(308)},`
+    const text = `[${chunk.repeat(Math.floor(20e6 / chunk.length))}1]`
+    const started = performance.now()
+    expect(Array.isArray(parseBoundedJson(text, text.length))).toBe(true)
+    const ms = performance.now() - started
+    console.log(`[parse] 20 MB of 308-digit numbers in ${ms.toFixed(0)} ms`)
+    expect(ms).toBeLessThan(1500)
   })
 
   test('the words inside strings are text like any other', () => {

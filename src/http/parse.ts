@@ -14,8 +14,9 @@ function isJson(contentType: string): boolean {
 // A bare NaN, Infinity or -Infinity where a value belongs (not inside a string).
 const NON_FINITE_VALUE = /[:[,]\s*-?(?:NaN|Infinity)\s*[,\]}]/
 // A number that may be too large for a double (an exponent of three digits, or 309 digits in a row): JSON.parse
-// reads 1e400 as Infinity. Only text holding one is walked for such values.
-const HUGE_NUMBER = /\d[eE][+-]?\d{3}|\d{309}/
+// reads 1e400 as Infinity. Only text holding one is walked for such values. A run of digits is matched from the
+// character before it, so that each run is read once (\d{309} alone tried again at every digit: 1.5 s for 20 MB).
+const HUGE_NUMBER = /\d[eE][+-]?\d\d\d|\D\d{309}/
 const NOT_A_NUMBER = 'Malformed request body: NaN, Infinity and -Infinity are not JSON numbers.'
 
 /** Whether a parsed value holds a number that is not finite somewhere (iteratively: the value may nest deeply). */
@@ -51,7 +52,8 @@ export function parseBoundedJson(text: string, wireBytes: number): unknown {
     throw errors.validation('parse_error', 'Malformed request body.')
   }
   // 1e400 is JSON, and would arrive as Infinity all the same
-  if (HUGE_NUMBER.test(text) && holdsNonFinite(value)) throw errors.validation('parse_error', NOT_A_NUMBER)
+  const huge = typeof value === 'number' ? !Number.isFinite(value) : HUGE_NUMBER.test(text) && holdsNonFinite(value)
+  if (huge) throw errors.validation('parse_error', NOT_A_NUMBER)
   return value
 }
 
