@@ -96,6 +96,18 @@ describe('personal key scopes, projects, rate limits', () => {
     console.log(`route × scope\n${table.join('\n')}`)
   })
 
+  test('an experiment\'s results through the query API need experiment:read, as on /experiments/:id/results/', async () => {
+    const query = { query: { kind: 'ExperimentQuery', experiment_id: 999_999 } }
+    const queryOnly = await keyWith(sql, ['query:read'])
+    const refused = await call(queryOnly, 'POST', '/api/projects/1/query/', query)
+    expect(refused.status).toBe(403)
+    expect(await refused.json()).toMatchObject({ code: 'permission_denied', detail: "API key missing required scope 'experiment:read'" })
+    // with both scopes the request reaches the experiment (none with that id: 404), and HogQL still needs only query:read
+    const both = await keyWith(sql, ['query:read', 'experiment:read'])
+    expect((await call(both, 'POST', '/api/projects/1/query/', query)).status).toBe(404)
+    expect((await call(queryOnly, 'POST', '/api/projects/1/query/', { query: { kind: 'HogQLQuery', query: 'SELECT count() FROM events' } })).status).toBe(200)
+  })
+
   test('a read-only flag key cannot create flags, keys, reset the token, revoke or roll a sibling key', async () => {
     const user = await createUser(sql, { email: `reader-${crypto.randomUUID().slice(0, 8)}@example.com` })
     const reader = (await createPersonalKeyFor(sql, user.id, { label: 'reader', scopes: ['feature_flag:read'] })).value!
