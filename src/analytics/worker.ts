@@ -26,6 +26,11 @@ let services: AnalyticsServices | undefined
 let config: Config | undefined
 let relay: ReturnType<typeof setInterval> | undefined
 const encoder = new TextEncoder()
+
+const deadlinePassed = () =>
+  new ApiError(504, 'server_error', 'query_timeout', `The answer was not ready within QUERY_TIMEOUT_MS (${config!.QUERY_TIMEOUT_MS} ms, every statement of the request together): it was cancelled. Please retry, or narrow the query.`, null, {
+    'retry-after': '5',
+  })
 /** smaller answers are sent as they are: compressing them saves less than it costs */
 const GZIP_MIN_BYTES = 1024
 
@@ -46,8 +51,13 @@ async function start(given: Config): Promise<void> {
 async function run({ id, op, args, deadline, gzip }: Extract<ToAnalytics, { type: 'call' }>, log: ReturnType<typeof createLogger>): Promise<void> {
   const controller = new AbortController()
   running.set(id, controller)
-  // the serving thread answers 504 at the deadline; the work stops here too
-  const timer = setTimeout(() => controller.abort(), Math.max(0, deadline - Date.now()))
+  // the work stops at the deadline (a kind running several statements shares it), and says why: a 504, not the
+  // 499 of a client that left
+  let timedOut = false
+  const timer = setTimeout(() => {
+    timedOut = true
+    controller.abort()
+  }, Math.max(0, deadline - Date.now()))
   try {
     const operation = (ANALYTICS_OPERATIONS as Record<string, (s: AnalyticsServices, a: unknown, signal: AbortSignal) => unknown>)[op]
     if (!operation) throw new Error(`Unknown analytics operation ${op}`)
@@ -67,7 +77,7 @@ async function run({ id, op, args, deadline, gzip }: Extract<ToAnalytics, { type
     sendMetrics()
     send({ type: 'answer', id, bytes: answer, gzip: answer !== bytes }, [answer.buffer as ArrayBuffer])
   } catch (error) {
-    const { status, body, headers } = toErrorResponse('UNKNOWN', error)
+    const { status, body, headers } = timedOut ? toErrorResponse('UNKNOWN', deadlinePassed()) : toErrorResponse('UNKNOWN', error)
     // the serving thread answers with the envelope; an unexpected failure's cause, with its stack, is logged here
     // where it is known (a refusal of ours, a 503 store_busy say, is an answer, not an error)
     if (status >= 500 && !(error instanceof ApiError) && !controller.signal.aborted) log.error({ err: error, op, status }, `analytics ${op} failed: ${(error as Error)?.message ?? String(error)}`)
