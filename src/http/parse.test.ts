@@ -58,14 +58,20 @@ describe('JSON bodies', () => {
     expect(parseBoundedJson('{"a": 1e308, "b": 1e-400, "c": "1e400", "d": 12345678901234567890}', 70)).toEqual({ a: 1e308, b: 0, c: '1e400', d: 12345678901234567890 })
   })
 
-  test('looking for such numbers reads 20 MB of long digit runs in linear time', () => {
+  test('looking for such numbers reads long digit runs in linear time (10 × the text, about 10 × the time)', () => {
     const chunk = `${'9'.repeat(308)},`
-    const text = `[${chunk.repeat(Math.floor(20e6 / chunk.length))}1]`
-    const started = performance.now()
-    expect(Array.isArray(parseBoundedJson(text, text.length))).toBe(true)
-    const ms = performance.now() - started
-    console.log(`[parse] 20 MB of 308-digit numbers in ${ms.toFixed(0)} ms`)
-    expect(ms).toBeLessThan(1500)
+    const timed = (bytes: number) => {
+      const text = `[${chunk.repeat(Math.floor(bytes / chunk.length))}1]`
+      const started = performance.now()
+      expect(Array.isArray(parseBoundedJson(text, text.length))).toBe(true)
+      return performance.now() - started
+    }
+    timed(2e6) // warm-up
+    const small = Math.min(timed(2e6), timed(2e6))
+    const large = timed(20e6)
+    console.log(`[parse] 308-digit numbers: 2 MB in ${small.toFixed(0)} ms, 20 MB in ${large.toFixed(0)} ms`)
+    // a ratio measured in the same run, not a time: the quadratic scan this replaced made it ~100×
+    expect(large / small).toBeLessThan(30)
   })
 
   test('the words inside strings are text like any other', () => {
