@@ -25,15 +25,43 @@ export function acceptsGzip(request: Request | undefined): boolean {
   return accepted !== null && accepted !== undefined && /(^|[\s,])gzip(\s*;\s*q=(?!0(\.0*)?\s*(,|$))[\d.]+)?\s*(,|$)/i.test(accepted)
 }
 
-/** Bytes written to the socket per turn of the event loop. */
+/** Bytes one answer writes to its socket at a time. */
 const CHUNK_BYTES = 64 * 1024
-
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve))
+/** Bytes all answers together write in one turn of the event loop (the rest wait for the next turns). */
+const TURN_BYTES = 2 * CHUNK_BYTES
 
 /**
- * An answer whose JSON is already encoded (and gzipped, when `gzip`). A large one is written 64 KiB at a time, each
- * piece in a turn of the event loop of its own: handed over whole, tens of MB went to the socket in one turn (and
- * were copied into fresh memory first), holding capture and /decide for hundreds of milliseconds.
+ * Turns of the event loop shared by every large answer being written: at most TURN_BYTES a turn, whatever the number
+ * of answers, first come first served. Each answer yielding on its own still let sixteen of them write a megabyte in
+ * one turn (every waiting callback runs in the same phase of the loop).
+ */
+const waitingWriters: (() => void)[] = []
+let turnScheduled = false
+
+function releaseTurn(): void {
+  turnScheduled = false
+  for (let written = 0; waitingWriters.length > 0 && written < TURN_BYTES; written += CHUNK_BYTES) waitingWriters.shift()!()
+  if (waitingWriters.length > 0) scheduleTurn()
+}
+
+function scheduleTurn(): void {
+  if (turnScheduled) return
+  turnScheduled = true
+  setImmediate(releaseTurn)
+}
+
+/** Resolves in a later turn of the event loop, when this writer's chunk fits that turn's budget. */
+function writeTurn(): Promise<void> {
+  return new Promise<void>((resolve) => {
+    waitingWriters.push(resolve)
+    scheduleTurn()
+  })
+}
+
+/**
+ * An answer whose JSON is already encoded (and gzipped, when `gzip`). A large one is written 64 KiB at a time, within
+ * the turns' shared budget: handed over whole, tens of MB went to the socket in one turn (and were copied into fresh
+ * memory first), holding capture and /decide for hundreds of milliseconds.
  */
 export function encodedJson(bytes: Uint8Array, status = 200, gzip = false): Response {
   const headers: Record<string, string> = { 'content-type': 'application/json' }
@@ -47,10 +75,10 @@ export function encodedJson(bytes: Uint8Array, status = 200, gzip = false): Resp
     type: 'direct',
     async pull(controller: { write(chunk: Uint8Array): unknown; flush(): unknown; close(): void }) {
       while (at < bytes.byteLength) {
+        await writeTurn()
         controller.write(bytes.subarray(at, at + CHUNK_BYTES))
         at += CHUNK_BYTES
         await controller.flush()
-        await nextTurn()
       }
       controller.close()
     },
