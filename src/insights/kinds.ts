@@ -5,9 +5,11 @@ import type { ExperimentsService } from '../experiments/service'
 import type { QueryService } from '../query/service'
 import { runEventsQuery } from './events-query'
 import { funnelsRunner, type FunnelLimits } from './funnels'
+import { lifecycleRunner, personCreation } from './lifecycle'
 import { PersonSets } from './person-sets'
 import { retentionRunner } from './retention'
 import { InsightsService, type InsightsOptions } from './service'
+import { runStickiness } from './stickiness'
 import { runTrends } from './trends'
 
 /** What kinds need beyond the service's own options: their budgets, counters and the stores they read. */
@@ -29,6 +31,9 @@ export function createInsightsService(query: QueryService, options: InsightsOpti
     .register('FunnelsQuery', funnelsRunner(kinds.funnels))
     .register('RetentionQuery', retentionRunner())
     .register('EventsQuery', runEventsQuery)
+    // lifecycles read when persons were created (Postgres); their pages share QUERY_TIMEOUT_MS as a funnel's do
+    .register('LifecycleQuery', lifecycleRunner({ persons: kinds.sql ? personCreation(kinds.sql) : undefined, timeoutMs: kinds.funnels.timeoutMs }))
+    .register('StickinessQuery', runStickiness)
   const { experiments } = kinds
   if (experiments) {
     service.register(

@@ -232,6 +232,65 @@ export const HogQLQuery = t.Object(
   { additionalProperties: true },
 )
 
+const IntervalMember = t.Optional(t.Union([t.Literal('hour'), t.Literal('day'), t.Literal('week'), t.Literal('month'), t.Null()]))
+const CompareFilter = t.Optional(t.Union([t.Object({ compare: t.Optional(t.Union([t.Boolean(), t.Null()])), compare_to: t.Optional(t.Union([t.String({ maxLength: 64 }), t.Null()])) }, { additionalProperties: false }), t.Null()]))
+
+export const LifecycleQuery = t.Object(
+  {
+    kind: t.Literal('LifecycleQuery'),
+    // PostHog's app sends one; more are refused by the runner, by name
+    series: t.Array(EventsNode, { minItems: 1, maxItems: 20 }),
+    interval: IntervalMember,
+    lifecycleFilter: t.Optional(
+      t.Union([
+        t.Object(
+          {
+            // which statuses PostHog's app draws: every status is answered, as PostHog does
+            toggledLifecycles: t.Optional(t.Union([t.Array(t.Union(['new', 'returning', 'resurrecting', 'dormant'].map((s) => t.Literal(s))), { maxItems: 4 }), t.Null()])),
+          },
+          // display options of PostHog's app (showValuesOnSeries, showLegend, stacked…) change nothing in the answer
+          { additionalProperties: true },
+        ),
+        t.Null(),
+      ]),
+    ),
+    ...Common,
+  },
+  { additionalProperties: false },
+)
+export type LifecycleQuery = Static<typeof LifecycleQuery>
+
+export const StickinessQuery = t.Object(
+  {
+    kind: t.Literal('StickinessQuery'),
+    series: t.Array(EventsNode, { minItems: 1, maxItems: 20 }),
+    interval: IntervalMember,
+    intervalCount: t.Optional(t.Union([t.Integer({ minimum: 1, maximum: 1000 }), t.Null()])),
+    stickinessFilter: t.Optional(
+      t.Union([
+        t.Object(
+          {
+            computedAs: t.Optional(t.Union([t.Literal('non_cumulative'), t.Literal('cumulative'), t.Null()])),
+            stickinessCriteria: t.Optional(
+              t.Union([
+                t.Object({ operator: t.Union([t.Literal('gte'), t.Literal('lte'), t.Literal('exact')]), value: t.Integer({ minimum: 0, maximum: 1_000_000 }) }, { additionalProperties: false }),
+                t.Null(),
+              ]),
+            ),
+          },
+          // display options of PostHog's app change nothing in the answer
+          { additionalProperties: true },
+        ),
+        t.Null(),
+      ]),
+    ),
+    compareFilter: CompareFilter,
+    ...Common,
+  },
+  { additionalProperties: false },
+)
+export type StickinessQuery = Static<typeof StickinessQuery>
+
 /** The schema of each kind served, by name (the query node is checked against it before anything else). */
 export const QUERY_KINDS: Record<string, TSchema> = {
   HogQLQuery,
@@ -239,4 +298,6 @@ export const QUERY_KINDS: Record<string, TSchema> = {
   FunnelsQuery,
   RetentionQuery,
   EventsQuery,
+  LifecycleQuery,
+  StickinessQuery,
 }
