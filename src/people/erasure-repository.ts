@@ -1,6 +1,7 @@
 // The Postgres side of a person's erasure: the person row goes, and with it (by cascade) its distinct ids and
-// static cohort memberships, serialised with the learners of every process by the project's advisory lock,
-// and announced to every process's caches when the transaction commits.
+// static cohort memberships, and the personless rows its ids had before they were identified; serialised with the
+// learners of every process by the project's advisory lock, and announced to every process's caches when the
+// transaction commits.
 import type { Sql } from 'postgres'
 import { inTransaction } from '../db/postgres'
 import { PERSONS_LOCK } from './repository'
@@ -38,6 +39,11 @@ export async function deletePerson(sql: Sql, teamId: number, personUuid: string)
          where c.is_static and c.id in (select jsonb_array_elements_text(${tx.json(cohorts)})::int)`
     }
     const distinctIds = ids.map((r) => r.distinct_id)
+    // The personless rows its ids had before they were identified go too: the tombstones now outrank them, and an
+    // id seen again with no person must get a new personless row, with a version above its tombstone's.
+    if (distinctIds.length > 0) {
+      await tx`delete from personless_distinct_ids where team_id = ${teamId} and distinct_id in (select jsonb_array_elements_text(${tx.json(distinctIds)}))`
+    }
     await notifyPersonChange(tx, { teamId, distinctIds, groups: [], deleted: true })
     return distinctIds
   })

@@ -1,7 +1,9 @@
 // The consumer that turns landed events into what flags and admins need: event and property definitions,
 // persons and their distinct ids, group types and groups. Per batch and project: one transaction, a handful of bulk
 // statements, the project's persons serialised across processes by an advisory lock. Replaying a batch
-// (after a crash before the cursor moved) converges to the same state.
+// (after a crash before the cursor moved) converges to the same state. A distinct id seen with no person (an
+// anonymous visitor of posthog-js at its defaults) is recorded as personless, so that the query API counts it as
+// one person (see recordPersonless).
 import type { Sql } from 'postgres'
 import { inTransaction } from '../db/postgres'
 import { wellFormed, wellFormedText } from '../db/text'
@@ -18,10 +20,12 @@ import { blockedAmong, MAX_BLOCKED_GROUP_TYPES } from './group-types-repository'
 import type { PersonChange } from './person-cache'
 import { notifyPersonChange } from './person-changes'
 import { IdentityModel, type PersonEvent } from './identity'
-import { addGroupTypes, loadGroupTypes, loadPersons, PERSONS_LOCK, upsertGroups, writePersons } from './repository'
+import { KnownIds } from './known-ids'
+import { addGroupTypes, loadGroupTypes, loadPersons, PERSONS_LOCK, recordPersonless, upsertGroups, writePersons } from './repository'
 
 export const LEARNER = 'learn'
-const KNOWN_MAX = 200_000
+/** The memory of distinct ids known to have a person or a personless row (see KnownIds), in bytes. */
+export const KNOWN_MAX_BYTES = 32 * 1024 * 1024
 const IDENTITY_EVENTS = new Set(['$identify', '$create_alias', '$merge_dangerously'])
 /**
  * SQLSTATE classes that say the data is wrong, not that Postgres is unavailable: data exceptions (22: a date
@@ -37,11 +41,8 @@ function touchesPerson(e: PersonEvent): boolean {
 export class Learner implements BatchHandler {
   readonly name = LEARNER
   readonly store = 'postgres'
-  /** distinct ids known to have a person, per project: their plain events need no work */
-  private readonly known = new Map<number, Set<string>>()
-  /** the same, in the order they were learned: past KNOWN_MAX the oldest is forgotten */
-  private readonly knownOrder: { teamId: number; distinctId: string }[] = []
-  private knownOldest = 0
+  /** distinct ids known to have a person (their plain events need no work) or a personless row */
+  private readonly known: KnownIds
   private readonly properties: PropertyTracker
 
   constructor(
@@ -55,9 +56,17 @@ export class Learner implements BatchHandler {
       log: Logger
       /** after each commit: what it changed, for the caches of stored properties in this process */
       onPersonsChanged?(change: PersonChange): void
+      /** the bound of the memory of known distinct ids (default KNOWN_MAX_BYTES) */
+      knownMaxBytes?: number
     },
   ) {
     this.properties = deps.properties ?? new PropertyTracker()
+    this.known = new KnownIds(deps.knownMaxBytes ?? KNOWN_MAX_BYTES)
+  }
+
+  /** What the memory of known distinct ids holds now (it never passes its bound). */
+  knownIds(): { entries: number; bytes: number } {
+    return { entries: this.known.size, bytes: this.known.bytes }
   }
 
   async handle(batch: Batch): Promise<void> {
@@ -130,41 +139,13 @@ export class Learner implements BatchHandler {
     return e?.name === 'PostgresError' && typeof e.code === 'string' && DATA_FAULT_CLASSES.has(e.code.slice(0, 2))
   }
 
-  private isKnown(teamId: number, distinctId: string): boolean {
-    return this.known.get(teamId)?.has(distinctId) ?? false
-  }
-
-  private remember(teamId: number, distinctIds: Iterable<string>): void {
-    let ids = this.known.get(teamId)
-    for (const id of distinctIds) {
-      if (!ids) this.known.set(teamId, (ids = new Set()))
-      if (ids.has(id)) continue
-      ids.add(id)
-      this.knownOrder.push({ teamId, distinctId: id })
-      if (this.knownOrder.length - this.knownOldest > KNOWN_MAX) this.forgetOldest()
-    }
-  }
-
   /**
-   * Persons were erased (people/erasure.ts): their distinct ids have no person any more, so their next event
-   * must make one. `distinctIds` undefined: forget the whole project (or, with no project, everything).
+   * Persons were erased (people/erasure.ts): their distinct ids have no person (nor personless row) any more, so
+   * their next event must make one. `distinctIds` undefined: forget the whole project (or, with no project,
+   * everything).
    */
   forget(teamId: number | undefined, distinctIds?: string[]): void {
-    if (teamId === undefined) this.known.clear()
-    else if (distinctIds === undefined) this.known.delete(teamId)
-    else for (const id of distinctIds) this.known.get(teamId)?.delete(id)
-  }
-
-  private forgetOldest(): void {
-    const { teamId, distinctId } = this.knownOrder[this.knownOldest++]
-    const ids = this.known.get(teamId)
-    ids?.delete(distinctId)
-    if (ids?.size === 0) this.known.delete(teamId)
-    // the forgotten head is dropped once it is half the list
-    if (this.knownOldest * 2 > this.knownOrder.length) {
-      this.knownOrder.splice(0, this.knownOldest)
-      this.knownOldest = 0
-    }
+    this.known.forget(teamId, distinctIds)
   }
 
   /** Persons, distinct ids, group types and groups of one project; the project's group types when it read them. */
@@ -176,14 +157,19 @@ export class Learner implements BatchHandler {
       (e) =>
         e.event !== '$groupidentify' &&
         e.properties.$process_person_profile !== false &&
-        (touchesPerson(e) || !this.isKnown(teamId, e.distinctId)),
+        (touchesPerson(e) || !this.known.hasPerson(teamId, e.distinctId)),
     )
+    // Ids with neither a person nor a personless row known: whatever the event (personless, an exception, a group's
+    // identify), an id left with no person by this batch gets a personless row, so that every event has a person.
+    const unmapped = new Set<string>()
+    for (const e of events) if (!this.known.mapped(teamId, e.distinctId)) unmapped.add(e.distinctId)
     const typesSeen = events.flatMap(groupTypesOf)
     const refused = { tooLarge: 0 }
     const groupSets = groupUpdates(events, refused)
-    if (personEvents.length === 0 && typesSeen.length === 0) return undefined
+    if (personEvents.length === 0 && typesSeen.length === 0 && unmapped.size === 0) return undefined
     const { metrics } = this.deps
     let learned: string[] = []
+    let personless: string[] = []
     const change: PersonChange = { teamId, distinctIds: [], groups: [] }
     let groupTypes: Map<string, number> | undefined
     await this.deps.sql.begin(async (transaction) => {
@@ -239,11 +225,21 @@ export class Learner implements BatchHandler {
         for (const [id] of model.assignments()) changedIds.add(id)
         change.distinctIds = [...changedIds]
       }
+      if (unmapped.size > 0) {
+        // after the persons: an id this batch gave a person needs no personless row
+        const withPerson = new Set(learned)
+        personless = [...unmapped].filter((id) => !withPerson.has(id))
+        const written = await recordPersonless(tx, teamId, personless)
+        if (written) metrics.inc('personUpdates', { kind: 'personless_distinct_ids' }, written)
+      }
       if (refused.tooLarge) metrics.inc('personUpdates', { kind: 'properties_dropped_too_large' }, refused.tooLarge)
       // other processes' caches hear of it when this commits
       if (change.distinctIds.length || change.groups.length) await notifyPersonChange(tx, change)
     })
-    this.remember(teamId, learned)
+    this.known.addPersons(teamId, learned)
+    // (an id among these may have a person this batch did not load: it is then known as mapped only, and loaded
+    // when an event of it touches persons)
+    this.known.addMapped(teamId, personless)
     if (change.distinctIds.length || change.groups.length) this.deps.onPersonsChanged?.(change)
     return groupTypes
   }

@@ -119,6 +119,23 @@ export async function writePersons(
   return { created: created.length, updated: updated.length, merged: merged.length, distinctIds: live.length }
 }
 
+/**
+ * Record distinct ids seen on events as having no person (personless): each gets a mapping row with the next
+ * version, so that the query API counts it as the person of PostHog's deterministic uuid for the id. An id that has
+ * a person, or a personless row already, is left as it is: only a person's row (an $identify or alias that gives
+ * the id a person later, with a higher version) may outrank it. Returns how many rows were written.
+ */
+export async function recordPersonless(tx: Sql, teamId: number, distinctIds: string[]): Promise<number> {
+  if (distinctIds.length === 0) return 0
+  const written = await tx`
+    insert into personless_distinct_ids (team_id, distinct_id)
+    select ${teamId}, v.id
+      from jsonb_array_elements_text(${tx.json(distinctIds)}) as v(id)
+     where not exists (select 1 from person_distinct_ids d where d.team_id = ${teamId} and d.distinct_id = v.id)
+    on conflict (team_id, distinct_id) do nothing`
+  return written.count
+}
+
 export async function loadGroupTypes(tx: Sql, teamId: number): Promise<Map<string, number>> {
   const rows = await tx<{ group_type: string; group_type_index: number }[]>`
     select group_type, group_type_index from group_type_mappings where team_id = ${teamId}`

@@ -4,13 +4,17 @@
 // every id of the merged person, so each gets a higher version). Within a project the learner writes under the
 // project's advisory lock, so versions commit in order there: copying, per project, what is above the highest
 // version already copied misses nothing. The first pass on an install that already holds persons is the backfill.
-// An erased person's ids leave tombstones (versions too), copied as "belongs to nobody".
+// An erased person's ids leave tombstones (versions too), copied as "belongs to nobody". An id seen with no person
+// (personless_distinct_ids, versions from the same sequence) is copied as belonging to PostHog's deterministic uuid
+// for it, the uuid its person would get: one person per anonymous visitor until an $identify or alias gives the id a
+// person, whose row (a higher version) then re-points its past events.
 import type { ClickHouseClient } from '@clickhouse/client'
 import { Database } from 'bun:sqlite'
 import type { Sql } from 'postgres'
 import { accessDuckDb } from '../events/duckdb-access'
 import { type DuckDbAccess, type DuckDbSettings, type MappingRow } from '../events/duckdb-database'
 import { throttled, type Logger } from '../log'
+import { personUuid } from '../people/identity'
 
 export type { MappingRow }
 
@@ -49,26 +53,35 @@ export class PersonMappingCopy {
     for (;;) {
       const floor = Object.fromEntries(this.copied)
       const floorJson = this.sql.json(floor)
-      // the rows written and the tombstones of erased ids, per project above what was copied, in version order
-      const rows = await this.sql<{ team_id: number; distinct_id: string; person_uuid: string | null; version: string }[]>`
-        select x.team_id, x.distinct_id, x.person_uuid, x.version
+      // the rows written, the tombstones of erased ids and the personless ids, per project above what was copied, in
+      // version order
+      const rows = await this.sql<{ team_id: number; distinct_id: string; person_uuid: string | null; version: string; personless: boolean }[]>`
+        select x.team_id, x.distinct_id, x.person_uuid, x.version, x.personless
           from projects pr
           cross join lateral (
             select * from (
-              select d.team_id, d.distinct_id, p.uuid::text as person_uuid, d.version
+              select d.team_id, d.distinct_id, p.uuid::text as person_uuid, d.version, false as personless
                 from person_distinct_ids d
                 join persons p on p.id = d.person_id
                where d.team_id = pr.id and d.version > coalesce((${floorJson}::jsonb ->> pr.id::text)::bigint, 0)
               union all
-              select t.team_id, t.distinct_id, null, t.version
+              select t.team_id, t.distinct_id, null, t.version, false
                 from person_distinct_id_tombstones t
                where t.team_id = pr.id and t.version > coalesce((${floorJson}::jsonb ->> pr.id::text)::bigint, 0)
+              union all
+              select l.team_id, l.distinct_id, null, l.version, true
+                from personless_distinct_ids l
+               where l.team_id = pr.id and l.version > coalesce((${floorJson}::jsonb ->> pr.id::text)::bigint, 0)
             ) changes
             order by version
             limit ${PAGE}) x
          order by x.team_id, x.version`
       if (rows.length === 0) return total
-      const batch = rows.map((r) => ({ teamId: Number(r.team_id), distinctId: r.distinct_id, personId: r.person_uuid, version: Number(r.version) }))
+      // (the uuid is computed here: Postgres has no SHA-1 without an extension)
+      const batch = rows.map((r) => {
+        const teamId = Number(r.team_id)
+        return { teamId, distinctId: r.distinct_id, personId: r.personless ? personUuid(teamId, r.distinct_id) : r.person_uuid, version: Number(r.version) }
+      })
       await this.sink.write(batch)
       for (const r of batch) this.copied.set(r.teamId, Math.max(this.copied.get(r.teamId) ?? 0, r.version))
       total += batch.length
