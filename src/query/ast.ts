@@ -11,7 +11,8 @@ export type Expr =
   | { k: 'property'; table: string | null; path: string[]; at: number }
   | { k: 'unary'; op: '-' | 'NOT'; arg: Expr }
   | { k: 'binary'; op: BinaryOp; left: Expr; right: Expr }
-  | { k: 'call'; name: string; args: Expr[]; distinct: boolean; star: boolean; at: number }
+  /** `params`: a parametric call's first list (`quantile(0.9)(x)`: params [0.9], args [x]); absent when not one */
+  | { k: 'call'; name: string; args: Expr[]; distinct: boolean; star: boolean; at: number; params?: Expr[] }
   | { k: 'in'; arg: Expr; list: Expr[]; not: boolean }
   | { k: 'between'; arg: Expr; low: Expr; high: Expr; not: boolean }
   | { k: 'like'; arg: Expr; pattern: Expr; not: boolean; caseInsensitive: boolean }

@@ -8,15 +8,17 @@ import type { Expr, Select } from './ast'
 import { balanced, CompileBudget, COMPILE_LIMITS, fitsStatement } from './budget'
 import { QueryError } from './errors'
 import {
-  asciiCase, clickhouseEvents, embeddedEvents, isEmbedded, numberSql, Params, propertySql, timeLiteral,
-  type DialectName, type EventsScope, type PropertyFlavor, type TimeType,
+  arrayAsJson, arrayJoinElement, arrayJoinSource, asciiCase, clickhouseEvents, embeddedEvents, isEmbedded, numberSql,
+  Params, propertySql, timeLiteral, type DialectName, type EventsScope, type PropertyFlavor, type TimeType,
 } from './dialect'
-import { compileCall, isAggregate } from './functions'
+import { canonicalName, compileCall, isAggregate } from './functions'
 import { asciiLower, likeToGlob, likeToRegex, parseTimeLiteral, shift, UNIT_MS } from './literals'
 
 export { parseTimeLiteral, shift }
 
 export type ValueType = 'String' | 'Int' | 'Float' | 'Bool' | 'DateTime' | 'Date' | 'JSON' | 'UUID' | 'Null' | 'Interval'
+/** What an array holds (docs/query.md "Arrays"): text or numbers, never NULL, never another array. */
+export type ElementType = 'String' | 'Int' | 'Float'
 
 export interface Compiled {
   sql: string
@@ -31,6 +33,11 @@ export interface Compiled {
   interval?: { count: number; unit: string }
   /** a string literal's value */
   literal?: string
+  /**
+   * an array of these (type 'JSON'): the store's own array (ClickHouse), list (DuckDB) or JSON text (SQLite), written
+   * as JSON text only where the top SELECT answers it; accepted only where an array is asked for (acceptArray)
+   */
+  array?: ElementType
 }
 
 export interface Target {
@@ -72,6 +79,7 @@ interface Output {
   name: string
   sql: string
   type: ValueType
+  array?: ElementType
 }
 
 interface Level {
@@ -90,6 +98,11 @@ interface Level {
   /** the lengths of `groups`' members: most expressions are not looked up (a lookup flattens the string) */
   groupLengths: Set<number>
   columns: Select['columns']
+  /**
+   * the array this level's arrayJoin() unrolls (one per level: two would multiply each other's rows), as its SQL,
+   * and how its element is read
+   */
+  arrayJoin: { array: string; element: string } | null
 }
 
 export class Compiler {
@@ -128,6 +141,7 @@ export class Compiler {
     const level: Level = {
       id, top, events: null, usesPerson: false, outputs: null, sourceNames: new Set(), aliases: new Map(),
       expanding: new Set(), compiledAliases: new Map(), groups: null, groupLengths: new Set(), columns: q.columns,
+      arrayJoin: null,
     }
     if (q.from.k === 'subquery') {
       const sub = this.select(q.from.query, false)
@@ -153,6 +167,8 @@ export class Compiler {
     const groupBy = q.groupBy.map((g) => {
       const c = this.item(g, level, 'group')
       if (c.agg) throw new QueryError('Aggregate functions are not allowed in GROUP BY')
+      // the stores order and compare arrays differently (SQLite holds them as JSON text)
+      if (c.array) throw new QueryError('GROUP BY an array is not supported (arrayJoin() it, or group by what it is made of)')
       return c
     })
     fitsStatement(groupBy.map((g) => g.sql))
@@ -170,6 +186,7 @@ export class Compiler {
     for (const c of columns) if (c.type === 'Interval') throw new QueryError('INTERVAL can only be added to or subtracted from a date or time')
     const having = q.having ? this.expr(q.having, level, 'having', 'any') : null
     const orderBy = q.orderBy.map((o) => ({ c: this.item(o.expr, level, 'order'), desc: o.desc }))
+    for (const o of orderBy) if (o.c.array) throw new QueryError('ORDER BY an array is not supported')
     const aggregated = groupBy.length > 0 || having !== null || columns.some((c) => c.agg)
     if (aggregated) {
       for (const c of [...columns, ...(having ? [having] : []), ...orderBy.map((o) => o.c)]) {
@@ -182,9 +199,16 @@ export class Compiler {
         : clickhouseEvents(this.target.database!, this.target.teamId, level.usesPerson, id)
       source = scope.from
     }
-    fitsStatement([source, ...columns.map((c) => c.sql), where?.sql ?? '', having?.sql ?? '', ...orderBy.map((o) => o.c.sql)])
-    const outputs: Output[] = q.columns.map((c, i) => ({ name: c.alias ?? c.text, sql: `_q${id}_${i}`, type: columns[i].type }))
-    const parts = [`SELECT ${q.distinct ? 'DISTINCT ' : ''}${columns.map((c, i) => `${c.sql} AS ${outputs[i].sql}`).join(', ')}`, `FROM ${source}`]
+    // the embedded stores unroll an array beside each row (ClickHouse's arrayJoin() does it in place)
+    if (level.arrayJoin) {
+      const events = level.events && isEmbedded(this.dialect) ? { base: embeddedEvents(id, this.target.teamId, false).from, tenant: level.events.tenant } : null
+      source = arrayJoinSource(this.dialect, source, level.arrayJoin.array, id, events)
+    }
+    // the answer holds an array as JSON text, the service decodes it; a subquery hands the store's own array on
+    const selected = columns.map((c) => (top && c.array ? arrayAsJson(this.dialect, c.sql, c.array) : c.sql))
+    fitsStatement([source, ...selected, where?.sql ?? '', having?.sql ?? '', ...orderBy.map((o) => o.c.sql)])
+    const outputs: Output[] = q.columns.map((c, i) => ({ name: c.alias ?? c.text, sql: `_q${id}_${i}`, type: columns[i].type, ...(columns[i].array && !top ? { array: columns[i].array } : {}) }))
+    const parts = [`SELECT ${q.distinct ? 'DISTINCT ' : ''}${selected.map((c, i) => `${c} AS ${outputs[i].sql}`).join(', ')}`, `FROM ${source}`]
     const conditions = [level.events?.tenant, where ? `(${where.sql})` : undefined].filter(Boolean)
     if (conditions.length) parts.push(`WHERE ${conditions.join(' AND ')}`)
     if (groupBy.length) parts.push(`GROUP BY ${groupBy.map((g) => g.sql).join(', ')}`)
@@ -210,7 +234,7 @@ export class Compiler {
       this.shadowed++
     }
     // a bare property at the top level comes back as sent (its JSON, decoded by the service)
-    return this.expr(e, level, clause, e.k === 'property' && level.top ? 'raw' : 'any')
+    return this.expr(e, level, clause, e.k === 'property' && level.top ? 'raw' : 'any', false, clause === 'select')
   }
 
   /**
@@ -232,7 +256,8 @@ export class Compiler {
     level.expanding.add(name)
     try {
       const e = level.aliases.get(name)!
-      const compiled = want === 'item' ? this.item(e, level, 'select') : this.expr(e, level, clause, want)
+      // an alias may name an array: whether one is accepted is decided where the alias is used
+      const compiled = want === 'item' ? this.item(e, level, 'select') : this.expr(e, level, clause, want, false, true)
       if (this.shadowed === shadowedBefore) level.compiledAliases.set(key, { compiled, height: budget.deepest - budget.depth })
       return compiled
     } finally {
@@ -241,10 +266,12 @@ export class Compiler {
     }
   }
 
-  expr(e: Expr, level: Level, clause: string, want: Want, inAggregate = false): Compiled {
+  /** `acceptArray`: the caller takes an array (a SELECT column, arrayJoin(), length()); elsewhere one is refused. */
+  expr(e: Expr, level: Level, clause: string, want: Want, inAggregate = false, acceptArray = false): Compiled {
     this.budget.enter()
     try {
       const c = this.node(e, level, clause, want, inAggregate)
+      if (c.array && !acceptArray) throw new QueryError(`${arrayName(e)} is an array: only arrayJoin() and length() take one, or a SELECT column`)
       if (c.sql.length > COMPILE_LIMITS.maxStatementBytes) fitsStatement([c.sql])
       if (c.loose && level.groupLengths.has(c.sql.length) && level.groups?.has(c.sql)) return { ...c, loose: null }
       return c
@@ -276,7 +303,8 @@ export class Compiler {
         }
         const a = sub(e.arg, 'number')
         if (e.arg.k === 'number') return leaf(`-${a.sql}`, a.type)
-        return { ...a, sql: `(-${a.sql})`, type: a.type === 'Int' ? 'Int' : 'Float' }
+        // a space: `- -1` written as --1 would start a comment that swallows the rest of the statement
+        return { ...a, sql: `(- ${a.sql})`, type: a.type === 'Int' ? 'Int' : 'Float' }
       }
       case 'binary':
         if (e.op === 'AND' || e.op === 'OR') return this.logical(e, level, clause, inAggregate)
@@ -332,7 +360,8 @@ export class Compiler {
           if (inAggregate) throw new QueryError(`Aggregate function ${name}() inside another aggregate function`)
           if (clause === 'where' || clause === 'group') throw new QueryError(`Aggregate function ${name}() is not allowed in ${clause === 'where' ? 'WHERE' : 'GROUP BY'}`)
         }
-        return compileCall(this, e, (x, w) => this.expr(x, level, clause, w, inAggregate || isAggregate(name)))
+        if (canonicalName(name) === 'arrayJoin') return this.arrayJoin(e, level, clause, inAggregate)
+        return compileCall(this, e, (x, w, acceptArray) => this.expr(x, level, clause, w, inAggregate || isAggregate(name), acceptArray))
       }
     }
   }
@@ -362,7 +391,25 @@ export class Compiler {
     }
     const out = level.outputs!.get(column)
     if (!out) throw new QueryError(`Unknown column ${column} (the subquery has ${[...level.outputs!.keys()].join(', ')})`)
-    return { sql: out.sql, type: out.type, agg: false, loose: column }
+    return { sql: out.sql, type: out.type, agg: false, loose: column, ...(out.array ? { array: out.array } : {}) }
+  }
+
+  /**
+   * arrayJoin(array): one row for each element, as ClickHouse's. Every arrayJoin() of a level must unroll the same
+   * array (two would multiply each other's rows); each use reads the same element (ClickHouse: the same expression,
+   * which it evaluates once; the embedded stores: the element's column beside the row, dialect.ts arrayJoinSource).
+   */
+  private arrayJoin(e: Extract<Expr, { k: 'call' }>, level: Level, clause: string, inAggregate: boolean): Compiled {
+    if (e.params) throw new QueryError('arrayJoin() takes no parameters')
+    if (e.distinct || e.star || e.args.length !== 1) throw new QueryError(`arrayJoin() takes 1 argument, an array${e.args.length === 1 ? '' : `, not ${e.args.length}`}`)
+    const a = this.expr(e.args[0], level, clause, 'string', inAggregate, true)
+    if (!a.array) throw new QueryError('arrayJoin() takes an array (splitByChar(), groupArray() or quantiles() in a subquery, or a subquery column holding one)')
+    if (a.agg) throw new QueryError('arrayJoin() of an aggregate in the same SELECT is not supported: aggregate in a subquery, then arrayJoin() its column')
+    if (level.arrayJoin && level.arrayJoin.array !== a.sql) {
+      throw new QueryError('Only one array may be unrolled by arrayJoin() in a SELECT (two would multiply each other\'s rows): unroll the other in a subquery')
+    }
+    level.arrayJoin ??= { array: a.sql, element: arrayJoinElement(this.dialect, a.sql, level.id, level.events !== null) }
+    return { sql: level.arrayJoin.element, type: a.array, agg: false, loose: 'arrayJoin()' }
   }
 
   private property(table: string | null, path: string[], level: Level, flavor: PropertyFlavor): Compiled {
@@ -456,7 +503,7 @@ export class Compiler {
   }
 
   /** time ± n units: folded when the time is a constant, else the store's arithmetic. */
-  private shiftTime(base: Compiled, count: number, unit: string): Compiled {
+  shiftTime(base: Compiled, count: number, unit: string): Compiled {
     const type = base.type as TimeType
     if (base.time !== undefined) {
       const ms = shift(base.time, count, unit)
@@ -493,6 +540,13 @@ export class Compiler {
     }
     return { ...a, sql: `(${not}like(${subject}, ${this.params.string(pattern)}))`, type: 'Bool' }
   }
+}
+
+/** How a refusal names an expression that gives an array. */
+function arrayName(e: Expr): string {
+  if (e.k === 'call') return `${e.name}()`
+  if (e.k === 'name') return e.parts.join('.')
+  return 'The expression'
 }
 
 export function combine(parts: Compiled[], sql: string, type: ValueType): Compiled {

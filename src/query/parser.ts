@@ -458,6 +458,17 @@ class Parser {
   }
 
   private parseCall(nameToken: Token): Expr {
+    const first = this.parseArguments(nameToken)
+    // a parametric call, name(parameters)(arguments): ClickHouse's form for quantile(0.9)(x), groupArray(10)(x)
+    if (!this.isOp('(')) return { k: 'call', name: nameToken.text, ...first, at: nameToken.offset }
+    if (first.distinct || first.star) this.fail(`The parameters of ${nameToken.text}()() cannot hold ${first.star ? '*' : 'DISTINCT'}`, nameToken)
+    const second = this.parseArguments(nameToken)
+    if (this.isOp('(')) this.fail(`${nameToken.text}()()() has more than one list of parameters`, nameToken)
+    return { k: 'call', name: nameToken.text, ...second, params: first.args, at: nameToken.offset }
+  }
+
+  /** One parenthesised list of a call: arguments, `*`, or DISTINCT and arguments. */
+  private parseArguments(nameToken: Token): { args: Expr[]; distinct: boolean; star: boolean } {
     this.expectOp('(')
     if (++this.depth > LIMITS.maxDepth) this.refuse(`The query nests expressions deeper than ${LIMITS.maxDepth} levels`, 'depth')
     const distinct = this.acceptKeyword('DISTINCT')
@@ -468,13 +479,12 @@ class Parser {
       star = true
     } else if (!this.isOp(')')) {
       do {
-        if (args.length >= 100) this.fail('A function takes at most 100 arguments')
+        if (args.length >= 100) this.fail(`A function takes at most 100 arguments (${nameToken.text}())`)
         args.push(this.parseExpr(0))
       } while (this.acceptOp(','))
     }
     this.expectOp(')')
     this.depth--
-    if (this.isOp('(')) this.fail(`Parametric function ${nameToken.text}()() is not allowed`, nameToken)
-    return { k: 'call', name: nameToken.text, args, distinct, star, at: nameToken.offset }
+    return { args, distinct, star }
   }
 }
