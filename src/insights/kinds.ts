@@ -11,6 +11,8 @@ import { retentionRunner } from './retention'
 import { InsightsService, type InsightsOptions } from './service'
 import { runStickiness } from './stickiness'
 import { runTrends } from './trends'
+import { runWebOverview, runWebStatsTable } from './web'
+import { WebOverviewQuery, WebStatsTableQuery } from './web-model'
 
 /** What kinds need beyond the service's own options: their budgets, counters and the stores they read. */
 export interface KindOptions {
@@ -31,6 +33,8 @@ export function createInsightsService(query: QueryService, options: InsightsOpti
     .register('FunnelsQuery', funnelsRunner(kinds.funnels))
     .register('RetentionQuery', retentionRunner())
     .register('EventsQuery', runEventsQuery)
+    .register('WebOverviewQuery', runWebOverview, { schema: WebOverviewQuery })
+    .register('WebStatsTableQuery', runWebStatsTable, { schema: WebStatsTableQuery })
     // lifecycles read when persons were created (Postgres); their pages share QUERY_TIMEOUT_MS as a funnel's do
     .register('LifecycleQuery', lifecycleRunner({ persons: kinds.sql ? personCreation(kinds.sql) : undefined, timeoutMs: kinds.funnels.timeoutMs }))
     .register('StickinessQuery', runStickiness)

@@ -8,7 +8,7 @@ export const QueryRequest = model(
   t.Object(
     {
       query: t.Object(
-        { kind: t.String({ maxLength: 64, description: 'HogQLQuery, TrendsQuery, FunnelsQuery, RetentionQuery or EventsQuery' }) },
+        { kind: t.String({ maxLength: 64, description: 'HogQLQuery, TrendsQuery, FunnelsQuery, RetentionQuery, LifecycleQuery, StickinessQuery, EventsQuery, WebOverviewQuery, WebStatsTableQuery or ExperimentQuery' }) },
         { additionalProperties: true, description: 'a query node: {"kind": "HogQLQuery", "query": "SELECT …"}, or an insight kind (docs/insights.md)' },
       ),
       refresh: t.Optional(t.Any({ description: 'blocking (default: a recent cached answer may serve), force_blocking or true: computed now' })),

@@ -24,7 +24,7 @@ export function queryRoutes(deps: { offload: Offload<typeof queryOperations>; au
     {
       body: QueryRequest,
       response: { 200: QueryResponse },
-      detail: { tags: ['query'], summary: 'Run a HogQL query or an insight (TrendsQuery, FunnelsQuery, RetentionQuery, EventsQuery) over the project’s events' },
+      detail: { tags: ['query'], summary: 'Run a HogQL query or an insight (TrendsQuery, FunnelsQuery, RetentionQuery, LifecycleQuery, StickinessQuery, EventsQuery, WebOverviewQuery, WebStatsTableQuery, ExperimentQuery) over the project’s events' },
     },
   )
 }

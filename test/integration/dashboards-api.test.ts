@@ -15,7 +15,8 @@ import { BASE, json, learned, PROJECT_KEY, startStack, type Stack, type StoreCho
 const hogql = (query: string) => ({ kind: 'DataTableNode', source: { kind: 'HogQLQuery', query } })
 const trends = { kind: 'InsightVizNode', source: { kind: 'TrendsQuery', series: [{ kind: 'EventsNode', event: '$pageview' }], dateRange: { date_from: 'all' }, trendsFilter: { display: 'BoldNumber' } } }
 /** a kind the query API does not serve */
-const lifecycle = { kind: 'InsightVizNode', source: { kind: 'LifecycleQuery', series: [] } }
+// a kind PostHog has and phog does not serve
+const paths = { kind: 'InsightVizNode', source: { kind: 'PathsQuery', pathsFilter: {} } }
 const COUNTS = "SELECT event, count() AS n FROM events WHERE event IN ('$pageview', 'signup') GROUP BY event ORDER BY event"
 
 const ev = (event: string, distinctId: string, properties: Record<string, unknown> = {}) => ({
@@ -141,8 +142,8 @@ for (const postgres of ['real', 'embedded'] as StoreChoice[]) {
       const t = await post('insights', { name: 'Trend', query: trends })
       const computed = await get(`insights/${t.id}/?refresh=true`)
       expect(computed).toMatchObject({ result: [{ aggregated_value: 3, label: '$pageview' }], timezone: 'UTC' })
-      const l = await post('insights', { name: 'Lifecycle', query: lifecycle })
-      expect(await refused(stack.api(`/api/projects/1/insights/${l.id}/?refresh=true`), 'query__kind', 'invalid_input')).toContain('LifecycleQuery')
+      const l = await post('insights', { name: 'Paths', query: paths })
+      expect(await refused(stack.api(`/api/projects/1/insights/${l.id}/?refresh=true`), 'query__kind', 'invalid_input')).toContain('PathsQuery')
       await refused(stack.api(`/api/projects/1/insights/${t.id}/?refresh=sometimes`), 'refresh', 'invalid_choice')
       const broken = await post('insights', { name: 'Broken', query: hogql('SELECT nope(1) FROM events') })
       await refused(stack.api(`/api/projects/1/insights/${broken.id}/?refresh=true`), 'query')
@@ -157,7 +158,7 @@ for (const postgres of ['real', 'embedded'] as StoreChoice[]) {
       const counts = await post('insights', { name: 'Counts on a dashboard', query: hogql(COUNTS), dashboards: [d.id] })
       expect(counts.dashboards).toEqual([d.id])
       expect(counts.dashboard_tiles).toEqual([{ id: expect.any(Number), dashboard_id: d.id, deleted: false }])
-      const trend = await post('insights', { name: 'Lifecycle on a dashboard', query: lifecycle })
+      const trend = await post('insights', { name: 'Paths on a dashboard', query: paths })
       expect(await json(patch('insights', trend.id, { dashboards: [d.id] }))).toMatchObject({ dashboards: [d.id] })
 
       const stored = await get(`dashboards/${d.id}/`)

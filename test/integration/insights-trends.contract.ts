@@ -210,7 +210,7 @@ export function insightsTrendsContract(name: string, start: () => Promise<Stack>
         expect(body.type).toBe('validation_error')
         return body as { attr: string; detail: string }
       }
-      expect((await refusal({ kind: 'LifecycleQuery', series: [] })).attr).toBe('query__kind')
+      expect((await refusal({ kind: 'PathsQuery', pathsFilter: {} })).attr).toBe('query__kind')
       expect((await refusal({ kind: 'TrendsQuery', series: [{ ...pageviews, bogus: 1 }] })).attr).toBe('query__series__0__bogus')
       expect((await refusal({ kind: 'TrendsQuery', series: [{ ...pageviews, math: 'sum' }] })).attr).toBe('query__series__0__math_property')
       expect((await refusal({ kind: 'TrendsQuery', series: [{ ...pageviews, math: 'median', math_property: 'n' }], breakdownFilter: { breakdown: '$browser' } })).attr).toBe('query__series__0__math')
