@@ -1,5 +1,5 @@
 // Insights on 1,000,000 events over 30 days in ClickHouse 18.16: a 30-day DAU trend broken down by browser, a
-// 3-step funnel and a weekly retention, through POST /api/projects/1/query/, against the HogQL statements each one
+// 3-step funnel, a daily lifecycle, a web overview (hundreds of thousands of sessions) and a weekly retention, through POST /api/projects/1/query/, against the HogQL statements each one
 // ran (its answer's `hogql`) compiled and sent straight to ClickHouse in the same run; then the embedded store's
 // time on the same rows, and whether the two stores answer the same.
 import { compileQuery } from '../src/query/compile'
@@ -19,6 +19,17 @@ const INSIGHTS: Record<string, Record<string, unknown>> = {
     series: ['event-0', 'event-1', 'event-2'].map((event) => ({ kind: 'EventsNode', event })),
     dateRange: { date_from: '-30d' },
     funnelsFilter: { funnelWindowInterval: 14, funnelWindowIntervalUnit: 'day' },
+  },
+  'daily lifecycle': {
+    kind: 'LifecycleQuery',
+    series: [{ kind: 'EventsNode', event: 'event-0' }],
+    dateRange: { date_from: '-30d' },
+    interval: 'day',
+  },
+  'web overview, 30 days (compared)': {
+    kind: 'WebOverviewQuery',
+    dateRange: { date_from: '-30d' },
+    compareFilter: { compare: true },
   },
   'weekly retention': {
     kind: 'RetentionQuery',

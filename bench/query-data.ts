@@ -75,10 +75,12 @@ export async function benchData(events: number, spanSeconds: number): Promise<Be
     await store.init()
     await store.close()
     const nowSeconds = Math.floor(now / 1000)
-    // the events over the span, ids d0…, one person per two ids (merged pairs)
+    // the events over the span, ids d0…, one person per two ids (merged pairs); a $pageview in twenty, and sessions
+    // of two events of an id each (web analytics reads hundreds of thousands of them)
     await ch.query(`INSERT INTO ${database}.events (uuid, team_id, event, distinct_id, properties, timestamp, created_at, person_id)
-      SELECT generateUUIDv4(), 1, concat('event-', toString(number % 20)), concat('d', toString(number % ${ids})),
-             concat('{"$browser":"b', toString(number % 7), '","n":', toString(number % 100), '}'),
+      SELECT generateUUIDv4(), 1, if(number % 20 = 19, '$pageview', concat('event-', toString(number % 20))), concat('d', toString(number % ${ids})),
+             concat('{"$browser":"b', toString(number % 7), '","n":', toString(number % 100),
+                    ',"$pathname":"/p', toString(number % 50), '","$session_id":"s', toString(number % ${ids}), '-', toString(intDiv(number, ${ids} * 2)), '"}'),
              toDateTime(${nowSeconds} - (number * ${spanSeconds} / ${events}), 'UTC'), toDateTime(${nowSeconds}, 'UTC'), NULL
       FROM system.numbers LIMIT ${events}`)
     await ch.query(`INSERT INTO ${database}.person_distinct_id (team_id, distinct_id, person_id, version)
