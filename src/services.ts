@@ -27,7 +27,7 @@ import { startFlags, type Flags } from './flags'
 import type { PersonChange } from './people/person-cache'
 import { notifyPersonChange } from './people/person-changes'
 import { CohortService } from './cohorts/service'
-import { ExperimentsService } from './experiments/service'
+import { experimentBudgets, ExperimentsService } from './experiments/service'
 import { PersonErasure } from './people/erasure'
 import { listenPersonChanges } from './people/person-changes'
 import { STORE_WRITER } from './pipeline/store-writer'
@@ -262,10 +262,7 @@ export async function startServices(config: Config, log: Logger, options: { metr
       sql: db.sql,
       flags: flags.service,
       query,
-      maxExposedPersons: config.EXPERIMENT_MAX_EXPOSED_PERSONS,
-      maxMetricRows: config.EXPERIMENT_MAX_METRIC_ROWS,
-      onSampled: (limit) => metrics.experimentResultsSampled.inc({ limit }),
-      onExposureFlood: () => metrics.experimentExposureFlood.inc(),
+      ...experimentBudgets(config, metrics),
     })
     // the private API's reads of the event store, and the encoding of their answers, run on threads of their own
     const analytics = new AnalyticsThreads({ config, log, metrics })

@@ -9,7 +9,7 @@ import { PropertyValueService } from '../events/property-values'
 import { createEventStore } from '../events/factory'
 import { ResilientStore } from '../events/resilient-store'
 import type { EventStore } from '../events/store'
-import { ExperimentsService } from '../experiments/service'
+import { experimentBudgets, ExperimentsService } from '../experiments/service'
 import { createInsightsService } from '../insights/kinds'
 import type { InsightsService } from '../insights/service'
 import type { Logger } from '../log'
@@ -56,10 +56,7 @@ export async function startAnalyticsServices(config: Config, log: Logger, metric
     const experiments = new ExperimentsService({
       sql: db.sql,
       query,
-      maxExposedPersons: config.EXPERIMENT_MAX_EXPOSED_PERSONS,
-      maxMetricRows: config.EXPERIMENT_MAX_METRIC_ROWS,
-      onSampled: (limit) => metrics.experimentResultsSampled.inc({ limit }),
-      onExposureFlood: () => metrics.experimentExposureFlood.inc(),
+      ...experimentBudgets(config, metrics),
     })
     const insights = createInsightsService(query, { cacheTtlMs: config.INSIGHTS_CACHE_TTL_MS, cacheMaxBytes: config.INSIGHTS_CACHE_MAX_BYTES }, {
       funnels: { maxEvents: config.INSIGHTS_FUNNEL_MAX_EVENTS, timeoutMs: config.QUERY_TIMEOUT_MS, onEvents: (outcome, count) => metrics.insightFunnelEvents.inc({ outcome }, count) },

@@ -4,7 +4,9 @@
 import type { Sql } from 'postgres'
 import { databaseWork, errors } from '../http/errors'
 import { NUMERIC_ID } from '../http/fields'
+import type { Config } from '../config'
 import type { FlagService } from '../flags/service'
+import type { Metrics } from '../ops/metrics'
 import type { QueryService } from '../query/service'
 import type { Window } from './counting'
 import { countVariants, isFlood, resultsAnswer, resultWarnings, type ResultCaps, type SampledBy } from './results'
@@ -48,6 +50,19 @@ function flagVariants(filters: unknown): VariantInput[] | null {
 
 const sameVariants = (a: readonly VariantInput[], b: readonly VariantInput[]) =>
   a.length === b.length && a.every((v, i) => v.key === b[i]!.key && v.rollout_percentage === b[i]!.rollout_percentage)
+
+/** The budgets and counters every thread builds its experiments service with (from the configuration). */
+export function experimentBudgets(
+  config: Pick<Config, 'EXPERIMENT_MAX_EXPOSED_PERSONS' | 'EXPERIMENT_MAX_METRIC_ROWS'>,
+  metrics: Pick<Metrics, 'experimentResultsSampled' | 'experimentExposureFlood'>,
+): Pick<ExperimentsServiceOptions, 'maxExposedPersons' | 'maxMetricRows' | 'onSampled' | 'onExposureFlood'> {
+  return {
+    maxExposedPersons: config.EXPERIMENT_MAX_EXPOSED_PERSONS,
+    maxMetricRows: config.EXPERIMENT_MAX_METRIC_ROWS,
+    onSampled: (limit) => metrics.experimentResultsSampled.inc({ limit }),
+    onExposureFlood: () => metrics.experimentExposureFlood.inc(),
+  }
+}
 
 export class ExperimentsService {
   private readonly caps: ResultCaps
