@@ -24,6 +24,7 @@ import { DashboardList } from './dashboards/DashboardList'
 import { DashboardPage } from './dashboards/DashboardPage'
 import { ExperimentList } from './experiments/ExperimentList'
 import { ExperimentPage } from './experiments/ExperimentPage'
+import { WebAnalytics } from './web/WebAnalytics'
 
 type Route = [pattern: string, view: (params: Record<string, string>) => preact.JSX.Element]
 
@@ -33,6 +34,7 @@ const ROUTES: Route[] = [
   ['/insights/:id', (p) => <Insights key={p.id} id={p.id} />],
   ['/dashboards', () => <DashboardList />],
   ['/dashboards/:id', (p) => <DashboardPage id={p.id} />],
+  ['/web', () => <WebAnalytics />],
   ['/experiments', () => <ExperimentList />],
   ['/experiments/new', () => <ExperimentPage id={null} />],
   ['/experiments/:id', (p) => <ExperimentPage id={p.id} />],

@@ -7,6 +7,7 @@ export const SECTIONS: { path: string; label: string }[] = [
   { path: '/events', label: 'Live events' },
   { path: '/insights', label: 'Insights' },
   { path: '/dashboards', label: 'Dashboards' },
+  { path: '/web', label: 'Web analytics' },
   { path: '/experiments', label: 'Experiments' },
   { path: '/flags', label: 'Feature flags' },
   { path: '/cohorts', label: 'Cohorts' },
