@@ -9,6 +9,8 @@ import { attemptsOf, bestAttempt, histogram, mean, median, secondsBetween, windo
 import type { EventsNode, FunnelsQuery } from './model'
 import type { InsightContext, KindAnswer } from './service'
 import { BREAKDOWN_NULL, DEFAULT_BREAKDOWN_LIMIT, keptValues } from './breakdown-values'
+import { groupIndexOf, groupKeyOf } from './groups'
+import { MAX_BREAKDOWN_PERSONS } from './person-sets'
 import { ApiError, errors } from '../http/errors'
 
 export const BREAKDOWN_OTHER_FUNNEL = 'Other'
@@ -24,6 +26,9 @@ export interface FunnelLimits {
   onEvents?(outcome: 'read' | 'refused', count: number): void
 }
 
+/** Series one funnel trend by a person or group property keeps before their values are known (persons × buckets). */
+const MAX_PENDING_CELLS = 2_000_000
+
 /** The person's identity: the resolved person, or the distinct id of events whose id has no person yet. */
 const ACTOR = 'coalesce(person_id, distinct_id)'
 
@@ -34,7 +39,17 @@ interface Plan {
   rules: FunnelRules
   steps: string[]
   exclusions: string[]
-  breakdown: { key: string; limit: number } | null
+  /**
+   * event: the property on the attempt's first event; person: the person's property now (looked up once the events
+   * are read); group: the property now of the group on the attempt's first event (its key read with the events)
+   */
+  breakdown: { kind: 'event' | 'person' | 'group'; key: string; limit: number; groupIndex: number } | null
+  /** a cohort breakdown: one funnel per cohort (or 'all': every person) */
+  cohorts: (number | 'all')[] | null
+  /** who goes through the funnel: the person, or the group of aggregation_group_type_index */
+  actor: string
+  /** the events that have an actor (a group funnel reads only events of a group) */
+  actorPresent: string | null
   from: number
   to: number
 }
@@ -61,9 +76,17 @@ async function planOf(query: FunnelsQuery, ctx: InsightContext): Promise<Plan> {
   const to = f.funnelToStep ?? stepCount - 1
   if (from >= to || to >= stepCount) unsupported(`funnelFromStep and funnelToStep need 0 ≤ funnelFromStep < funnelToStep ≤ ${stepCount - 1}`, 'query__funnelsFilter__funnelToStep')
   const breakdownKey = query.breakdownFilter?.breakdown
-  if (breakdownKey !== undefined && breakdownKey !== null && (query.breakdownFilter?.breakdown_type ?? 'event') !== 'event') {
-    unsupported('Breakdowns by person property are not supported by insights yet: break down by an event property', 'query__breakdownFilter__breakdown_type')
+  const breakdownType = query.breakdownFilter?.breakdown_type ?? 'event'
+  const hasBreakdown = breakdownKey !== undefined && breakdownKey !== null && breakdownKey !== ''
+  const aggregation = query.aggregation_group_type_index ?? null
+  const group = aggregation === null ? null : await groupKeyOf(ctx, aggregation, 'query__aggregation_group_type_index')
+  if (hasBreakdown && (breakdownType === 'cohort') !== Array.isArray(breakdownKey)) {
+    unsupported('A cohort breakdown names a list of cohort ids (or "all"), and only a cohort breakdown does', 'query__breakdownFilter__breakdown')
   }
+  if (hasBreakdown && group !== null && (breakdownType === 'person' || breakdownType === 'cohort')) {
+    unsupported(`A funnel of groups cannot be broken down by a ${breakdownType === 'person' ? 'person property' : 'cohort'}: break down by an event or group property`, 'query__breakdownFilter__breakdown_type')
+  }
+  const breakdownGroup = hasBreakdown && breakdownType === 'group' ? groupIndexOf(query.breakdownFilter?.breakdown_group_type_index, 'query__breakdownFilter__breakdown_group_type_index') : -1
   const steps: string[] = []
   for (const [i, s] of query.series.entries()) steps.push(and([isEvent(s.event), await ctx.properties(s.properties, `query__series__${i}__properties`)]))
   return {
@@ -77,7 +100,13 @@ async function planOf(query: FunnelsQuery, ctx: InsightContext): Promise<Plan> {
     },
     steps,
     exclusions: exclusions.map((e) => e.condition),
-    breakdown: breakdownKey === undefined || breakdownKey === null || breakdownKey === '' ? null : { key: String(breakdownKey), limit: query.breakdownFilter?.breakdown_limit ?? DEFAULT_BREAKDOWN_LIMIT },
+    breakdown:
+      !hasBreakdown || breakdownType === 'cohort'
+        ? null
+        : { kind: breakdownType, key: String(breakdownKey), limit: query.breakdownFilter?.breakdown_limit ?? DEFAULT_BREAKDOWN_LIMIT, groupIndex: breakdownGroup },
+    cohorts: hasBreakdown && breakdownType === 'cohort' ? (breakdownKey as (number | 'all')[]) : null,
+    actor: group?.key ?? ACTOR,
+    actorPresent: group?.present ?? null,
     from,
     to,
   }
@@ -87,16 +116,17 @@ async function planOf(query: FunnelsQuery, ctx: InsightContext): Promise<Plan> {
  * Reads the events, person by person, and hands each person's attempts to `onPerson`. Strict funnels read every
  * event of the range (any other event breaks an attempt); the others only events of a step or an exclusion.
  */
-async function readPersons(plan: Plan, range: { from: number; to: number }, ctx: InsightContext, limits: FunnelLimits, onPerson: (attempts: Attempt[]) => void): Promise<void> {
+async function readPersons(plan: Plan, range: { from: number; to: number }, ctx: InsightContext, limits: FunnelLimits, onPerson: (attempts: Attempt[], actor: string) => void): Promise<void> {
   // which steps and exclusions an event matches, as two bit masks (20 of each at most: within 32 bits)
   const mask = (conditions: string[]) => (conditions.length === 0 ? '0' : conditions.map((c, i) => `if(${c}, ${2 ** i}, 0)`).join(' + '))
-  const breakdown = plan.breakdown ? `toString(${userProp(plan.breakdown.key, 'query__breakdownFilter__breakdown')})` : 'NULL'
+  const breakdown = await breakdownColumn(plan, ctx)
   const relevant = plan.rules.order === 'strict' ? null : [...plan.steps, ...plan.exclusions].map((c) => `(${c})`).join(' OR ')
-  const where = and([inRange(range.from, range.to), plan.global, relevant])
+  const where = and([inRange(range.from, range.to), plan.global, plan.actorPresent, relevant])
+  const actorColumn = plan.actor
   let person: string | null = null
   let events: FunnelEvent[] = []
   const flush = () => {
-    if (events.length > 0) onPerson(attemptsOf(events, plan.rules))
+    if (events.length > 0) onPerson(attemptsOf(events, plan.rules), person!)
     events = []
   }
   let after: { actor: string; at: number; uuid: string } | null = null
@@ -106,9 +136,9 @@ async function readPersons(plan: Plan, range: { from: number; to: number }, ctx:
     if (after !== null && Date.now() - started > limits.timeoutMs) {
       throw new ApiError(504, 'server_error', 'query_timeout', `The funnel's events were not read within QUERY_TIMEOUT_MS (${limits.timeoutMs} ms): pick a shorter date range or narrower steps`)
     }
-    const keyset = after === null ? null : `${ACTOR} > ${str(after.actor)} OR (${ACTOR} = ${str(after.actor)} AND (timestamp > ${time(after.at)} OR (timestamp = ${time(after.at)} AND uuid > ${str(after.uuid)})))`
+    const keyset = after === null ? null : `${actorColumn} > ${str(after.actor)} OR (${actorColumn} = ${str(after.actor)} AND (timestamp > ${time(after.at)} OR (timestamp = ${time(after.at)} AND uuid > ${str(after.uuid)})))`
     const page = await ctx.hogql(
-      `SELECT ${ACTOR} AS actor, timestamp, uuid, ${breakdown} AS breakdown_value, ${mask(plan.steps)} AS steps, ${mask(plan.exclusions)} AS exclusions FROM events WHERE ${and([where, keyset])} ORDER BY actor, timestamp, uuid LIMIT ${PAGE_ROWS}`,
+      `SELECT ${actorColumn} AS actor, timestamp, uuid, ${breakdown} AS breakdown_value, ${mask(plan.steps)} AS steps, ${mask(plan.exclusions)} AS exclusions FROM events WHERE ${and([where, keyset])} ORDER BY actor, timestamp, uuid LIMIT ${PAGE_ROWS}`,
     )
     read += page.results.length
     if (read > limits.maxEvents) {
@@ -145,17 +175,61 @@ function rankedValues(entered: Map<string, number>, limit: number): { kept: stri
   return { kept: [...kept, ...(other ? [BREAKDOWN_OTHER_FUNNEL] : [])], folded: (v) => (keptSet.has(v) ? v : BREAKDOWN_OTHER_FUNNEL) }
 }
 
-const keyOf = (attempt: Attempt, plan: Plan) => (plan.breakdown ? (attempt.breakdown ?? BREAKDOWN_NULL) : '')
+/** The HogQL of the value read with each event: an event property, a group's key, or none. */
+async function breakdownColumn(plan: Plan, ctx: InsightContext): Promise<string> {
+  const b = plan.breakdown
+  if (b?.kind === 'event') return `toString(${userProp(b.key, 'query__breakdownFilter__breakdown')})`
+  if (b?.kind === 'group') return (await groupKeyOf(ctx, b.groupIndex, 'query__breakdownFilter__breakdown_group_type_index')).key
+  return 'NULL'
+}
+
+/** A group key or person id that stands for "no value" until the values are looked up (neither can be empty). */
+const NO_ACTOR = ''
+
+/**
+ * The key an attempt is counted under while the events are read: an event property's value, or (person and group
+ * breakdowns) the person or the group whose property is looked up afterwards, by `relabel`.
+ */
+function keyOf(attempt: Attempt, plan: Plan, actor: string): string {
+  if (!plan.breakdown) return ''
+  if (plan.breakdown.kind === 'person') return actor
+  if (plan.breakdown.kind === 'group') return attempt.breakdown ?? NO_ACTOR
+  return attempt.breakdown ?? BREAKDOWN_NULL
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/**
+ * Person and group breakdowns: the counts kept per person (group) turned into counts per value of its property as it
+ * is now, at most MAX_BREAKDOWN_PERSONS of them looked up (past it, refused by name). Other breakdowns: as they are.
+ */
+async function relabel<T>(plan: Plan, byKey: Map<string, T>, ctx: InsightContext, merge: (into: T, from: T) => void): Promise<Map<string, T>> {
+  const b = plan.breakdown
+  if (!b || b.kind === 'event') return byKey
+  const attr = 'query__breakdownFilter__breakdown'
+  const keys = [...byKey.keys()].filter((k) => k !== NO_ACTOR)
+  if (keys.length > MAX_BREAKDOWN_PERSONS) unsupported(`A breakdown by a ${b.kind} property reads at most ${MAX_BREAKDOWN_PERSONS} ${b.kind}s: pick a shorter range or narrower steps`, attr)
+  // a person id that is not a uuid (a distinct id with no person yet) has no properties
+  const valueOf = b.kind === 'person' ? await ctx.personProperty(keys.filter((k) => UUID.test(k)), b.key, attr) : await ctx.groupProperty(b.groupIndex, keys, b.key, attr)
+  const out = new Map<string, T>()
+  for (const [k, counted] of byKey) {
+    const value = (k === NO_ACTOR ? null : valueOf.get(k)) ?? BREAKDOWN_NULL
+    const into = out.get(value)
+    if (into === undefined) out.set(value, counted)
+    else merge(into, counted)
+  }
+  return out
+}
 
 /** The steps view: per step, persons who reached it and their times from the step before. */
 async function stepsView(plan: Plan, range: { from: number; to: number }, ctx: InsightContext, limits: FunnelLimits): Promise<unknown[]> {
   const { stepCount } = plan.rules
   // per breakdown value: per step, the seconds each person who reached it took from the step before (0 for step 0)
-  const reached = new Map<string, number[][]>()
-  await readPersons(plan, range, ctx, limits, (attempts) => {
+  let reached = new Map<string, number[][]>()
+  await readPersons(plan, range, ctx, limits, (attempts, actor) => {
     const best = bestAttempt(attempts)
     if (!best) return
-    const key = keyOf(best, plan)
+    const key = keyOf(best, plan, actor)
     let times = reached.get(key)
     if (!times) reached.set(key, (times = Array.from({ length: stepCount }, () => [])))
     for (let k = 0; k < best.at.length; k++) times[k].push(k === 0 ? 0 : (best.at[k] - best.at[k - 1]) / 1000)
@@ -177,6 +251,7 @@ async function stepsView(plan: Plan, range: { from: number; to: number }, ctx: I
       }
     })
   if (!plan.breakdown) return stepsOf(reached.get(''))
+  reached = await relabel(plan, reached, ctx, (into, from) => from.forEach((list, k) => into[k].push(...list)))
   const { kept, folded } = rankedValues(new Map([...reached].map(([v, times]) => [v, times[0].length])), plan.breakdown.limit)
   const merged = new Map<string, number[][]>()
   for (const [value, times] of reached) {
@@ -192,8 +267,8 @@ async function trendsView(plan: Plan, range: { from: number; to: number }, ctx: 
   const interval = plan.query.interval ?? 'day'
   const list = buckets(range, interval, { timezone: ctx.project.timezone, weekStartDay: ctx.project.weekStartDay })
   // per breakdown value: per bucket, [persons at the from step, persons at the to step]
-  const counts = new Map<string, [number, number][]>()
-  await readPersons(plan, range, ctx, limits, (attempts) => {
+  let counts = new Map<string, [number, number][]>()
+  await readPersons(plan, range, ctx, limits, (attempts, actor) => {
     const perBucket = new Map<number, Attempt[]>()
     for (const a of attempts) {
       const i = bucketIndexAt(list, a.start)
@@ -205,9 +280,13 @@ async function trendsView(plan: Plan, range: { from: number; to: number }, ctx: 
     for (const [i, inBucket] of perBucket) {
       const best = bestAttempt(inBucket)!
       if (best.at.length <= plan.from) continue
-      const key = keyOf(best, plan)
+      const key = keyOf(best, plan, actor)
       let series = counts.get(key)
-      if (!series) counts.set(key, (series = list.map(() => [0, 0])))
+      if (!series) {
+        // person and group breakdowns keep a series per person (group) until their values are known
+        if ((counts.size + 1) * list.length > MAX_PENDING_CELLS) unsupported(`A funnel trend by a ${plan.breakdown?.kind} property keeps at most ${MAX_PENDING_CELLS} persons × buckets: pick a larger interval or a shorter range`, 'query__breakdownFilter__breakdown')
+        counts.set(key, (series = list.map(() => [0, 0])))
+      }
       series[i][0]++
       if (best.at.length > plan.to) series[i][1]++
     }
@@ -220,6 +299,7 @@ async function trendsView(plan: Plan, range: { from: number; to: number }, ctx: 
     return { count: data.length, data, days: list.map((b) => b.day), labels: list.map((b) => b.label), ...(breakdownValue === undefined ? {} : { breakdown_value: breakdownValue }) }
   }
   if (!plan.breakdown) return [itemOf(counts.get(''))]
+  counts = await relabel(plan, counts, ctx, (into, from) => from.forEach(([e, c], i) => ((into[i][0] += e), (into[i][1] += c))))
   const entered = new Map([...counts].map(([v, s]) => [v, s.reduce((n, [e]) => n + e, 0)]))
   const { kept, folded } = rankedValues(entered, plan.breakdown.limit)
   const merged = new Map<string, [number, number][]>()
@@ -246,6 +326,7 @@ export function funnelsRunner(limits: FunnelLimits) {
   return async function runFunnels(query: FunnelsQuery, ctx: InsightContext): Promise<KindAnswer> {
     const plan = await planOf(query, ctx)
     const range = await ctx.dateRange(query.dateRange, query.interval ?? 'day')
+    if (plan.cohorts) return { body: { results: await cohortFunnels(plan, range, ctx, limits) }, range }
     switch (query.funnelsFilter?.funnelVizType ?? 'steps') {
       case 'trends':
         return { body: { results: await trendsView(plan, range, ctx, limits) }, range }
@@ -255,4 +336,22 @@ export function funnelsRunner(limits: FunnelLimits) {
         return { body: { results: await stepsView(plan, range, ctx, limits) }, range }
     }
   }
+}
+
+/**
+ * A cohort breakdown: the funnel of each cohort's persons (a person in two cohorts is counted in both), each cohort
+ * resolved as a cohort filter is (bounded there), the answer shaped as an event breakdown's with the cohort's id as the
+ * value. time_to_convert answers one histogram, as with other breakdowns.
+ */
+async function cohortFunnels(plan: Plan, range: { from: number; to: number }, ctx: InsightContext, limits: FunnelLimits): Promise<unknown> {
+  const viz = plan.query.funnelsFilter?.funnelVizType ?? 'steps'
+  if (viz === 'time_to_convert') return timeToConvertView({ ...plan, cohorts: null }, range, ctx, limits)
+  const out: unknown[] = []
+  for (const [i, cohort] of plan.cohorts!.entries()) {
+    const members = cohort === 'all' ? null : await ctx.properties([{ type: 'cohort', key: 'id', value: cohort }], `query__breakdownFilter__breakdown__${i}`)
+    const one: Plan = { ...plan, cohorts: null, global: and([plan.global, members]) }
+    if (viz === 'trends') out.push(...(await trendsView(one, range, ctx, limits)).map((item) => ({ ...(item as object), breakdown_value: cohort })))
+    else out.push((await stepsView(one, range, ctx, limits)).map((step) => ({ ...(step as object), breakdown: cohort, breakdown_value: cohort })))
+  }
+  return out
 }

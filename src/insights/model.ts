@@ -33,7 +33,7 @@ const PropertyGroup = t.Object(
 export const Properties = t.Union([t.Array(PropertyFilter, { maxItems: 100 }), PropertyGroup, t.Null()])
 
 export const MathKind = t.Union(
-  ['total', 'dau', 'weekly_active', 'monthly_active', 'unique_session', 'sum', 'avg', 'min', 'max', 'median', 'p75', 'p90', 'p95', 'p99'].map((m) => t.Literal(m)),
+  ['total', 'dau', 'weekly_active', 'monthly_active', 'unique_session', 'unique_group', 'sum', 'avg', 'min', 'max', 'median', 'p75', 'p90', 'p95', 'p99'].map((m) => t.Literal(m)),
 )
 
 export const EventsNode = t.Object(
@@ -56,6 +56,12 @@ export const EventsNode = t.Object(
 )
 export type EventsNode = Static<typeof EventsNode>
 
+/** A series of the kinds that count persons only (lifecycle, stickiness): unique_group is not one of their maths. */
+const PersonsEventsNode = t.Object(
+  { ...EventsNode.properties, math: t.Optional(t.Union([t.Union(MathKind.anyOf.filter((m) => m.const !== 'unique_group')), t.Null()])) },
+  { additionalProperties: false },
+)
+
 export const DateRange = t.Object(
   {
     date_from: t.Optional(t.Union([t.String({ maxLength: 64 }), t.Null()])),
@@ -67,8 +73,9 @@ export const DateRange = t.Object(
 
 export const BreakdownFilter = t.Object(
   {
-    breakdown: t.Optional(t.Union([t.String({ maxLength: 400 }), t.Number(), t.Null()])),
-    breakdown_type: t.Optional(t.Union([t.Literal('event'), t.Literal('person'), t.Null()])),
+    // a list: cohort ids (or "all") of a cohort breakdown
+    breakdown: t.Optional(t.Union([t.String({ maxLength: 400 }), t.Number(), t.Array(t.Union([t.Integer(), t.Literal('all')]), { minItems: 1, maxItems: 25 }), t.Null()])),
+    breakdown_type: t.Optional(t.Union([t.Literal('event'), t.Literal('person'), t.Literal('group'), t.Literal('cohort'), t.Null()])),
     breakdown_limit: t.Optional(t.Union([t.Integer({ minimum: 1, maximum: 1000 }), t.Null()])),
     breakdown_hide_other_aggregation: t.Optional(t.Union([t.Boolean(), t.Null()])),
     breakdown_normalize_url: t.Optional(t.Any()),
@@ -77,6 +84,9 @@ export const BreakdownFilter = t.Object(
   },
   { additionalProperties: false },
 )
+
+/** Funnels and retention count groups of this type instead of persons (null: persons). */
+const AggregationGroup = t.Optional(t.Union([t.Integer({ minimum: 0, maximum: 4 }), t.Null()]))
 
 /** Members every insight query node may carry. */
 const Common = {
@@ -160,6 +170,7 @@ export const FunnelsQuery = t.Object(
       ]),
     ),
     ...Common,
+    aggregation_group_type_index: AggregationGroup,
   },
   { additionalProperties: false },
 )
@@ -186,6 +197,7 @@ export const RetentionQuery = t.Object(
     ),
     breakdownFilter: t.Optional(t.Union([BreakdownFilter, t.Null()])),
     ...Common,
+    aggregation_group_type_index: AggregationGroup,
   },
   { additionalProperties: false },
 )
@@ -239,7 +251,7 @@ export const LifecycleQuery = t.Object(
   {
     kind: t.Literal('LifecycleQuery'),
     // PostHog's app sends one; more are refused by the runner, by name
-    series: t.Array(EventsNode, { minItems: 1, maxItems: 20 }),
+    series: t.Array(PersonsEventsNode, { minItems: 1, maxItems: 20 }),
     interval: IntervalMember,
     lifecycleFilter: t.Optional(
       t.Union([
@@ -263,7 +275,7 @@ export type LifecycleQuery = Static<typeof LifecycleQuery>
 export const StickinessQuery = t.Object(
   {
     kind: t.Literal('StickinessQuery'),
-    series: t.Array(EventsNode, { minItems: 1, maxItems: 20 }),
+    series: t.Array(PersonsEventsNode, { minItems: 1, maxItems: 20 }),
     interval: IntervalMember,
     intervalCount: t.Optional(t.Union([t.Integer({ minimum: 1, maximum: 1000 }), t.Null()])),
     stickinessFilter: t.Optional(

@@ -8,6 +8,15 @@ import { unsupported } from './hogql'
 import { MAX_BREAKDOWN_PERSONS } from './person-sets'
 import type { InsightContext } from './service'
 
+/**
+ * Whose property a breakdown reads: the person's (the default), or the group's of one type (the event's key of that
+ * type as `column`: an event without one has the null value). `valuesOf`: their values now, as text.
+ */
+export interface ActorOf {
+  column: string
+  valuesOf(ids: string[]): Promise<Map<string, string | null>>
+}
+
 interface Parts {
   /** HogQL aggregates per person (and bucket) */
   select: string[]
@@ -52,18 +61,19 @@ export function mathParts(math: string, column: () => string, session: string, a
  */
 export async function personBreakdown(
   ctx: InsightContext,
-  query: { where: string; bucket: string | null; parts: Parts; key: string; limit: number; hideOther: boolean; attr: string },
+  query: { where: string; bucket: string | null; parts: Parts; key: string; limit: number; hideOther: boolean; attr: string; by?: ActorOf },
 ): Promise<{ values: string[]; rows: unknown[][] }> {
   const { bucket, parts, attr } = query
-  const group = bucket === null ? 'person_id' : 'bucket, person_id'
-  const columns = [bucket === null ? null : `${bucket} AS bucket`, 'person_id', ...parts.select.map((s, i) => `${s} AS part_${i}`)].filter((c) => c !== null)
+  const by: ActorOf = query.by ?? { column: 'person_id', valuesOf: (ids) => ctx.personProperty(ids, query.key, attr) }
+  const group = bucket === null ? 'actor' : 'bucket, actor'
+  const columns = [bucket === null ? null : `${bucket} AS bucket`, `${by.column} AS actor`, ...parts.select.map((s, i) => `${s} AS part_${i}`)].filter((c) => c !== null)
   const answer = await ctx.hogql(`SELECT ${columns.join(', ')} FROM events WHERE ${query.where} GROUP BY ${group} LIMIT ${MAX_BREAKDOWN_PERSONS}`)
   if (answer.hasMore || answer.results.length >= MAX_BREAKDOWN_PERSONS) {
     unsupported(`A person-property breakdown reads at most ${MAX_BREAKDOWN_PERSONS} persons × buckets: pick a shorter range or a larger interval`, attr)
   }
   const offset = bucket === null ? 0 : 1
   const persons = [...new Set(answer.results.map((r) => r[offset]).filter((p): p is string => typeof p === 'string'))]
-  const valueOf = await ctx.personProperty(persons, query.key, attr)
+  const valueOf = await by.valuesOf(persons)
   const rowsOf = (row: unknown[]) => row.slice(offset + 1).map((v) => Number(v ?? 0))
   const value = (row: unknown[]) => (typeof row[offset] === 'string' ? valueOf.get(row[offset] as string) : null) ?? BREAKDOWN_NULL
   // rank by each value's parts over the whole range

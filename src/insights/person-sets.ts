@@ -36,6 +36,25 @@ export class PersonSets {
     return out
   }
 
+  /** The name of the project's group type at `index` (null: the project has none there). */
+  async groupTypeName(teamId: number, index: number): Promise<string | null> {
+    const rows = await this.sql<{ group_type: string }[]>`
+      select group_type from group_type_mappings where team_id = ${teamId} and group_type_index = ${index}`
+    return rows[0]?.group_type ?? null
+  }
+
+  /** `key` of each of these groups (of one type) now: text, or null when absent (or the group was never identified). */
+  async groupPropertyOf(teamId: number, index: number, groupKeys: readonly string[], key: string): Promise<Map<string, string | null>> {
+    const out = new Map<string, string | null>()
+    for (let at = 0; at < groupKeys.length; at += LOOKUP_CHUNK) {
+      const rows = await this.sql<{ group_key: string; value: string | null }[]>`
+        select group_key, group_properties ->> ${key} as value from groups
+         where team_id = ${teamId} and group_type_index = ${index} and group_key = any(${groupKeys.slice(at, at + LOOKUP_CHUNK) as string[]}::text[])`
+      for (const row of rows) out.set(row.group_key, row.value)
+    }
+    return out
+  }
+
   /** The person ids (uuids) of each filter. */
   async resolve(teamId: number, filters: readonly PersonFilterAt[]): Promise<Map<PropertyFilter, string[]>> {
     const out = new Map<PropertyFilter, string[]>()

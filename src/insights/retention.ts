@@ -9,6 +9,9 @@ import type { RetentionQuery } from './model'
 import { countPerson, emptyCounts, retentionPeriods, retentionRows, type RetentionCounts, type RetentionPeriod } from './retention-table'
 import type { InsightContext, KindAnswer } from './service'
 import { isoLocal } from '../lib/timezone'
+import { BREAKDOWN_NULL, BREAKDOWN_OTHER, DEFAULT_BREAKDOWN_LIMIT, keptValues } from './breakdown-values'
+import { groupIndexOf, groupKeyOf } from './groups'
+import { userProp } from './hogql'
 
 /** PostHog's default number of periods (and of values in each row). */
 export const DEFAULT_TOTAL_INTERVALS = 11
@@ -44,7 +47,19 @@ interface Plan {
   target: string
   returning: string
   global: string | null
+  /** who is counted: the person, or the group of aggregation_group_type_index (its key on the event) */
+  actor: string
+  /** the events that have one */
+  actorPresent: string
+  /**
+   * event: the property on the cohort period's first target event; person: the person's property now; group: the
+   * property now of the group on that first target event (its key read with the events, its property from Postgres)
+   */
+  breakdown: { kind: 'event' | 'person' | 'group'; key: string; limit: number; hideOther: boolean; groupIndex: number } | null
 }
+
+/** Numbers one answer by breakdown value may hold, and its tables while they are counted (values × periods × intervals). */
+export const MAX_RETENTION_CELLS = 1_000_000
 
 /** One page of a person's rows: the periods they did the target and the returning event in. */
 interface PersonRows {
@@ -65,25 +80,83 @@ async function targetedBefore(plan: Plan, persons: string[], ctx: InsightContext
   const before = new Set<string>()
   for (let i = 0; i < persons.length; i += PERSONS_PER_LOOKUP) {
     const chunk = persons.slice(i, i + PERSONS_PER_LOOKUP)
-    const where = and([`person_id IN (${chunk.map(str).join(', ')})`, `timestamp < ${time(plan.periods[0].start)}`, plan.target, plan.global])
-    const answer = await ctx.hogql(`SELECT person_id FROM events WHERE ${where} GROUP BY person_id LIMIT ${PERSONS_PER_LOOKUP}`)
+    const where = and([`${plan.actor} IN (${chunk.map(str).join(', ')})`, `timestamp < ${time(plan.periods[0].start)}`, plan.target, plan.global])
+    const answer = await ctx.hogql(`SELECT ${plan.actor} AS actor FROM events WHERE ${where} GROUP BY actor LIMIT ${PERSONS_PER_LOOKUP}`)
     for (const row of answer.results) before.add(String(row[0]))
   }
   return before
 }
 
-async function countTable(plan: Plan, ctx: InsightContext): Promise<RetentionCounts> {
-  const counts = emptyCounts(plan.periods.length, plan.lookahead)
+/**
+ * The breakdown value of each (actor, cohort period) of these actors: `valueAt(actor, period index)`. Person: the
+ * person's property now. Event and group: the value on the actor's first target event of the period (ties: the
+ * smaller value), read in one statement per PERSONS_PER_LOOKUP actors; a group's key then turned into its property.
+ */
+async function breakdownValues(plan: Plan, actors: string[], period: string, ctx: InsightContext): Promise<(actor: string, index: number) => string> {
+  const b = plan.breakdown!
+  const attr = 'query__breakdownFilter__breakdown'
+  if (b.kind === 'person') {
+    // a person id that is not a uuid (none is, on a store that maps every event) has no properties
+    const valueOf = await ctx.personProperty(actors.filter((a) => /^[0-9a-f-]{36}$/i.test(a)), b.key, attr)
+    return (actor) => valueOf.get(actor) ?? BREAKDOWN_NULL
+  }
+  const column = b.kind === 'event' ? `toString(${userProp(b.key, attr)})` : (await groupKeyOf(ctx, b.groupIndex, 'query__breakdownFilter__breakdown_group_type_index')).key
+  const from = plan.periods[0].start
+  const to = plan.periods[plan.periods.length - 1].end
+  const first = new Map<string, { at: string; value: string | null }>()
+  for (let i = 0; i < actors.length; i += PERSONS_PER_LOOKUP) {
+    const chunk = actors.slice(i, i + PERSONS_PER_LOOKUP)
+    const where = and([`${plan.actor} IN (${chunk.map(str).join(', ')})`, inRange(from, to), plan.global, plan.target])
+    const answer = await ctx.hogql(
+      `SELECT ${plan.actor} AS actor, ${period} AS period, ${column} AS value, min(timestamp) AS first FROM events WHERE ${where} GROUP BY actor, period, value LIMIT ${plan.limits.pageRows}`,
+    )
+    if (answer.hasMore) tooMany(plan.limits.pageRows)
+    for (const row of answer.results) {
+      const index = bucketOfRow(plan.periods, row[1], plan.interval, plan.weekStartDay)
+      if (index < 0) continue
+      const id = `${String(row[0])}\n${index}`
+      const value = row[2] === null || row[2] === undefined || row[2] === '' ? null : String(row[2])
+      const at = String(row[3])
+      const seen = first.get(id)
+      if (!seen || at < seen.at || (at === seen.at && (value ?? '') < (seen.value ?? ''))) first.set(id, { at, value })
+    }
+  }
+  let groupValue: Map<string, string | null> | null = null
+  if (b.kind === 'group') {
+    const keys = [...new Set([...first.values()].map((f) => f.value).filter((v): v is string => v !== null))]
+    groupValue = await ctx.groupProperty(b.groupIndex, keys, b.key, attr)
+  }
+  return (actor, index) => {
+    const raw = first.get(`${actor}\n${index}`)?.value ?? null
+    if (raw === null) return BREAKDOWN_NULL
+    return (groupValue ? groupValue.get(raw) : raw) ?? BREAKDOWN_NULL
+  }
+}
+
+/** Tables by breakdown value ('' without a breakdown). */
+async function countTable(plan: Plan, ctx: InsightContext): Promise<Map<string, RetentionCounts>> {
+  const tables = new Map<string, RetentionCounts>()
+  const cellsPerTable = plan.periods.length * plan.lookahead
+  const tableOf = (value: string): RetentionCounts => {
+    let table = tables.get(value)
+    if (!table) {
+      if ((tables.size + 1) * cellsPerTable > MAX_RETENTION_CELLS && plan.breakdown) {
+        throw errors.validation('too_many_results', `This retention by breakdown value would count more than ${MAX_RETENTION_CELLS.toLocaleString('en-US')} numbers (values × periods × intervals): pick a larger period, a shorter range or a property with fewer values`, 'query__breakdownFilter__breakdown')
+      }
+      tables.set(value, (table = emptyCounts(plan.periods.length, plan.lookahead)))
+    }
+    return table
+  }
   const from = plan.periods[0].start
   const to = plan.periods[plan.periods.length - 1].end
   const period = bucketStart(plan.interval, ctx.project.timezone, from, to, plan.weekStartDay)
   let after: string | null = null
   let read = 0
   for (;;) {
-    const where = and(['person_id IS NOT NULL', after === null ? null : `person_id > ${str(after)}`, inRange(from, to), plan.global, `(${plan.target}) OR (${plan.returning})`])
+    const where = and([plan.actorPresent, after === null ? null : `${plan.actor} > ${str(after)}`, inRange(from, to), plan.global, `(${plan.target}) OR (${plan.returning})`])
     const answer = await ctx.hogql(
-      `SELECT person_id, ${period} AS period, max(if(${plan.target}, 1, 0)) AS did_target, max(if(${plan.returning}, 1, 0)) AS did_return ` +
-        `FROM events WHERE ${where} GROUP BY person_id, period ORDER BY person_id, period LIMIT ${plan.limits.pageRows}`,
+      `SELECT ${plan.actor} AS actor, ${period} AS period, max(if(${plan.target}, 1, 0)) AS did_target, max(if(${plan.returning}, 1, 0)) AS did_return ` +
+        `FROM events WHERE ${where} GROUP BY actor, period ORDER BY ${plan.actor}, period LIMIT ${plan.limits.pageRows}`,
     )
     let rows = answer.results
     if (answer.hasMore) {
@@ -106,8 +179,25 @@ async function countTable(plan: Plan, ctx: InsightContext): Promise<RetentionCou
     }
     const candidates = [...persons].filter(([, p]) => p.targets.length > 0).map(([id]) => id)
     const before = plan.firstTime && candidates.length > 0 ? await targetedBefore(plan, candidates, ctx) : new Set<string>()
-    for (const [id, person] of persons) countPerson(counts, { ...person, firstTargetBeforeRange: before.has(id) }, plan.firstTime)
-    if (!answer.hasMore) return counts
+    if (!plan.breakdown) {
+      for (const [id, person] of persons) countPerson(tableOf(''), { ...person, firstTargetBeforeRange: before.has(id) }, plan.firstTime)
+    } else {
+      const valueAt = candidates.length > 0 ? await breakdownValues(plan, candidates, period, ctx) : () => BREAKDOWN_NULL
+      for (const [id, person] of persons) {
+        // the person's cohorts (first time: the first one only), each counted in the table of its own value
+        let cohorts = person.targets.filter((i) => i >= 0 && i < plan.periods.length)
+        if (plan.firstTime) cohorts = before.has(id) || cohorts.length === 0 ? [] : [Math.min(...cohorts)]
+        const byValue = new Map<string, number[]>()
+        for (const i of cohorts) {
+          const v = valueAt(id, i)
+          const list = byValue.get(v)
+          if (list) list.push(i)
+          else byValue.set(v, [i])
+        }
+        for (const [v, targets] of byValue) countPerson(tableOf(v), { targets, returns: person.returns }, false)
+      }
+    }
+    if (!answer.hasMore) return tables
     after = String(rows[rows.length - 1][0])
   }
 }
@@ -120,7 +210,12 @@ export function retentionRunner(limits: RetentionLimits = { pageRows: RETENTION_
 async function runRetention(query: RetentionQuery, ctx: InsightContext, limits: RetentionLimits): Promise<KindAnswer> {
   const filter = query.retentionFilter
   const breakdown = query.breakdownFilter?.breakdown
-  if (breakdown !== undefined && breakdown !== null && breakdown !== '') unsupported('Breakdowns are not supported by retention yet', 'query__breakdownFilter__breakdown')
+  const breakdownType = query.breakdownFilter?.breakdown_type ?? 'event'
+  const hasBreakdown = breakdown !== undefined && breakdown !== null && breakdown !== ''
+  if (hasBreakdown && (breakdownType === 'cohort' || Array.isArray(breakdown))) unsupported('Retention cannot be broken down by cohort: break down by an event, person or group property', 'query__breakdownFilter__breakdown_type')
+  const aggregation = query.aggregation_group_type_index ?? null
+  const group = aggregation === null ? null : await groupKeyOf(ctx, aggregation, 'query__aggregation_group_type_index')
+  if (hasBreakdown && group !== null && breakdownType === 'person') unsupported('A retention of groups cannot be broken down by a person property: break down by an event or group property', 'query__breakdownFilter__breakdown_type')
   const period: RetentionPeriod = filter.period ?? 'Day'
   const interval = period.toLowerCase() as Interval
   const lookahead = filter.totalIntervals ?? DEFAULT_TOTAL_INTERVALS
@@ -141,13 +236,39 @@ async function runRetention(query: RetentionQuery, ctx: InsightContext, limits: 
     target: await entityCondition(filter.targetEntity ?? DEFAULT_ENTITY, 'query__retentionFilter__targetEntity', ctx),
     returning: await entityCondition(filter.returningEntity ?? DEFAULT_ENTITY, 'query__retentionFilter__returningEntity', ctx),
     global: await ctx.properties(query.properties, 'query__properties'),
+    actor: group?.key ?? 'person_id',
+    actorPresent: group?.present ?? 'person_id IS NOT NULL',
+    breakdown: !hasBreakdown
+      ? null
+      : {
+          kind: breakdownType as 'event' | 'person' | 'group',
+          key: String(breakdown),
+          limit: query.breakdownFilter?.breakdown_limit ?? DEFAULT_BREAKDOWN_LIMIT,
+          hideOther: query.breakdownFilter?.breakdown_hide_other_aggregation === true,
+          groupIndex: breakdownType === 'group' ? groupIndexOf(query.breakdownFilter?.breakdown_group_type_index, 'query__breakdownFilter__breakdown_group_type_index') : -1,
+        },
   }
-  const counts = await countTable(plan, ctx)
+  const tables = await countTable(plan, ctx)
   const from = periods[0].start
   const to = periods[periods.length - 1].end
   const dates = periods.map((p) => isoLocal(timezone, p.start))
+  let results: unknown[]
+  if (!plan.breakdown) results = retentionRows(tables.get('') ?? emptyCounts(periods.length, lookahead), period, dates)
+  else {
+    // values ranked by their cohorts' sizes; past breakdown_limit, summed as "other" (unless hidden)
+    const totals = new Map([...tables].map(([v, t]) => [v, t.reduce((n, row) => n + row[0], 0)]))
+    const { kept, other } = keptValues(totals, plan.breakdown.limit, plan.breakdown.hideOther)
+    const keptSet = new Set(kept)
+    let rest: RetentionCounts | null = null
+    if (other) {
+      rest = emptyCounts(periods.length, lookahead)
+      for (const [v, t] of tables) if (!keptSet.has(v)) t.forEach((row, i) => row.forEach((n, k) => (rest![i][k] += n)))
+    }
+    const shown: [string, RetentionCounts][] = [...kept.map((v) => [v, tables.get(v)!] as [string, RetentionCounts]), ...(rest ? [[BREAKDOWN_OTHER, rest] as [string, RetentionCounts]] : [])]
+    results = shown.flatMap(([v, t]) => retentionRows(t, period, dates).map((row) => ({ ...row, breakdown_value: v })))
+  }
   return {
-    body: { results: retentionRows(counts, period, dates) },
+    body: { results },
     range: { from, to, date_from: isoLocal(timezone, from), date_to: isoLocal(timezone, to - 1, 999) },
   }
 }

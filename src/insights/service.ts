@@ -32,6 +32,10 @@ export interface InsightContext {
   properties(input: PropertiesInput, attr: string): Promise<string | null>
   /** a property of these persons (uuids) as it is now, as text (null: absent) */
   personProperty(uuids: readonly string[], key: string, attr: string): Promise<Map<string, string | null>>
+  /** the name of the project's group type at `index`; refused by `attr` when it has none there */
+  groupTypeName(index: number, attr: string): Promise<string>
+  /** a property of these groups (keys, of the type at `index`) as it is now, as text (null: absent) */
+  groupProperty(index: number, groupKeys: readonly string[], key: string, attr: string): Promise<Map<string, string | null>>
   /** the range of a query's dateRange in the project's timezone (`all` from the project's first event) */
   dateRange(input: DateRangeInput | null | undefined, interval: Interval): Promise<ResolvedDateRange>
 }
@@ -140,6 +144,15 @@ export class InsightsService {
       personProperty: async (uuids, key, attr) => {
         if (!this.personSets) return unsupported('Person properties are not available here', attr)
         return this.personSets.propertyOf(project.id, uuids, key)
+      },
+      groupTypeName: async (index, attr) => {
+        if (!this.personSets) return unsupported('Groups are not available here', attr)
+        const name = await this.personSets.groupTypeName(project.id, index)
+        return name ?? unsupported(`This project has no group type at index ${index}`, attr)
+      },
+      groupProperty: async (index, groupKeys, key, attr) => {
+        if (!this.personSets) return unsupported('Group properties are not available here', attr)
+        return this.personSets.groupPropertyOf(project.id, index, groupKeys, key)
       },
       dateRange: async (input, interval) => {
         const firstEventAt = input?.date_from === 'all' ? await this.firstEventAt(project.id, options.signal) : undefined

@@ -3,7 +3,8 @@
 // series; "total value" displays answer one number per series instead. docs/insights.md says what each math means.
 import { BREAKDOWN_NULL, BREAKDOWN_OTHER, DEFAULT_BREAKDOWN_LIMIT } from './breakdown-values'
 import { buckets, type Bucket } from './buckets'
-import { mathParts, personBreakdown } from './person-breakdown'
+import { mathParts, personBreakdown, type ActorOf } from './person-breakdown'
+import { groupIndexOf, groupKeyOf } from './groups'
 import { comparisonRange, type Interval, type ResolvedDateRange } from './date-range'
 import { evaluateFormula, parseFormula } from './formula'
 import { ACTIVE_WINDOW_DAYS, activePersons, PERCENTILES, percentiles } from './trends-rows'
@@ -50,13 +51,15 @@ function propertyNumber(series: EventsNode, attr: string): string {
   return `toFloat(${userProp(series.math_property, `${attr}__math_property`)})`
 }
 
-/** The aggregate of a series' math over its events (HogQL). */
-function aggregate(series: EventsNode, attr: string): string {
+/** The aggregate of a series' math over its events (HogQL); `groupKey`: the key of its group type (unique_group). */
+function aggregate(series: EventsNode, attr: string, groupKey: string | null = null): string {
   const math = series.math ?? 'total'
   const property = () => propertyNumber(series, attr)
   switch (math) {
     case 'total':
       return 'count()'
+    case 'unique_group':
+      return `count(DISTINCT ${groupKey})`
     case 'dau':
       return 'count(DISTINCT person_id)'
     case 'unique_session':
@@ -96,7 +99,10 @@ interface Plan {
   weekStartDay: number
   totalValue: boolean
   global: string | null
-  breakdown: { key: string; limit: number; person: boolean; hideOther: boolean } | null
+  /** person: by a person's property now; group: by the property now of the event's group of type `group` */
+  breakdown: { key: string; limit: number; person: boolean; group: number | null; hideOther: boolean } | null
+  /** a cohort breakdown: each series once per cohort (or 'all': every person) */
+  cohorts: (number | 'all')[] | null
   /** numbers the answer holds so far (MAX_RESULT_CELLS) */
   cells: { used: number }
 }
@@ -152,9 +158,13 @@ interface PreparedPeriod {
 
 async function prepareSeries(plan: Plan, series: EventsNode, order: number, range: ResolvedDateRange, list: readonly Bucket[], ctx: InsightContext): Promise<PreparedSeries> {
   const attr = `query__series__${order}`
+  if (plan.cohorts) return prepareCohorts(plan, series, order, range, list, ctx)
   const { project } = ctx
   const seriesFilter = await ctx.properties(series.properties, `${attr}__properties`)
-  const whereIn = (r: ResolvedDateRange) => and([isEvent(series.event), inRange(r.from, r.to), plan.global, seriesFilter])
+  // unique_group: the distinct keys of a group type among the events that have one
+  const groupIndex = series.math === 'unique_group' ? groupIndexOf(series.math_group_type_index, `${attr}__math_group_type_index`) : null
+  const mathGroup = groupIndex === null ? null : await groupKeyOf(ctx, groupIndex, `${attr}__math_group_type_index`)
+  const whereIn = (r: ResolvedDateRange) => and([isEvent(series.event), inRange(r.from, r.to), plan.global, seriesFilter, mathGroup?.present])
   const where = whereIn(range)
   const bucket = bucketStart(plan.interval, project.timezone, range.from, range.to, project.weekStartDay)
   if (!plan.breakdown) spendCells(plan, 1, list.length, attr)
@@ -180,20 +190,31 @@ async function prepareSeries(plan: Plan, series: EventsNode, order: number, rang
       },
     }
   }
-  if (plan.breakdown?.person) {
-    const { key, limit, hideOther } = plan.breakdown
-    const parts = mathParts(math, () => propertyNumber(series, attr), prop('$session_id'), `${attr}__math`)
+  if (plan.breakdown?.person || (plan.breakdown && plan.breakdown.group !== null)) {
+    const { key, limit, hideOther, group } = plan.breakdown
+    let by: ActorOf | undefined
+    let partsMath = math
+    if (group !== null) {
+      // per group of the event: counts, sums and extremes combine over groups; persons and sessions may span groups
+      if (math === 'unique_group' && groupIndex !== group) unsupported('unique_group can be broken down by a property of its own group type only', `${attr}__math_group_type_index`)
+      if (math === 'dau' || math === 'unique_session') unsupported(`math "${math}" cannot be broken down by a group property yet`, `${attr}__math`)
+      // the groups themselves, one row each
+      if (math === 'unique_group') partsMath = 'dau'
+      const column = (await groupKeyOf(ctx, group, 'query__breakdownFilter__breakdown_group_type_index')).key
+      by = { column, valuesOf: (ids) => ctx.groupProperty(group, ids, key, 'query__breakdownFilter__breakdown') }
+    } else if (math === 'unique_group') unsupported('unique_group cannot be broken down by a person property yet', `${attr}__math`)
+    const parts = mathParts(partsMath, () => propertyNumber(series, attr), prop('$session_id'), `${attr}__math`)
     // the values are known only from the persons of its one statement: counted once it has run, before the arrays
     return {
       keys: null,
       run: async () => {
-        const { values, rows } = await personBreakdown(ctx, { where, bucket: plan.totalValue ? null : bucket, parts, key, limit, hideOther, attr: 'query__breakdownFilter__breakdown' })
+        const { values, rows } = await personBreakdown(ctx, { where, bucket: plan.totalValue ? null : bucket, parts, key, limit, hideOther, attr: 'query__breakdownFilter__breakdown', by })
         spendCells(plan, values.length, list.length, 'query__breakdownFilter__breakdown_limit')
         return breakdownResults(plan, list, base, values, rows)
       },
     }
   }
-  const value = aggregate({ ...series, math }, attr)
+  const value = aggregate({ ...series, math }, attr, mathGroup?.key ?? null)
 
   if (!plan.breakdown) {
     return {
@@ -238,6 +259,32 @@ async function prepareSeries(plan: Plan, series: EventsNode, order: number, rang
         : await ctx.hogql(`SELECT ${bucket} AS bucket, ${grouped} AS breakdown_value, ${value} AS value FROM events WHERE ${restricted} GROUP BY bucket, breakdown_value LIMIT ${MAX_ROWS}`)
       if (answer.hasMore) unsupported(`More than ${MAX_ROWS} rows: pick a larger interval, a shorter range or a smaller breakdown_limit`, 'query__breakdownFilter')
       return breakdownResults(plan, list, base, values, answer.results)
+    },
+  }
+}
+
+/**
+ * A cohort breakdown: the series over each cohort's persons (resolved as cohort filters are, bounded there), one item
+ * per cohort with its id as the value; a person in two cohorts counts in both.
+ */
+async function prepareCohorts(plan: Plan, series: EventsNode, order: number, range: ResolvedDateRange, list: readonly Bucket[], ctx: InsightContext): Promise<PreparedSeries> {
+  const cohorts = plan.cohorts!
+  const prepared: PreparedSeries[] = []
+  for (const [i, cohort] of cohorts.entries()) {
+    const members = cohort === 'all' ? null : await ctx.properties([{ type: 'cohort', key: 'id', value: cohort }], `query__breakdownFilter__breakdown__${i}`)
+    prepared.push(await prepareSeries({ ...plan, cohorts: null, global: and([plan.global, members]) }, series, order, range, list, ctx))
+  }
+  return {
+    keys: cohorts.map(String),
+    run: async () => {
+      const out: TrendsResult[] = []
+      for (const [i, one] of prepared.entries()) {
+        const cohort = cohorts[i]
+        for (const item of await one.run()) {
+          out.push({ ...item, breakdown_value: cohort as unknown as string, label: plan.query.series.length > 1 ? `${item.label} - ${cohort}` : String(cohort) })
+        }
+      }
+      return out
     },
   }
 }
@@ -324,6 +371,11 @@ async function periodResults(plan: Plan, period: PreparedPeriod): Promise<Trends
 export async function runTrends(query: TrendsQuery, ctx: InsightContext): Promise<KindAnswer> {
   const interval = query.interval ?? 'day'
   const breakdownKey = query.breakdownFilter?.breakdown
+  const breakdownType = query.breakdownFilter?.breakdown_type ?? 'event'
+  const hasBreakdown = breakdownKey !== undefined && breakdownKey !== null && breakdownKey !== ''
+  if (hasBreakdown && (breakdownType === 'cohort') !== Array.isArray(breakdownKey)) {
+    unsupported('A cohort breakdown names a list of cohort ids (or "all"), and only a cohort breakdown does', 'query__breakdownFilter__breakdown')
+  }
   const plan: Plan = {
     query,
     interval,
@@ -331,13 +383,15 @@ export async function runTrends(query: TrendsQuery, ctx: InsightContext): Promis
     totalValue: TOTAL_VALUE_DISPLAYS.has(query.trendsFilter?.display ?? ''),
     global: await ctx.properties(query.properties, 'query__properties'),
     cells: { used: 0 },
+    cohorts: hasBreakdown && breakdownType === 'cohort' ? (breakdownKey as (number | 'all')[]) : null,
     breakdown:
-      breakdownKey === undefined || breakdownKey === null || breakdownKey === ''
+      !hasBreakdown || breakdownType === 'cohort'
         ? null
         : {
             key: String(breakdownKey),
             limit: query.breakdownFilter?.breakdown_limit ?? DEFAULT_BREAKDOWN_LIMIT,
-            person: query.breakdownFilter?.breakdown_type === 'person',
+            person: breakdownType === 'person',
+            group: breakdownType === 'group' ? groupIndexOf(query.breakdownFilter?.breakdown_group_type_index, 'query__breakdownFilter__breakdown_group_type_index') : null,
             hideOther: query.breakdownFilter?.breakdown_hide_other_aggregation === true,
           },
   }
