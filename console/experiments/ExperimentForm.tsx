@@ -47,7 +47,8 @@ export function ExperimentForm() {
       const parameters: Record<string, unknown> = { feature_flag_variants: variants.map((v) => ({ key: v.key.trim(), rollout_percentage: v.percentage })) }
       if (mde.trim()) parameters.minimum_detectable_effect = Number(mde)
       const created = await api<Experiment>(projectPath(projectId, 'experiments/'), {
-        json: { name: name.trim(), feature_flag_key: flagKey.trim(), parameters, metrics: [metricNode(metricType, event, math, property)] },
+        // without a metric event the experiment is saved as a draft whose metric comes later, as PostHog allows
+        json: { name: name.trim(), feature_flag_key: flagKey.trim(), parameters, metrics: event.trim() ? [metricNode(metricType, event, math, property)] : [] },
       })
       navigate(`/experiments/${created.id}`)
     })
@@ -95,8 +96,8 @@ export function ExperimentForm() {
                 <option value="mean">Mean per person</option>
               </select>
             </Field>
-            <Field label="Metric event">
-              <input required list="insight-event-names" maxLength={400} value={event} onInput={(e) => setEvent(valueOf(e))} />
+            <Field label="Metric event" hint="optional: without one the experiment is a draft to add a metric to later">
+              <input list="insight-event-names" maxLength={400} value={event} onInput={(e) => setEvent(valueOf(e))} />
             </Field>
             {metricType === 'mean' ? (
               <Field label="Per person">
@@ -109,7 +110,7 @@ export function ExperimentForm() {
             ) : null}
             {metricType === 'mean' && math === 'sum' ? (
               <Field label="Math property">
-                <input required list="insight-property-names" maxLength={400} value={property} onInput={(e) => setProperty(valueOf(e))} />
+                <input required={event.trim() !== ''} list="insight-property-names" maxLength={400} value={property} onInput={(e) => setProperty(valueOf(e))} />
               </Field>
             ) : null}
             <Field label="Minimum detectable effect (%)" hint="optional: gives the recommended sample size">

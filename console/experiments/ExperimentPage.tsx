@@ -7,7 +7,16 @@ import { Table } from '../lib/lists'
 import { useSession } from '../lib/session'
 import { ExperimentForm } from './ExperimentForm'
 import { notEnoughData, resultRows, type ResultsAnswer } from './results'
+import { navigate } from '../lib/router'
 import { metricText, STATUS_TEXT, type Experiment } from './types'
+
+/** The experiment's verdict in one sentence, once every variant has statistics. */
+function verdict(answer: ResultsAnswer): string | null {
+  const variants = answer.variant_results
+  if (variants.length === 0 || variants.some((v) => (v.validation_failures ?? []).length > 0 || typeof v.significant !== 'boolean')) return null
+  const winners = variants.filter((v) => v.significant).map((v) => v.key)
+  return winners.length ? `Significant: ${winners.join(', ')} differs from ${answer.baseline.key}.` : 'Not significant: no variant differs from the control beyond chance yet.'
+}
 
 function Results(props: { experiment: Experiment }) {
   const { projectId } = useSession()
@@ -17,7 +26,7 @@ function Results(props: { experiment: Experiment }) {
     (signal) => api<ResultsAnswer>(projectPath(projectId, `experiments/${experiment.id}/results/${query({ metric_index: 0 })}`), { signal }),
     [projectId, experiment.id, experiment.status],
   )
-  if (!metric) return <p class="muted">This experiment has no metric.</p>
+  if (!metric) return <p class="muted">This experiment has no metric yet: add one through the experiments API (PATCH metrics).</p>
   const answer = results.data
   const reasons = answer ? notEnoughData(answer) : []
   const valueColumn = metric.metric_type === 'funnel' ? 'Conversion' : 'Mean'
@@ -39,7 +48,7 @@ function Results(props: { experiment: Experiment }) {
               {`Not enough data yet to compare the variants: ${reasons.join('; ')}.`}
             </p>
           ) : null}
-          <Table caption="Results" columns={['Variant', 'Exposures', valueColumn, 'Chance to win', '95% interval']}>
+          <Table caption="Results" columns={['Variant', 'Exposures', valueColumn, 'Chance to win', '95% interval', 'Significance']}>
             {resultRows(answer, metric.metric_type).map((row) => (
               <tr key={row.variant}>
                 <th scope="row" class="mono">
@@ -49,11 +58,19 @@ function Results(props: { experiment: Experiment }) {
                 <td>{row.value}</td>
                 <td>{row.chanceToWin}</td>
                 <td>{row.interval}</td>
+                <td>{row.verdict}</td>
               </tr>
             ))}
           </Table>
           {answer.exposures_excluded ? <p class="muted small">{`${answer.exposures_excluded} persons seen in two variants are left out.`}</p> : null}
-          {typeof answer.recommended_sample_size === 'number' ? <p class="muted small">{`Recommended sample size: ${answer.recommended_sample_size} persons per variant.`}</p> : null}
+          {verdict(answer) ? (
+            <p role="status" class="note">
+              {verdict(answer)}
+            </p>
+          ) : null}
+          {typeof answer.recommended_sample_size === 'number' ? (
+            <p class="muted small">{`Recommended sample size: ${answer.recommended_sample_size} persons per variant, enough to tell the minimum detectable effect from chance; the chance to win can look decided long before that.`}</p>
+          ) : null}
         </>
       ) : null}
     </section>
@@ -78,15 +95,30 @@ function ExperimentView(props: { id: string }) {
       actions={
         <div class="row">
           {e.status === 'draft' ? (
-            <button type="button" class="primary" disabled={action.busy} onClick={() => write({ start_date: new Date().toISOString() })}>
-              Launch
-            </button>
+            <ConfirmedButton label="Launch" title={`Launch the experiment “${e.name}”?`} disabled={action.busy} onConfirm={() => write({ start_date: new Date().toISOString() })}>
+              <p>{`The flag ${e.feature_flag?.key ?? e.feature_flag_key ?? ''} turns on now and its variants are fixed from then on.`}</p>
+            </ConfirmedButton>
           ) : null}
           {e.status === 'running' ? (
             <ConfirmedButton label="Stop" title={`Stop the experiment “${e.name}”?`} onConfirm={() => write({ end_date: new Date().toISOString() })}>
               <p>Results stop counting now. The flag stays as it is: roll the winner out on the flag.</p>
             </ConfirmedButton>
           ) : null}
+          <ConfirmedButton
+            label="Delete"
+            name={`Delete experiment ${e.name}`}
+            title={`Delete the experiment “${e.name}”?`}
+            disabled={action.busy}
+            onConfirm={() =>
+              action.run(async () => {
+                // no DELETE in PostHog's experiments API: a deleted experiment is PATCHed `deleted: true`
+                await api(projectPath(projectId, `experiments/${e.id}/`), { method: 'PATCH', json: { deleted: true } })
+                navigate('/experiments')
+              })
+            }
+          >
+            <p>Its flag stays, and can be deleted on its own page afterwards.</p>
+          </ConfirmedButton>
         </div>
       }
     >

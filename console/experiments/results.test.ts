@@ -6,13 +6,13 @@ describe("an experiment's results as rows", () => {
     const rows = resultRows(
       {
         baseline: { key: 'control', number_of_samples: 120, sum: 12 },
-        variant_results: [{ key: 'test', number_of_samples: 120, sum: 36, chance_to_win: 0.985, credible_interval: [0.2, 3.8], validation_failures: [] }],
+        variant_results: [{ key: 'test', number_of_samples: 120, sum: 36, chance_to_win: 0.985, credible_interval: [0.2, 3.8], significant: true, validation_failures: [] }],
       },
       'funnel',
     )
     expect(rows).toEqual([
-      { variant: 'control', exposures: 120, value: '10%', chanceToWin: '—', interval: '—' },
-      { variant: 'test', exposures: 120, value: '30%', chanceToWin: '98.5%', interval: '+20% to +380%' },
+      { variant: 'control', exposures: 120, value: '10% (12 / 120)', chanceToWin: '—', interval: '—', verdict: '—' },
+      { variant: 'test', exposures: 120, value: '30% (36 / 120)', chanceToWin: '98.5%', interval: '+20% to +380%', verdict: 'Significant' },
     ])
   })
 
@@ -21,6 +21,8 @@ describe("an experiment's results as rows", () => {
     expect(valueText({ key: 'x', number_of_samples: 0, sum: 0 }, 'mean')).toBe('—')
     const rows = resultRows({ baseline: { key: 'control', number_of_samples: 2, sum: 2 }, variant_results: [{ key: 'b', number_of_samples: 2, sum: 4, p_value: 0.0312, confidence_interval: [-0.125, 0.4] }] }, 'mean')
     expect(rows[1].chanceToWin).toBe('p = 0.0312')
+    expect(rows[1].verdict).toBe('—')
+    expect(resultRows({ baseline: { key: 'control', number_of_samples: 2, sum: 2 }, variant_results: [{ key: 'b', number_of_samples: 2, sum: 4, significant: false, validation_failures: [] }] }, 'mean')[1].verdict).toBe('Not significant')
     expect(intervalText([-0.125, 0.4])).toBe('-12.5% to +40%')
     expect(intervalText(null)).toBe('—')
   })

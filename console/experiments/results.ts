@@ -31,6 +31,8 @@ export interface ResultRow {
   value: string
   chanceToWin: string
   interval: string
+  /** "Significant", "Not significant", or "—" for the control and a variant without statistics yet */
+  verdict: string
 }
 
 const FAILURES: Record<string, string> = {
@@ -52,7 +54,14 @@ function percentText(fraction: number): string {
 export function valueText(counts: VariantCounts, metricType: string): string {
   if (counts.number_of_samples <= 0) return '—'
   const mean = counts.sum / counts.number_of_samples
-  return metricType === 'funnel' ? percentText(mean) : String(Number(mean.toFixed(3)))
+  // the counts beside the share: 10 % of 20 persons and 10 % of 2,000 do not weigh the same
+  return metricType === 'funnel' ? `${percentText(mean)} (${counts.sum} / ${counts.number_of_samples})` : String(Number(mean.toFixed(3)))
+}
+
+/** A variant's verdict, once it has statistics: the API's `significant`. */
+export function verdictText(v: VariantResult): string {
+  if ((v.validation_failures ?? []).length > 0 || typeof v.significant !== 'boolean') return '—'
+  return v.significant ? 'Significant' : 'Not significant'
 }
 
 /** The effect's interval, relative to the control: "-12.5% to +40%". */
@@ -64,12 +73,12 @@ export function intervalText(interval: [number, number] | null | undefined): str
 
 /** One row per variant, the control first (it has no chance or interval of its own). */
 export function resultRows(answer: ResultsAnswer, metricType: string): ResultRow[] {
-  const control: ResultRow = { variant: answer.baseline.key, exposures: answer.baseline.number_of_samples, value: valueText(answer.baseline, metricType), chanceToWin: '—', interval: '—' }
+  const control: ResultRow = { variant: answer.baseline.key, exposures: answer.baseline.number_of_samples, value: valueText(answer.baseline, metricType), chanceToWin: '—', interval: '—', verdict: '—' }
   return [
     control,
     ...answer.variant_results.map((v) => {
       const chance = typeof v.chance_to_win === 'number' ? percentText(v.chance_to_win) : typeof v.p_value === 'number' ? `p = ${Number(v.p_value.toPrecision(3))}` : '—'
-      return { variant: v.key, exposures: v.number_of_samples, value: valueText(v, metricType), chanceToWin: chance, interval: intervalText(v.credible_interval ?? v.confidence_interval) }
+      return { variant: v.key, exposures: v.number_of_samples, value: valueText(v, metricType), chanceToWin: chance, interval: intervalText(v.credible_interval ?? v.confidence_interval), verdict: verdictText(v) }
     }),
   ]
 }

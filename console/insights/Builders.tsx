@@ -4,10 +4,11 @@ import { api, projectPath, query } from '../lib/api'
 import { Field, Options, useAsync, valueOf } from '../lib/ui'
 import { useSession } from '../lib/session'
 import { PropertyNames, PropertyValues } from '../definitions/suggestions'
-import { DATE_RANGES, INTERVALS, MATHS, OPERATORS, ORDERS, PROPERTY_MATHS, seriesLetter, WINDOW_UNITS, type FunnelForm, type RetentionForm, type TrendForm } from './query'
+import { DATE_RANGES, INTERVALS, MATHS, OPERATORS, ORDERS, PERIODS, PROPERTY_MATHS, RETENTION_TYPES, seriesLetter, WINDOW_UNITS, type FunnelForm, type LifecycleForm, type RetentionForm, type TrendForm } from './query'
 
 const EVENT_LIST = 'insight-event-names'
 const PROPERTY_LIST = 'insight-property-names'
+const PERSON_PROPERTY_LIST = 'insight-person-property-names'
 const FILTER_VALUE_LIST = 'insight-filter-values'
 
 /** The project's event names, for every "Event" combobox of the page (one page of the definitions API). */
@@ -22,6 +23,7 @@ export function EventNames() {
         ))}
       </datalist>
       <PropertyNames id={PROPERTY_LIST} type="event" />
+      <PropertyNames id={PERSON_PROPERTY_LIST} type="person" />
     </>
   )
 }
@@ -46,10 +48,33 @@ function DateRangeSelect(props: { value: string; onChange: (value: string) => vo
   )
 }
 
-function BreakdownInput(props: { value: string; onChange: (value: string) => void }) {
+function BreakdownInput(props: { value: string; onChange: (value: string) => void; type?: 'event' | 'person' }) {
+  const person = props.type === 'person'
   return (
-    <Field label="Breakdown" hint="an event property (empty: none)">
-      <input list={PROPERTY_LIST} value={props.value} maxLength={400} onInput={(e) => props.onChange(valueOf(e))} />
+    <Field label="Breakdown" hint={`${person ? 'a person' : 'an event'} property (empty: none)`}>
+      <input list={person ? PERSON_PROPERTY_LIST : PROPERTY_LIST} value={props.value} maxLength={400} onInput={(e) => props.onChange(valueOf(e))} />
+    </Field>
+  )
+}
+
+/** Whose property the breakdown reads; its name leaves "Breakdown" to the property field, which tests find by it. */
+function BreakdownType(props: { value: 'event' | 'person'; onChange: (value: 'event' | 'person') => void }) {
+  return (
+    <Field label="Properties of">
+      <select value={props.value} onChange={(e) => props.onChange(valueOf(e) === 'person' ? 'person' : 'event')}>
+        <option value="event">Events</option>
+        <option value="person">Persons</option>
+      </select>
+    </Field>
+  )
+}
+
+function IntervalSelect(props: { value: TrendForm['interval']; onChange: (value: TrendForm['interval']) => void }) {
+  return (
+    <Field label="Interval">
+      <select value={props.value} onChange={(e) => props.onChange(valueOf(e) as TrendForm['interval'])}>
+        <Options choices={INTERVALS} />
+      </select>
     </Field>
   )
 }
@@ -108,13 +133,10 @@ export function TrendBuilder(props: { form: TrendForm; onChange: (form: TrendFor
         </div>
       </fieldset>
       <div class="filters">
-        <BreakdownInput value={form.breakdown} onChange={(breakdown) => set({ breakdown })} />
+        <BreakdownType value={form.breakdownType} onChange={(breakdownType) => set({ breakdownType })} />
+        <BreakdownInput value={form.breakdown} type={form.breakdownType} onChange={(breakdown) => set({ breakdown })} />
         <DateRangeSelect value={form.dateFrom} onChange={(dateFrom) => set({ dateFrom, interval: dateFrom === '-24h' ? 'hour' : form.interval })} />
-        <Field label="Interval">
-          <select value={form.interval} onChange={(e) => set({ interval: valueOf(e) as TrendForm['interval'] })}>
-            <Options choices={INTERVALS} />
-          </select>
-        </Field>
+        <IntervalSelect value={form.interval} onChange={(interval) => set({ interval })} />
         <label class="check">
           <input type="checkbox" checked={form.compare} onChange={(e) => set({ compare: e.currentTarget.checked })} />
           Compare to the previous period
@@ -182,7 +204,33 @@ export function RetentionBuilder(props: { form: RetentionForm; onChange: (form: 
       <Field label="Returning event">
         <input list={EVENT_LIST} value={form.returningEvent} maxLength={400} onInput={(e) => onChange({ ...form, returningEvent: valueOf(e) })} />
       </Field>
+      <Field label="Period">
+        <select value={form.period} onChange={(e) => onChange({ ...form, period: valueOf(e) as RetentionForm['period'] })}>
+          {PERIODS.map((p) => (
+            <option key={p} value={p}>
+              {p}
+            </option>
+          ))}
+        </select>
+      </Field>
+      <Field label="Retention type">
+        <select value={form.retentionType} onChange={(e) => onChange({ ...form, retentionType: valueOf(e) })}>
+          <Options choices={RETENTION_TYPES} />
+        </select>
+      </Field>
       <DateRangeSelect value={form.dateFrom} onChange={(dateFrom) => onChange({ ...form, dateFrom })} />
+    </div>
+  )
+}
+
+/** Lifecycle and stickiness ask the same: one event, a range and its interval. */
+export function LifecycleBuilder(props: { form: LifecycleForm; onChange: (form: LifecycleForm) => void }) {
+  const { form, onChange } = props
+  return (
+    <div class="filters">
+      <EventInput value={form.event} onChange={(event) => onChange({ ...form, event })} />
+      <DateRangeSelect value={form.dateFrom} onChange={(dateFrom) => onChange({ ...form, dateFrom, interval: dateFrom === '-24h' ? 'hour' : form.interval })} />
+      <IntervalSelect value={form.interval} onChange={(interval) => onChange({ ...form, interval })} />
     </div>
   )
 }

@@ -2,7 +2,7 @@
 // dates along the bottom, a legend, and a table view (role table) with the same numbers.
 import type { ComponentChildren } from 'preact'
 import { axisTicks, labelledIndexes, tickText } from '../lib/axis'
-import { colourOf, durationText, linePath, linearScale, retentionGrid, type FunnelStep, type TrendLine } from './chart-data'
+import { colourOf, durationText, linePath, linearScale, retentionGrid, total, type FunnelGroup, type TrendLine } from './chart-data'
 
 const WIDTH = 640
 const LEFT = 44
@@ -69,11 +69,23 @@ function valueAxis(max: number) {
   return { ticks, y: linearScale(ticks[ticks.length - 1], HEIGHT, TOP_PAD) }
 }
 
+/** An axis that also reaches below zero (a lifecycle's dormant persons): the negative ticks mirror the positive ones. */
+function signedAxis(min: number, max: number) {
+  if (min >= 0) return valueAxis(max)
+  const up = max > 0 ? axisTicks(max) : [0]
+  const down = axisTicks(-min).map((t) => -t)
+  const hi = up[up.length - 1]
+  const lo = down[down.length - 1]
+  const ticks = [...down.slice(1).reverse(), ...up]
+  return { ticks, y: (v: number) => HEIGHT - ((v - lo) / (hi - lo || 1)) * (HEIGHT - TOP_PAD) }
+}
+
 /** A trend: one line per series (or breakdown value, or period), the dates of the first along the bottom. */
-export function TrendChart(props: { name: string; lines: TrendLine[] }) {
+export function TrendChart(props: { name: string; lines: TrendLine[]; corner?: string }) {
   const { lines } = props
   const max = Math.max(0, ...lines.flatMap((l) => l.values))
-  const { ticks, y } = valueAxis(max)
+  const min = Math.min(0, ...lines.flatMap((l) => l.values))
+  const { ticks, y } = signedAxis(min, max)
   const labels = lines[0]?.labels ?? []
   const n = Math.max(0, ...lines.map((l) => l.values.length))
   const plot = WIDTH - LEFT - 8
@@ -102,7 +114,7 @@ export function TrendChart(props: { name: string; lines: TrendLine[] }) {
         ))}
       </svg>
       <Legend items={lines.map((l) => ({ label: l.label, dashed: l.previous }))} />
-      <TableView name={props.name} corner="When" headers={lines.map((l) => l.label)}>
+      <TableView name={props.name} corner={props.corner ?? 'When'} headers={lines.map((l) => l.label)}>
         {Array.from({ length: n }, (_, row) => (
           <tr key={row}>
             <th scope="row">{labels[row] ?? ''}</th>
@@ -114,7 +126,7 @@ export function TrendChart(props: { name: string; lines: TrendLine[] }) {
         <tr>
           <th scope="row">Total</th>
           {lines.map((l, i) => (
-            <td key={i}>{l.values.reduce((a, b) => a + b, 0)}</td>
+            <td key={i}>{total(l.values)}</td>
           ))}
         </tr>
       </TableView>
@@ -122,34 +134,55 @@ export function TrendChart(props: { name: string; lines: TrendLine[] }) {
   )
 }
 
-/** A funnel: a bar per step (persons), the conversion from the first step written on it. */
-export function FunnelChart(props: { name: string; steps: FunnelStep[] }) {
-  const { steps } = props
-  const max = Math.max(0, ...steps.map((s) => s.count))
+/**
+ * A funnel: a bar per step (persons), the conversion from the first step written on it; broken down, one funnel per
+ * value side by side in each step (each value's persons are its own funnel, as the API answers them).
+ */
+export function FunnelChart(props: { name: string; groups: FunnelGroup[] }) {
+  const { groups } = props
+  const grouped = groups.length > 1 || (groups[0]?.value ?? null) !== null
+  const steps = groups[0]?.steps ?? []
+  const max = Math.max(0, ...groups.flatMap((g) => g.steps.map((s) => s.count)))
   const { ticks, y } = valueAxis(max)
   const plot = WIDTH - LEFT
   const band = steps.length ? plot / steps.length : plot
+  const inner = (band * 0.8) / Math.max(1, groups.length)
   return (
     <figure class="chart insight-chart">
       <svg role="img" aria-label={props.name} viewBox={`0 0 ${WIDTH} ${HEIGHT + 24}`} preserveAspectRatio="none">
         <title>{props.name}</title>
         <ValueAxis ticks={ticks} y={y} />
-        {steps.map((s, i) => (
+        {steps.map((step, i) => (
           <g key={i}>
-            <rect x={LEFT + i * band + band * 0.15} y={y(s.count)} width={band * 0.7} height={HEIGHT - y(s.count)} class="bar">
-              <title>{`${i + 1}. ${s.name}: ${s.count} persons, ${s.percentOfFirst}%`}</title>
-            </rect>
-            <text x={LEFT + (i + 0.5) * band} y={Math.max(TOP_PAD + 10, y(s.count) - 4)} text-anchor="middle" class="tick">
-              {`${s.percentOfFirst}%`}
-            </text>
+            {groups.map((g, j) => {
+              const s = g.steps[i]
+              if (!s) return null
+              const x = LEFT + i * band + band * 0.1 + j * inner
+              return (
+                <g key={j}>
+                  <rect x={x} y={y(s.count)} width={Math.max(1, inner - 2)} height={HEIGHT - y(s.count)} class={grouped ? undefined : 'bar'} fill={grouped ? colourOf(j) : undefined}>
+                    <title>{`${grouped ? `${g.value}: ` : ''}${i + 1}. ${s.name}: ${s.count} persons, ${s.percentOfFirst}%`}</title>
+                  </rect>
+                  {groups.length <= 4 ? (
+                    <text x={x + inner / 2} y={Math.max(TOP_PAD + 10, y(s.count) - 4)} text-anchor="middle" class="tick">
+                      {`${s.percentOfFirst}%`}
+                    </text>
+                  ) : null}
+                </g>
+              )
+            })}
             <text x={LEFT + (i + 0.5) * band} y={HEIGHT + 16} text-anchor="middle" class="tick">
-              {`${i + 1}. ${s.name}`}
+              {`${i + 1}. ${step.name}`}
             </text>
           </g>
         ))}
       </svg>
+      {grouped ? <Legend items={groups.map((g) => ({ label: g.value ?? '' }))} /> : null}
       <figcaption class="muted">
-        {steps.length > 1 ? `${steps[steps.length - 1].percentOfFirst}% of ${steps[0].count} persons converted` : ''}
+        {groups
+          .filter((g) => g.steps.length > 1)
+          .map((g) => `${grouped ? `${g.value}: ` : ''}${g.steps[g.steps.length - 1].percentOfFirst}% of ${g.steps[0].count} persons converted`)
+          .join('; ')}
       </figcaption>
       <details>
         <summary>Table view</summary>
@@ -157,6 +190,7 @@ export function FunnelChart(props: { name: string; steps: FunnelStep[] }) {
           <thead>
             <tr>
               <th scope="col">Step</th>
+              {grouped ? <th scope="col">Breakdown</th> : null}
               <th scope="col">Persons</th>
               <th scope="col">Of the first step</th>
               <th scope="col">Of the previous step</th>
@@ -164,15 +198,18 @@ export function FunnelChart(props: { name: string; steps: FunnelStep[] }) {
             </tr>
           </thead>
           <tbody>
-            {steps.map((s, i) => (
-              <tr key={i}>
-                <th scope="row">{`${i + 1}. ${s.name}`}</th>
-                <td>{s.count}</td>
-                <td>{`${s.percentOfFirst}%`}</td>
-                <td>{`${s.percentOfPrevious}%`}</td>
-                <td>{durationText(s.medianSeconds)}</td>
-              </tr>
-            ))}
+            {groups.flatMap((g, j) =>
+              g.steps.map((s, i) => (
+                <tr key={`${j}-${i}`}>
+                  <th scope="row">{`${i + 1}. ${s.name}`}</th>
+                  {grouped ? <td>{g.value}</td> : null}
+                  <td>{s.count}</td>
+                  <td>{`${s.percentOfFirst}%`}</td>
+                  <td>{`${s.percentOfPrevious}%`}</td>
+                  <td>{durationText(s.medianSeconds)}</td>
+                </tr>
+              )),
+            )}
           </tbody>
         </table>
       </details>
@@ -183,7 +220,7 @@ export function FunnelChart(props: { name: string; steps: FunnelStep[] }) {
 /** Retention: a grid of cohorts (rows) by periods (columns), each cell shaded by the share that came back. */
 export function RetentionChart(props: { name: string; results: unknown }) {
   const { periods, rows } = retentionGrid(props.results)
-  const labelWidth = 90
+  const labelWidth = 110
   const cell = periods.length ? (WIDTH - labelWidth) / periods.length : WIDTH - labelWidth
   const rowHeight = 22
   const height = 20 + rows.length * rowHeight
@@ -199,9 +236,10 @@ export function RetentionChart(props: { name: string; results: unknown }) {
         {rows.map((row, r) => (
           <g key={r}>
             <text x={labelWidth - 6} y={20 + r * rowHeight + 15} text-anchor="end" class="tick">
-              {row.cohort}
+              {`${row.cohort} (${row.size})`}
             </text>
-            {row.values.map((v, k) => (
+            {row.values.map((v, k) =>
+              v === null ? null : (
               <g key={k}>
                 <rect x={labelWidth + k * cell + 1} y={20 + r * rowHeight + 1} width={cell - 2} height={rowHeight - 2} fill={colourOf(0)} fill-opacity={0.08 + (v.percent / 100) * 0.8}>
                   <title>{`${row.cohort}, ${periods[k] ?? k}: ${v.count} of ${row.size} (${v.percent}%)`}</title>
@@ -210,16 +248,18 @@ export function RetentionChart(props: { name: string; results: unknown }) {
                   {`${v.percent}%`}
                 </text>
               </g>
-            ))}
+              ),
+            )}
           </g>
         ))}
       </svg>
-      <TableView name={props.name} corner="Cohort" headers={periods}>
+      <TableView name={props.name} corner="Cohort" headers={['Cohort size', ...periods]}>
         {rows.map((row, r) => (
           <tr key={r}>
             <th scope="row">{row.cohort}</th>
+            <td>{row.size}</td>
             {row.values.map((v, k) => (
-              <td key={k}>{`${v.count} (${v.percent}%)`}</td>
+              <td key={k}>{v === null ? '' : `${v.count} (${v.percent}%)`}</td>
             ))}
           </tr>
         ))}

@@ -1,5 +1,5 @@
 // An insight's answer drawn by its kind: the Insights page and every dashboard tile use this.
-import { funnelSteps, trendLines } from './chart-data'
+import { funnelGroups, lifecycleLines, trendLines } from './chart-data'
 import { FunnelChart, RetentionChart, TrendChart } from './Charts'
 import { valueText } from '../lib/ui'
 
@@ -7,7 +7,9 @@ export function InsightView(props: { kind: string | undefined; result: unknown; 
   const { kind, result } = props
   if (result === null || result === undefined) return <p class="muted">No result yet: refresh to compute it.</p>
   if (kind === 'TrendsQuery') return <TrendChart name={props.name ?? 'Trend'} lines={trendLines(result)} />
-  if (kind === 'FunnelsQuery') return <FunnelChart name={props.name ?? 'Funnel'} steps={funnelSteps(result)} />
+  if (kind === 'FunnelsQuery') return <FunnelChart name={props.name ?? 'Funnel'} groups={funnelGroups(result)} />
+  if (kind === 'LifecycleQuery') return <TrendChart name={props.name ?? 'Lifecycle'} lines={lifecycleLines(result)} />
+  if (kind === 'StickinessQuery') return <TrendChart name={props.name ?? 'Stickiness'} lines={trendLines(result)} corner="Active in" />
   if (kind === 'RetentionQuery') return <RetentionChart name={props.name ?? 'Retention'} results={result} />
   // a HogQL insight: its rows as text
   const rows = Array.isArray(result) ? (result as unknown[]).slice(0, 50) : []

@@ -2,19 +2,20 @@
 // API drawn as a chart (with its table view); "Save insight" keeps the query as a saved insight.
 import { useEffect, useState } from 'preact/hooks'
 import { api, ApiFailure, projectPath, query } from '../lib/api'
-import { ErrorNote, Field, Link, Loading, Page, time, useAsync, valueOf } from '../lib/ui'
+import { ConfirmedButton, ErrorNote, Field, Link, Loading, Page, time, useAsync, valueOf } from '../lib/ui'
+import { navigate } from '../lib/router'
 import { ListBody, LoadMore, Table, usePages } from '../lib/lists'
 import { useAction } from '../lib/forms'
 import { useSession } from '../lib/session'
-import { EventNames, FunnelBuilder, RetentionBuilder, TrendBuilder } from './Builders'
+import { EventNames, FunnelBuilder, LifecycleBuilder, RetentionBuilder, TrendBuilder } from './Builders'
 import { InsightView } from './InsightView'
-import { funnelFormOf, funnelProblem, funnelsQuery, newFunnelForm, newTrendForm, retentionFormOf, retentionQuery, sourceOf, trendFormOf, trendProblem, trendsQuery } from './query'
+import { funnelFormOf, funnelProblem, funnelsQuery, lifecycleFormOf, lifecycleQuery, newFunnelForm, newLifecycleForm, newRetentionForm, newTrendForm, retentionFormOf, retentionQuery, sourceOf, stickinessQuery, trendFormOf, trendProblem, trendsQuery } from './query'
 
-type Tab = 'Trends' | 'Funnel' | 'Retention'
-const TABS: Tab[] = ['Trends', 'Funnel', 'Retention']
-const CHART_NAMES: Record<Tab, string> = { Trends: 'Trend', Funnel: 'Funnel', Retention: 'Retention' }
+type Tab = 'Trends' | 'Funnel' | 'Retention' | 'Lifecycle' | 'Stickiness'
+const TABS: Tab[] = ['Trends', 'Funnel', 'Retention', 'Lifecycle', 'Stickiness']
+const CHART_NAMES: Record<Tab, string> = { Trends: 'Trend', Funnel: 'Funnel', Retention: 'Retention', Lifecycle: 'Lifecycle', Stickiness: 'Stickiness' }
 /** the saved queries the builder can show again */
-const EDITABLE = new Set(['TrendsQuery', 'FunnelsQuery', 'RetentionQuery'])
+const EDITABLE = new Set(['TrendsQuery', 'FunnelsQuery', 'RetentionQuery', 'LifecycleQuery', 'StickinessQuery'])
 
 /** `value`, once it has stayed the same for `ms` (typing an event name sends one query, not one a letter). */
 function useSettled<T>(value: T, ms: number): T {
@@ -101,24 +102,41 @@ function SaveInsight(props: { node: Record<string, unknown>; disabled: boolean; 
 }
 
 /** The project's saved insights, each opening in the builder. */
-function SavedInsights(props: { version: number }) {
+function SavedInsights(props: { version: number; openedId: number | null }) {
   const { projectId } = useSession()
   const path = projectPath(projectId, `insights/${query({ saved: 'true', basic: 'true', limit: 100 })}`)
   const insights = usePages<{ id: number; name: string | null; derived_name?: string | null; last_modified_at?: string }>(path, (i) => i.id, [path, props.version])
+  const action = useAction()
+  // PostHog's API has no DELETE for insights: a deleted insight is PATCHed `deleted: true` (and leaves its dashboards)
+  const remove = (id: number) =>
+    action.run(async () => {
+      await api(projectPath(projectId, `insights/${id}/`), { method: 'PATCH', json: { deleted: true } })
+      insights.reload()
+      if (props.openedId === id) navigate('/insights')
+    })
   return (
     <section aria-labelledby="saved-insights">
       <h2 id="saved-insights">Saved insights</h2>
       <ErrorNote error={insights.error} />
+      <ErrorNote error={action.error} />
       <ListBody state={insights} count={insights.items.length} what="saved insights" empty="No saved insight yet.">
-        <Table caption="Saved insights" columns={['Name', 'Changed']}>
-          {insights.items.map((i) => (
-            <tr key={i.id}>
-              <td>
-                <Link to={`/insights/${i.id}`}>{i.name || i.derived_name || `Insight ${i.id}`}</Link>
-              </td>
-              <td>{time(i.last_modified_at)}</td>
-            </tr>
-          ))}
+        <Table caption="Saved insights" columns={['Name', 'Changed', 'Actions']}>
+          {insights.items.map((i) => {
+            const name = i.name || i.derived_name || `Insight ${i.id}`
+            return (
+              <tr key={i.id}>
+                <td>
+                  <Link to={`/insights/${i.id}`}>{name}</Link>
+                </td>
+                <td>{time(i.last_modified_at)}</td>
+                <td>
+                  <ConfirmedButton label="Delete" name={`Delete insight ${name}`} title={`Delete the insight “${name}”?`} disabled={action.busy} onConfirm={() => remove(i.id)}>
+                    <p>It leaves every dashboard it is on.</p>
+                  </ConfirmedButton>
+                </td>
+              </tr>
+            )
+          })}
         </Table>
       </ListBody>
       <LoadMore pages={insights} what="saved insights" />
@@ -131,7 +149,9 @@ export function Insights(props: { id: string | null }) {
   const [tab, setTab] = useState<Tab>('Trends')
   const [trend, setTrend] = useState(newTrendForm)
   const [funnel, setFunnel] = useState(newFunnelForm)
-  const [retention, setRetention] = useState({ targetEvent: '$pageview', returningEvent: '$pageview', dateFrom: '-7d' })
+  const [retention, setRetention] = useState(newRetentionForm)
+  const [lifecycle, setLifecycle] = useState(newLifecycleForm)
+  const [stickiness, setStickiness] = useState(newLifecycleForm)
   const [savedVersion, setSavedVersion] = useState(0)
   // a saved insight opened from the list: its query fills the form of its kind
   const opened = useAsync(
@@ -149,15 +169,30 @@ export function Insights(props: { id: string | null }) {
     } else if (source?.kind === 'RetentionQuery') {
       setTab('Retention')
       setRetention(retentionFormOf(source))
+    } else if (source?.kind === 'LifecycleQuery') {
+      setTab('Lifecycle')
+      setLifecycle(lifecycleFormOf(source))
+    } else if (source?.kind === 'StickinessQuery') {
+      setTab('Stickiness')
+      setStickiness(lifecycleFormOf(source))
     }
   }, [opened.data])
   const openedKind = sourceOf(opened.data?.query)?.kind
 
   const problem = tab === 'Trends' ? trendProblem(trend) : tab === 'Funnel' ? funnelProblem(funnel) : null
-  const node = tab === 'Trends' ? trendsQuery(trend) : tab === 'Funnel' ? funnelsQuery(funnel) : retentionQuery(retention)
+  const node =
+    tab === 'Trends'
+      ? trendsQuery(trend)
+      : tab === 'Funnel'
+        ? funnelsQuery(funnel)
+        : tab === 'Lifecycle'
+          ? lifecycleQuery(lifecycle)
+          : tab === 'Stickiness'
+            ? stickinessQuery(stickiness)
+            : retentionQuery(retention)
   const text = useSettled(JSON.stringify(node), 350)
   const answer = useAsync(
-    (signal) => (problem ? Promise.resolve(null) : api<{ results: unknown }>(projectPath(projectId, 'query/'), { json: { query: JSON.parse(text) }, signal })),
+    (signal) => (problem ? Promise.resolve(null) : api<{ results: unknown; timezone?: string }>(projectPath(projectId, 'query/'), { json: { query: JSON.parse(text) }, signal })),
     [projectId, text, problem],
   )
   const settledKind = (JSON.parse(text) as { kind: string }).kind
@@ -177,6 +212,8 @@ export function Insights(props: { id: string | null }) {
         {tab === 'Trends' ? <TrendBuilder form={trend} onChange={setTrend} /> : null}
         {tab === 'Funnel' ? <FunnelBuilder form={funnel} onChange={setFunnel} /> : null}
         {tab === 'Retention' ? <RetentionBuilder form={retention} onChange={setRetention} /> : null}
+        {tab === 'Lifecycle' ? <LifecycleBuilder form={lifecycle} onChange={setLifecycle} /> : null}
+        {tab === 'Stickiness' ? <LifecycleBuilder form={stickiness} onChange={setStickiness} /> : null}
         {problem ? (
           <p class="muted" role="status">
             {problem}
@@ -184,7 +221,7 @@ export function Insights(props: { id: string | null }) {
         ) : null}
         {unserved ? (
           <p class="muted" role="status">
-            This server does not answer {tab === 'Retention' ? 'retention' : 'this kind of'} queries yet.
+            This server does not answer {tab === 'Trends' || tab === 'Funnel' ? 'this kind of' : tab.toLowerCase()} queries yet.
           </p>
         ) : (
           <ErrorNote error={answer.error} />
@@ -193,6 +230,8 @@ export function Insights(props: { id: string | null }) {
         {answer.data && settledKind === node.kind && !answer.error ? (
           <div aria-busy={!current}>
             <InsightView kind={settledKind} result={answer.data.results} name={CHART_NAMES[tab]} />
+            {/* buckets and labels are the project's days, which need not be the reader's */}
+            {answer.data.timezone ? <p class="muted small">{`Dates in ${answer.data.timezone} (the project's timezone)`}</p> : null}
           </div>
         ) : null}
         <SaveInsight
@@ -203,7 +242,7 @@ export function Insights(props: { id: string | null }) {
           onSaved={() => setSavedVersion((v) => v + 1)}
         />
       </div>
-      <SavedInsights version={savedVersion} />
+      <SavedInsights version={savedVersion} openedId={opened.data?.id ?? null} />
     </Page>
   )
 }

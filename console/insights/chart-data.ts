@@ -40,10 +40,59 @@ export function trendLines(results: unknown): TrendLine[] {
     let label = typeof r.label === 'string' ? r.label : 'Series'
     if (r.breakdown_value !== undefined && r.breakdown_value !== null && !String(label).includes(' - ')) label = breakdownText(r.breakdown_value)
     else if (label === BREAKDOWN_NULL || label === BREAKDOWN_OTHER) label = breakdownText(label)
+    // a property's sum (average, …) without a breakdown is named by what it adds up, not by the event counted
+    const math = typeof r.action?.math === 'string' ? r.action.math : ''
+    const noBreakdown = r.breakdown_value === undefined || r.breakdown_value === null
+    if (noBreakdown && MATH_WORDS[math] && typeof r.action?.math_property === 'string' && !r.action?.custom_name) label = `${MATH_WORDS[math]} of ${r.action.math_property}`
     if (r.compare === true) label = `${label} (${previous ? 'previous' : 'current'})`
-    lines.push({ label, values: r.data.map((v: unknown) => Number(v) || 0), labels: Array.isArray(r.labels) ? r.labels.map(String) : [], previous })
+    lines.push({ label, values: r.data.map((v: unknown) => roundTo(Number(v) || 0)), labels: Array.isArray(r.labels) ? r.labels.map(String) : [], previous })
   }
   return lines
+}
+
+/** How a legend names a property math: "Sum of revenue". */
+const MATH_WORDS: Record<string, string> = { sum: 'Sum', avg: 'Average', min: 'Minimum', max: 'Maximum', median: 'Median', p75: '75th percentile', p90: '90th percentile', p95: '95th percentile', p99: '99th percentile' }
+
+/** A figure without float noise: sums of decimals come back as 383.93999999999994, people read 383.94. */
+export function roundTo(value: number, digits = 2): number {
+  return Number.isFinite(value) ? Number(value.toFixed(digits)) : value
+}
+
+/** Several figures added up, without float noise. */
+export function total(values: number[]): number {
+  return roundTo(values.reduce((a, b) => a + b, 0))
+}
+
+/** A lifecycle answer as lines named by status (dormant persons are negative, as PostHog draws them). */
+export function lifecycleLines(results: unknown): TrendLine[] {
+  const words: Record<string, string> = { new: 'New', returning: 'Returning', resurrecting: 'Resurrecting', dormant: 'Dormant' }
+  const lines = trendLines(results)
+  const raw = Array.isArray(results) ? (results as any[]).filter((r) => r && Array.isArray(r.data)) : []
+  return lines.map((line, i) => ({ ...line, label: words[raw[i]?.status] ?? line.label }))
+}
+
+export interface FunnelGroup {
+  /** the breakdown value as people read it; null when the funnel is not broken down */
+  value: string | null
+  steps: FunnelStep[]
+}
+
+/** A FunnelsQuery answer as one funnel per breakdown value (the API answers a list of steps per value). */
+export function funnelGroups(results: unknown): FunnelGroup[] {
+  if (!Array.isArray(results) || results.length === 0) return []
+  if (!Array.isArray(results[0])) return [{ value: null, steps: stepsOf(results as any[]) }]
+  return (results as any[][]).map((list) => ({ value: breakdownText(list[0]?.breakdown_value ?? list[0]?.breakdown), steps: stepsOf(list) }))
+}
+
+function stepsOf(list: any[]): FunnelStep[] {
+  const counts = list.map((step) => Number(step?.count) || 0)
+  return list.map((step, i) => ({
+    name: String(step?.custom_name || step?.name || `Step ${i + 1}`),
+    count: counts[i],
+    percentOfFirst: percent(counts[i], counts[0]),
+    percentOfPrevious: i === 0 ? 100 : percent(counts[i], counts[i - 1]),
+    medianSeconds: typeof step?.median_conversion_time === 'number' ? step.median_conversion_time : null,
+  }))
 }
 
 /** The steps of a FunnelsQuery answer: one list of steps, or (broken down) the steps summed over the values. */
@@ -101,8 +150,8 @@ export interface RetentionRow {
   /** the cohort's date as the API wrote it (its day, week or month) */
   cohort: string
   size: number
-  /** per period: persons who came back, and their share of the cohort (0–100) */
-  values: { count: number; percent: number }[]
+  /** per period: persons who came back, and their share of the cohort (0–100); null for a period not over yet */
+  values: ({ count: number; percent: number } | null)[]
 }
 
 /** A RetentionQuery answer as a grid: one row per cohort, one column per period ("Day 0", "Day 1", …). */
@@ -110,13 +159,16 @@ export function retentionGrid(results: unknown): { periods: string[]; rows: Rete
   const cohorts = Array.isArray(results) ? (results as any[]) : []
   const widest = cohorts.reduce<any[]>((best, c) => (Array.isArray(c?.values) && c.values.length > best.length ? c.values : best), [])
   const periods = widest.map((v, k) => (typeof v?.label === 'string' ? v.label : `Period ${k}`))
-  const rows = cohorts.map((c) => {
+  // the table ends with the current period: cohort r's period k lies after it when r + k passes the last row, and
+  // is left blank (as PostHog does) rather than shown as a 0 % nobody could have reached yet
+  const last = cohorts.length - 1
+  const rows = cohorts.map((c, r) => {
     const values: any[] = Array.isArray(c?.values) ? c.values : []
     const size = Number(values[0]?.count) || 0
     return {
       cohort: typeof c?.date === 'string' ? c.date.slice(0, 10) : String(c?.label ?? ''),
       size,
-      values: values.map((v) => ({ count: Number(v?.count) || 0, percent: percent(Number(v?.count) || 0, size) })),
+      values: values.map((v, k) => (r + k > last ? null : { count: Number(v?.count) || 0, percent: percent(Number(v?.count) || 0, size) })),
     }
   })
   return { periods, rows }

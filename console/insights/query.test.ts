@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { funnelFormOf, funnelProblem, funnelsQuery, newFunnelForm, newTrendForm, retentionFormOf, retentionQuery, sourceOf, trendFormOf, trendProblem, trendsQuery } from './query'
+import { funnelFormOf, funnelProblem, funnelsQuery, newFunnelForm, newRetentionForm, newTrendForm, retentionFormOf, retentionQuery, sourceOf, trendFormOf, trendProblem, trendsQuery } from './query'
 
 describe('the query nodes of the Insights page', () => {
   test('a trend with a filter, a breakdown, an interval, a range and compare', () => {
@@ -52,7 +52,7 @@ describe('a saved query back in the forms', () => {
     expect(trendFormOf(trendsQuery(trend))).toEqual(trend)
     const funnel = { ...newFunnelForm(), steps: ['a', 'b', 'c'], windowInterval: 3, windowUnit: 'week', order: 'unordered' as const, dateFrom: '-90d', breakdown: 'plan' }
     expect(funnelFormOf(funnelsQuery(funnel))).toEqual(funnel)
-    const retention = { targetEvent: 'signup', returningEvent: '$pageview', dateFrom: '-30d' }
+    const retention = { ...newRetentionForm(), targetEvent: 'signup', returningEvent: '$pageview', dateFrom: '-30d', period: 'Week' as const, retentionType: 'retention_first_time' }
     expect(retentionFormOf(retentionQuery(retention))).toEqual(retention)
   })
 

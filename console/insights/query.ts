@@ -18,6 +18,8 @@ export interface TrendForm {
   series: SeriesForm[]
   filter: FilterForm
   breakdown: string
+  /** whose property the breakdown reads: the event's, or the person's (as they are now) */
+  breakdownType: 'event' | 'person'
   interval: 'hour' | 'day' | 'week' | 'month'
   dateFrom: string
   compare: boolean
@@ -85,7 +87,7 @@ export const ORDERS: [value: FunnelForm['order'], label: string][] = [
 ]
 
 export function newTrendForm(): TrendForm {
-  return { series: [{ event: '$pageview', math: 'total', mathProperty: '' }], filter: { key: '', operator: 'exact', value: '' }, breakdown: '', interval: 'day', dateFrom: '-7d', compare: false }
+  return { series: [{ event: '$pageview', math: 'total', mathProperty: '' }], filter: { key: '', operator: 'exact', value: '' }, breakdown: '', breakdownType: 'event', interval: 'day', dateFrom: '-7d', compare: false }
 }
 
 export function newFunnelForm(): FunnelForm {
@@ -119,7 +121,7 @@ export function trendsQuery(form: TrendForm): Record<string, unknown> {
   }
   const properties = propertyFilter(form.filter)
   if (properties.length) node.properties = properties
-  if (form.breakdown.trim()) node.breakdownFilter = { breakdown: form.breakdown.trim(), breakdown_type: 'event', breakdown_limit: 10 }
+  if (form.breakdown.trim()) node.breakdownFilter = { breakdown: form.breakdown.trim(), breakdown_type: form.breakdownType, breakdown_limit: 10 }
   if (form.compare) node.compareFilter = { compare: true }
   return node
 }
@@ -135,10 +137,30 @@ export function funnelsQuery(form: FunnelForm): Record<string, unknown> {
   return node
 }
 
+export const PERIODS = ['Day', 'Week', 'Month'] as const
+export const RETENTION_TYPES: [value: string, label: string][] = [
+  ['retention_recurring', 'Recurring (every period with the first event)'],
+  ['retention_first_time', 'First time (the first event ever)'],
+]
+
 export interface RetentionForm {
   targetEvent: string
   returningEvent: string
   dateFrom: string
+  period: (typeof PERIODS)[number]
+  retentionType: string
+}
+
+export function newRetentionForm(): RetentionForm {
+  return { targetEvent: '$pageview', returningEvent: '$pageview', dateFrom: '-7d', period: 'Day', retentionType: 'retention_recurring' }
+}
+
+/** How many periods a row holds: the range's periods, at least 2 and at most the API's 100. */
+export function retentionIntervals(form: RetentionForm): number {
+  const days = /^-(\d+)([dhwmy])$/.exec(form.dateFrom)
+  const span = days ? Number(days[1]) * ({ h: 1 / 24, d: 1, w: 7, m: 30, y: 365 } as Record<string, number>)[days[2]] : 30
+  const per = form.period === 'Day' ? 1 : form.period === 'Week' ? 7 : 30
+  return Math.min(100, Math.max(2, Math.ceil(span / per) + 1))
 }
 
 export function retentionQuery(form: RetentionForm): Record<string, unknown> {
@@ -146,11 +168,41 @@ export function retentionQuery(form: RetentionForm): Record<string, unknown> {
     kind: 'RetentionQuery',
     dateRange: { date_from: form.dateFrom },
     retentionFilter: {
-      period: 'Day',
-      totalIntervals: 8,
+      period: form.period,
+      retentionType: form.retentionType,
+      totalIntervals: retentionIntervals(form),
       targetEntity: { id: form.targetEvent || null, type: 'events' },
       returningEntity: { id: form.returningEvent || null, type: 'events' },
     },
+  }
+}
+
+export interface LifecycleForm {
+  event: string
+  interval: TrendForm['interval']
+  dateFrom: string
+}
+
+export function newLifecycleForm(): LifecycleForm {
+  return { event: '$pageview', interval: 'day', dateFrom: '-7d' }
+}
+
+export function lifecycleQuery(form: LifecycleForm): Record<string, unknown> {
+  return { kind: 'LifecycleQuery', series: [eventsNode(form.event)], interval: form.interval, dateRange: { date_from: form.dateFrom } }
+}
+
+export function stickinessQuery(form: LifecycleForm): Record<string, unknown> {
+  return { kind: 'StickinessQuery', series: [eventsNode(form.event)], interval: form.interval, dateRange: { date_from: form.dateFrom } }
+}
+
+/** The lifecycle or stickiness form of a saved query of that kind. */
+export function lifecycleFormOf(node: Record<string, any>): LifecycleForm {
+  const base = newLifecycleForm()
+  const first = Array.isArray(node.series) ? node.series[0] : undefined
+  return {
+    event: typeof first?.event === 'string' ? first.event : '',
+    interval: INTERVALS.some(([v]) => v === node.interval) ? node.interval : base.interval,
+    dateFrom: typeof node.dateRange?.date_from === 'string' ? node.dateRange.date_from : base.dateFrom,
   }
 }
 
@@ -186,6 +238,7 @@ export function trendFormOf(node: Record<string, any>): TrendForm {
     series: series.map((s: any) => ({ event: typeof s?.event === 'string' ? s.event : '', math: typeof s?.math === 'string' ? s.math : 'total', mathProperty: typeof s?.math_property === 'string' ? s.math_property : '' })),
     filter: first ? { key: first.key, operator: typeof first.operator === 'string' ? first.operator : 'exact', value: first.value === undefined || first.value === null ? '' : String(first.value) } : base.filter,
     breakdown: typeof node.breakdownFilter?.breakdown === 'string' ? node.breakdownFilter.breakdown : '',
+    breakdownType: node.breakdownFilter?.breakdown_type === 'person' ? 'person' : 'event',
     interval,
     dateFrom: typeof node.dateRange?.date_from === 'string' ? node.dateRange.date_from : base.dateFrom,
     compare: node.compareFilter?.compare === true,
@@ -211,5 +264,11 @@ export function funnelFormOf(node: Record<string, any>): FunnelForm {
 export function retentionFormOf(node: Record<string, any>): RetentionForm {
   const filter = node.retentionFilter ?? {}
   const eventOf = (entity: any) => (typeof entity?.id === 'string' ? entity.id : '')
-  return { targetEvent: eventOf(filter.targetEntity), returningEvent: eventOf(filter.returningEntity), dateFrom: typeof node.dateRange?.date_from === 'string' ? node.dateRange.date_from : '-7d' }
+  return {
+    targetEvent: eventOf(filter.targetEntity),
+    returningEvent: eventOf(filter.returningEntity),
+    dateFrom: typeof node.dateRange?.date_from === 'string' ? node.dateRange.date_from : '-7d',
+    period: PERIODS.includes(filter.period) ? filter.period : 'Day',
+    retentionType: filter.retentionType === 'retention_first_time' ? 'retention_first_time' : 'retention_recurring',
+  }
 }

@@ -270,6 +270,11 @@ describe('console: experiments', () => {
     await page.getByRole('heading', { name: 'Pricing page', level: 1 }).waitFor()
     await page.getByRole('status').filter({ hasText: 'Draft' }).waitFor()
     await page.getByRole('button', { name: 'Launch' }).click()
+    // Launch asks first: nothing changes until the dialog's own "Launch"
+    const launch = page.getByRole('dialog', { name: 'Launch the experiment “Pricing page”?' })
+    await launch.waitFor()
+    expect((await service.api('/api/projects/1/experiments/')).body.results[0].status).toBe('draft')
+    await launch.getByRole('button', { name: 'Launch', exact: true }).click()
     await page.getByRole('status').filter({ hasText: 'Running' }).waitFor()
     await page.getByRole('status').filter({ hasText: 'Not enough data yet' }).waitFor()
     const experiment = (await service.api('/api/projects/1/experiments/')).body.results[0]
@@ -295,14 +300,16 @@ describe('console: experiments', () => {
     await page.getByRole('button', { name: 'Reload results' }).click()
     const table = page.getByRole('table', { name: 'Results' })
     await table.getByRole('cell', { name: String(PER_VARIANT) }).first().waitFor()
-    expect(await table.locator('thead th').allTextContents()).toEqual(['Variant', 'Exposures', 'Conversion', 'Chance to win', '95% interval'])
+    expect(await table.locator('thead th').allTextContents()).toEqual(['Variant', 'Exposures', 'Conversion', 'Chance to win', '95% interval', 'Significance'])
     const rows = await eventually(
       () => tableRows(table),
       (r) => r.length === 2 && r[0][1] === String(PER_VARIANT),
     )
     const test = results.variant_results[0]
-    expect(rows[0]).toEqual(['control', String(PER_VARIANT), '10%', '—', '—'])
-    expect(rows[1].slice(0, 4)).toEqual(['test', String(PER_VARIANT), '40%', `${Number((test.chance_to_win * 100).toFixed(1))}%`])
+    expect(rows[0]).toEqual(['control', String(PER_VARIANT), `10% (${buyers.control} / ${PER_VARIANT})`, '—', '—', '—'])
+    expect(rows[1].slice(0, 4)).toEqual(['test', String(PER_VARIANT), `40% (${buyers.test} / ${PER_VARIANT})`, `${Number((test.chance_to_win * 100).toFixed(1))}%`])
+    expect(rows[1][5]).toBe(test.significant ? 'Significant' : 'Not significant')
+    await page.getByRole('status').filter({ hasText: test.significant ? 'Significant: test differs from control' : 'Not significant' }).waitFor()
     expect(test.chance_to_win).toBeGreaterThan(0.95)
     expect(await page.getByRole('status').filter({ hasText: 'Not enough data yet' }).count()).toBe(0)
     await page.screenshot({ path: screenshot('console-experiment.png'), fullPage: true })
