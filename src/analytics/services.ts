@@ -1,6 +1,7 @@
 // An analytics thread's composition root: its own connections to Postgres (or the embedded one's socket) and to the
 // event store, and the services that read them for the private API — the query API and its insight kinds, saved
 // insights and dashboards, experiment results, the events API and value suggestions.
+import { ActionService } from '../actions/service'
 import type { Config } from '../config'
 import { DashboardService } from '../dashboards/dashboard-service'
 import { InsightService } from '../dashboards/insight-service'
@@ -58,7 +59,9 @@ export async function startAnalyticsServices(config: Config, log: Logger, metric
       query,
       ...experimentBudgets(config, metrics),
     })
-    const insights = createInsightsService(query, { cacheTtlMs: config.INSIGHTS_CACHE_TTL_MS, cacheMaxBytes: config.INSIGHTS_CACHE_MAX_BYTES }, {
+    // ActionsNode series, steps and entities read their actions' steps from Postgres here
+    const actions = new ActionService({ sql: db.sql })
+    const insights = createInsightsService(query, { cacheTtlMs: config.INSIGHTS_CACHE_TTL_MS, cacheMaxBytes: config.INSIGHTS_CACHE_MAX_BYTES, actions }, {
       funnels: { maxEvents: config.INSIGHTS_FUNNEL_MAX_EVENTS, timeoutMs: config.QUERY_TIMEOUT_MS, onEvents: (outcome, count) => metrics.insightFunnelEvents.inc({ outcome }, count) },
       sql: db.sql,
       experiments,

@@ -6,7 +6,8 @@
 import { bucketIndexAt, buckets } from './buckets'
 import { and, inRange, isEvent, prop, str, time, unsupported, userProp } from './hogql'
 import { attemptsOf, bestAttempt, histogram, mean, median, secondsBetween, windowDeadline, type Attempt, type FunnelEvent, type FunnelRules, type WindowUnit } from './funnel-steps'
-import type { EventsNode, FunnelsQuery } from './model'
+// a step is an EventsNode or an ActionsNode: its events come from ctx.entity
+import type { SeriesNode as EventsNode, FunnelsQuery } from './model'
 import type { InsightContext, KindAnswer } from './service'
 import { BREAKDOWN_NULL, DEFAULT_BREAKDOWN_LIMIT, keptValues } from './breakdown-values'
 import { groupIndexOf, groupKeyOf } from './groups'
@@ -88,7 +89,7 @@ async function planOf(query: FunnelsQuery, ctx: InsightContext): Promise<Plan> {
   }
   const breakdownGroup = hasBreakdown && breakdownType === 'group' ? groupIndexOf(query.breakdownFilter?.breakdown_group_type_index, 'query__breakdownFilter__breakdown_group_type_index') : -1
   const steps: string[] = []
-  for (const [i, s] of query.series.entries()) steps.push(and([isEvent(s.event), await ctx.properties(s.properties, `query__series__${i}__properties`)]))
+  for (const [i, s] of query.series.entries()) steps.push(and([(await ctx.entity(s, `query__series__${i}`)).condition, await ctx.properties(s.properties, `query__series__${i}__properties`)]))
   return {
     query,
     global: await ctx.properties(query.properties, 'query__properties'),
@@ -234,16 +235,18 @@ async function stepsView(plan: Plan, range: { from: number; to: number }, ctx: I
     if (!times) reached.set(key, (times = Array.from({ length: stepCount }, () => [])))
     for (let k = 0; k < best.at.length; k++) times[k].push(k === 0 ? 0 : (best.at[k] - best.at[k - 1]) / 1000)
   })
+  // each step's id, type and name (an action's read once per query: ctx.entity remembers it)
+  const entities = await Promise.all(plan.query.series.map((series, i) => ctx.entity(series, `query__series__${i}`)))
   const stepsOf = (times: number[][] | undefined, breakdownValue?: string) =>
     plan.query.series.map((series, order) => {
       const list = times?.[order] ?? []
       return {
-        action_id: series.event ?? null,
-        name: series.name ?? stepName(series),
+        action_id: entities[order].id,
+        name: series.name ?? entities[order].name,
         custom_name: series.custom_name ?? null,
         order,
         count: list.length,
-        type: 'events',
+        type: entities[order].type,
         people: [],
         average_conversion_time: order === 0 ? null : mean(list),
         median_conversion_time: order === 0 ? null : median(list),

@@ -56,6 +56,34 @@ export const EventsNode = t.Object(
 )
 export type EventsNode = Static<typeof EventsNode>
 
+/**
+ * A series or funnel step counting the events of one of the project's actions (src/actions/): PostHog's
+ * ActionsNode. `event` is absent from it by type (an action names its events in its steps), so that a runner reads
+ * what both nodes carry alike.
+ */
+export const ActionsNode = t.Object(
+  {
+    kind: t.Literal('ActionsNode'),
+    id: t.Integer({ minimum: 0, maximum: 2_147_483_647 }),
+    event: t.Optional(t.Undefined()),
+    name: t.Optional(t.Union([Name, t.Null()])),
+    custom_name: t.Optional(t.Union([Name, t.Null()])),
+    math: t.Optional(t.Union([MathKind, t.Null()])),
+    math_property: t.Optional(t.Union([t.String({ maxLength: 400 }), t.Null()])),
+    math_property_type: t.Optional(t.Any()),
+    math_group_type_index: t.Optional(t.Any()),
+    properties: t.Optional(Properties),
+    fixedProperties: t.Optional(t.Any()),
+    response: t.Optional(t.Any()),
+  },
+  { additionalProperties: false },
+)
+export type ActionsNode = Static<typeof ActionsNode>
+
+/** A trends series or funnel step: an event's (EventsNode) or an action's (ActionsNode). */
+const SeriesNodeSchema = t.Union([EventsNode, ActionsNode])
+export type SeriesNode = EventsNode | ActionsNode
+
 /** A series of the kinds that count persons only (lifecycle, stickiness): unique_group is not one of their maths. */
 const PersonsEventsNode = t.Object(
   { ...EventsNode.properties, math: t.Optional(t.Union([t.Union(MathKind.anyOf.filter((m) => m.const !== 'unique_group')), t.Null()])) },
@@ -105,7 +133,7 @@ const Common = {
 export const TrendsQuery = t.Object(
   {
     kind: t.Literal('TrendsQuery'),
-    series: t.Array(EventsNode, { minItems: 1, maxItems: 20 }),
+    series: t.Array(SeriesNodeSchema, { minItems: 1, maxItems: 20 }),
     interval: t.Optional(t.Union([t.Literal('hour'), t.Literal('day'), t.Literal('week'), t.Literal('month'), t.Null()])),
     breakdownFilter: t.Optional(t.Union([BreakdownFilter, t.Null()])),
     trendsFilter: t.Optional(
@@ -134,7 +162,7 @@ export type TrendsQuery = Static<typeof TrendsQuery>
 export const FunnelsQuery = t.Object(
   {
     kind: t.Literal('FunnelsQuery'),
-    series: t.Array(EventsNode, { minItems: 2, maxItems: 20 }),
+    series: t.Array(SeriesNodeSchema, { minItems: 2, maxItems: 20 }),
     interval: t.Optional(t.Union([t.Literal('hour'), t.Literal('day'), t.Literal('week'), t.Literal('month'), t.Null()])),
     breakdownFilter: t.Optional(t.Union([BreakdownFilter, t.Null()])),
     funnelsFilter: t.Optional(
@@ -177,7 +205,7 @@ export const FunnelsQuery = t.Object(
 export type FunnelsQuery = Static<typeof FunnelsQuery>
 
 const Entity = t.Object(
-  { id: t.Optional(t.Union([t.String({ maxLength: 400 }), t.Number(), t.Null()])), type: t.Optional(t.Union([t.Literal('events'), t.Null()])), name: t.Optional(t.Any()), order: t.Optional(t.Any()), uuid: t.Optional(t.Any()), kind: t.Optional(t.Any()), properties: t.Optional(Properties) },
+  { id: t.Optional(t.Union([t.String({ maxLength: 400 }), t.Number(), t.Null()])), type: t.Optional(t.Union([t.Literal('events'), t.Literal('actions'), t.Null()])), name: t.Optional(t.Any()), order: t.Optional(t.Any()), uuid: t.Optional(t.Any()), kind: t.Optional(t.Any()), properties: t.Optional(Properties) },
   { additionalProperties: false },
 )
 

@@ -6,6 +6,7 @@ import type { Bucket } from './buckets'
 import type { Interval } from './date-range'
 import { and, bucketOfRow, bucketStart, inRange, isEvent, str, time, unsupported } from './hogql'
 import type { RetentionQuery } from './model'
+import { retentionRef } from './entities'
 import { countPerson, emptyCounts, retentionPeriods, retentionRows, type RetentionCounts, type RetentionPeriod } from './retention-table'
 import type { InsightContext, KindAnswer } from './service'
 import { isoLocal } from '../lib/timezone'
@@ -26,10 +27,9 @@ type Entity = NonNullable<RetentionQuery['retentionFilter']['targetEntity']>
 
 const DEFAULT_ENTITY: Entity = { id: '$pageview', type: 'events' }
 
-/** The condition an entity's events meet (`id` null: every event). */
+/** The condition an entity's events meet (`id` null: every event; with `type: "actions"`, an action's id). */
 async function entityCondition(entity: Entity, attr: string, ctx: InsightContext): Promise<string> {
-  if (typeof entity.id === 'number') unsupported('Actions are not supported by retention yet: name an event', `${attr}__id`)
-  return and([isEvent(entity.id), await ctx.properties(entity.properties, `${attr}__properties`)])
+  return and([(await ctx.entity(retentionRef(entity, attr), attr)).condition, await ctx.properties(entity.properties, `${attr}__properties`)])
 }
 
 export interface RetentionLimits {

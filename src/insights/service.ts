@@ -12,6 +12,7 @@ import { unsupported } from './hogql'
 import type { Properties, PropertyFilter } from './model'
 import type { PersonFilterAt, PersonSets } from './person-sets'
 import { checkNode } from './validate'
+import { entityResolver, type ActionLookup, type EntityMatch, type EntityRef } from './entities'
 
 type PropertiesInput = Static<typeof Properties> | undefined
 
@@ -28,6 +29,8 @@ export interface InsightContext {
   signal?: AbortSignal
   /** runs one HogQL query of the project; its text is kept for the answer's `hogql` */
   hogql(text: string): Promise<{ results: unknown[][]; columns: string[]; types?: string[]; hasMore: boolean }>
+  /** the events a series, funnel step or retention entity counts (its event, or its action's steps), and its id, type and name */
+  entity(node: EntityRef, attr: string): Promise<EntityMatch>
   /** a node's `properties` as one condition (null: none); person and cohort filters resolved to their persons */
   properties(input: PropertiesInput, attr: string): Promise<string | null>
   /** a property of these persons (uuids) as it is now, as text (null: absent) */
@@ -71,6 +74,8 @@ export interface InsightsOptions {
   cacheMaxBytes: number
   /** told of each query refused (400), by its code */
   onRefused?: (code: string) => void
+  /** where ActionsNode series and steps find their actions (none: refused) */
+  actions?: ActionLookup
 }
 
 export class InsightsService {
@@ -122,6 +127,8 @@ export class InsightsService {
     let echoed = 0
     let omitted = 0
     const now = Date.now()
+    // each action the query names is read and compiled once, its step filters by this query's own compiler
+    const entity = entityResolver(project.id, this.options.actions, (input, attr) => ctx.properties(input, attr))
     const ctx: InsightContext = {
       project,
       now,
@@ -133,6 +140,7 @@ export class InsightsService {
         } else omitted++
         return this.query.run(project.id, text, options.signal)
       },
+      entity,
       properties: async (input, attr) => {
         const wanted = personFilters(input, attr)
         if (wanted.length === 0 || !this.personSets) return propertiesCondition(input, attr)

@@ -10,7 +10,8 @@ import { evaluateFormula, parseFormula } from './formula'
 import { ACTIVE_WINDOW_DAYS, activePersons, PERCENTILES, percentiles } from './trends-rows'
 import { errors } from '../http/errors'
 import { and, bucketOfRow, bucketStart, inRange, isEvent, prop, str, unsupported, userProp } from './hogql'
-import type { EventsNode, TrendsQuery } from './model'
+// a series is an EventsNode or an ActionsNode: the runner reads what both carry, and asks ctx.entity for its events
+import type { SeriesNode as EventsNode, TrendsQuery } from './model'
 import type { InsightContext, KindAnswer } from './service'
 
 /** Rows one series' query may answer (buckets × breakdown values); past it the question is refused, not cut. */
@@ -161,14 +162,15 @@ async function prepareSeries(plan: Plan, series: EventsNode, order: number, rang
   if (plan.cohorts) return prepareCohorts(plan, series, order, range, list, ctx)
   const { project } = ctx
   const seriesFilter = await ctx.properties(series.properties, `${attr}__properties`)
+  const entity = await ctx.entity(series, attr)
   // unique_group: the distinct keys of a group type among the events that have one
   const groupIndex = series.math === 'unique_group' ? groupIndexOf(series.math_group_type_index, `${attr}__math_group_type_index`) : null
   const mathGroup = groupIndex === null ? null : await groupKeyOf(ctx, groupIndex, `${attr}__math_group_type_index`)
-  const whereIn = (r: ResolvedDateRange) => and([isEvent(series.event), inRange(r.from, r.to), plan.global, seriesFilter, mathGroup?.present])
+  const whereIn = (r: ResolvedDateRange) => and([entity.condition, inRange(r.from, r.to), plan.global, seriesFilter, mathGroup?.present])
   const where = whereIn(range)
   const bucket = bucketStart(plan.interval, project.timezone, range.from, range.to, project.weekStartDay)
   if (!plan.breakdown) spendCells(plan, 1, list.length, attr)
-  const base = { labels: list.map((b) => b.label), days: list.map((b) => b.day), action: actionOf(series, order), label: series.custom_name ?? seriesName(series) }
+  const base = { labels: list.map((b) => b.label), days: list.map((b) => b.day), action: { ...actionOf(series, order), id: entity.id, type: entity.type, name: series.name ?? entity.name }, label: series.custom_name ?? entity.name }
 
   // maths counted from rows: active persons over trailing windows, percentiles
   const math = effectiveMath(series.math ?? 'total', plan.interval)

@@ -19,6 +19,7 @@ const PROJECT_RESOURCES: Readonly<Record<string, string>> = {
   insights: 'insight',
   dashboards: 'dashboard',
   experiments: 'experiment',
+  actions: 'action',
 }
 
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])

@@ -39,6 +39,8 @@ const ROUTES: [string, string, (() => unknown) | null, string | null][] = [
   ['POST', '/api/projects/1/dashboards/', () => ({ name: unique() }), 'dashboard:write'],
   ['GET', '/api/projects/1/experiments/', null, 'experiment:read'],
   ['POST', '/api/projects/1/experiments/', () => ({ name: unique(), feature_flag_key: unique() }), 'experiment:write'],
+  ['GET', '/api/projects/1/actions/', null, 'action:read'],
+  ['POST', '/api/projects/1/actions/', () => ({ name: unique(), steps: [{ event: '$pageview' }] }), 'action:write'],
   ['GET', '/api/projects/1/event_definitions/', null, 'event_definition:read'],
   ['GET', '/api/projects/1/property_definitions/', null, 'property_definition:read'],
   ['GET', '/api/projects/1/persons/', null, 'person:read'],

@@ -78,6 +78,7 @@ describe('OpenAPI document', () => {
       (r) => r.hooks?.detail?.hide && r.method !== 'OPTIONS' && r.path !== '/' && r.path !== '/favicon.ico' && !r.path.startsWith('/console'),
     )
     expect(hidden.map((r) => `${r.method} ${r.path}`).sort()).toEqual([
+      'DELETE /api/projects/:project_id/actions/:id/',
       'DELETE /api/projects/:project_id/cohorts/:id/',
       'DELETE /api/projects/:project_id/experiments/:id/',
       'DELETE /api/projects/:project_id/feature_flags/:id/',
