@@ -4,7 +4,7 @@ import { api, ApiFailure, projectPath } from '../lib/api'
 import { BarChart, ErrorNote, useAsync, useInterval } from '../lib/ui'
 import { hourlyPoints, hourlyQuery } from './hours'
 
-export function EventsChart(props: { projectId: number; eventName: string; distinctId: string }) {
+export function EventsChart(props: { projectId: number; eventName: string; distinctId: string; timezone: string | null }) {
   const query = hourlyQuery({ eventName: props.eventName, distinctId: props.distinctId })
   const result = useAsync(
     (signal) => api<{ results: [string, number][] }>(projectPath(props.projectId, 'query/'), { json: { query: { kind: 'HogQLQuery', query } }, signal }),
@@ -35,7 +35,7 @@ export function EventsChart(props: { projectId: number; eventName: string; disti
           {props.distinctId ? ` of ${props.distinctId}` : ''}.
         </p>
       ) : null}
-      <BarChart name="Events per hour" points={hourlyPoints(result.data?.results ?? [])} unit="events" />
+      <BarChart name="Events per hour" points={hourlyPoints(result.data?.results ?? [], Date.now(), props.timezone ?? undefined)} unit="events" />
     </div>
   )
 }

@@ -1,7 +1,8 @@
 // The newest events, refreshed every two seconds; filters by event name and distinct id; a row opens its properties.
 import { useState } from 'preact/hooks'
 import { projectPath, query } from '../lib/api'
-import { ErrorNote, Field, Link, Loading, Page, PropertiesTable, time, useInterval, valueOf } from '../lib/ui'
+import { ErrorNote, Field, Link, Loading, Page, PropertiesTable, useInterval, valueOf } from '../lib/ui'
+import { timeIn, useProjectTimezone } from '../lib/timezone'
 import { LoadMore, Table, usePages } from '../lib/lists'
 import { useSession } from '../lib/session'
 import { EventsChart } from './EventsChart'
@@ -29,10 +30,11 @@ export function LiveEvents() {
   useInterval(() => {
     if (!paused && !events.loading) events.reload()
   }, REFRESH_MS)
+  const timezone = useProjectTimezone()
   const rows = [...events.items].sort((a, b) => (a.timestamp < b.timestamp ? 1 : a.timestamp > b.timestamp ? -1 : 0))
   return (
     <Page title="Live events">
-      <EventsChart projectId={projectId} eventName={eventName.trim()} distinctId={distinctId.trim()} />
+      <EventsChart projectId={projectId} eventName={eventName.trim()} distinctId={distinctId.trim()} timezone={timezone} />
       <form class="filters" onSubmit={(e) => e.preventDefault()} aria-label="Filters">
         <Field label="Event name">
           <input type="search" value={eventName} onInput={(e) => setEventName(valueOf(e))} />
@@ -47,13 +49,14 @@ export function LiveEvents() {
       <p class="muted small" aria-live="polite">
         {paused ? 'Paused.' : `Refreshing every ${REFRESH_MS / 1000} s.`}
       </p>
+      {timezone ? <p class="muted small">{`Times in ${timezone} (the project's timezone, set in Settings)`}</p> : null}
       <ErrorNote error={events.error} />
       {events.loading && !events.error ? <Loading what="events" /> : null}
       {events.data && rows.length === 0 ? <p class="muted">No events yet{eventName || distinctId ? ' matching these filters' : ''}.</p> : null}
       {rows.length > 0 ? (
         <Table caption="Newest events" columns={['Event', 'Distinct ID', 'Time']} class="events">
           {rows.map((row) => (
-            <EventLine key={row.uuid} row={row} open={open === row.uuid} onToggle={() => setOpen(open === row.uuid ? null : row.uuid)} />
+            <EventLine key={row.uuid} row={row} timezone={timezone} open={open === row.uuid} onToggle={() => setOpen(open === row.uuid ? null : row.uuid)} />
           ))}
         </Table>
       ) : null}
@@ -62,7 +65,7 @@ export function LiveEvents() {
   )
 }
 
-function EventLine(props: { row: EventRow; open: boolean; onToggle: () => void }) {
+function EventLine(props: { row: EventRow; timezone: string | null; open: boolean; onToggle: () => void }) {
   const { row } = props
   return (
     <>
@@ -75,7 +78,7 @@ function EventLine(props: { row: EventRow; open: boolean; onToggle: () => void }
         <td class="mono">
           <Link to={`/persons/${encodeURIComponent(row.distinct_id)}`}>{row.distinct_id}</Link>
         </td>
-        <td>{time(row.timestamp)}</td>
+        <td>{timeIn(row.timestamp, props.timezone)}</td>
       </tr>
       {props.open ? (
         <tr class="details">

@@ -25,19 +25,19 @@ export function hourlyQuery(filters: { eventName?: string; distinctId?: string }
   return `SELECT toStartOfHour(timestamp) AS hour, count() AS events FROM events WHERE ${where.join(' AND ')} GROUP BY hour ORDER BY hour`
 }
 
-/** An hour's label: its date and time in the browser's zone, on a 24-hour clock ("27 Nov, 14:00"). */
-export function hourLabel(ms: number): string {
-  return new Date(ms).toLocaleString([], { day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' })
+/** An hour's label: its date and time in `timeZone` (the project's; the browser's when absent), on a 24-hour clock ("27 Nov, 14:00"). */
+export function hourLabel(ms: number, timeZone?: string): string {
+  return new Date(ms).toLocaleString([], { day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit', hourCycle: 'h23', ...(timeZone ? { timeZone } : {}) })
 }
 
 /** 24 hourly buckets ending with the current hour; hours without events are 0. */
-export function hourlyPoints(rows: [string, number][], now = Date.now()): HourPoint[] {
+export function hourlyPoints(rows: [string, number][], now = Date.now(), timeZone?: string): HourPoint[] {
   const counts = new Map<number, number>()
   for (const [hour, count] of rows) counts.set(Math.floor(utc(hour) / HOUR), Number(count))
   const last = Math.floor(now / HOUR)
   const points: HourPoint[] = []
   for (let h = last - 23; h <= last; h++) {
-    points.push({ label: hourLabel(h * HOUR), value: counts.get(h) ?? 0 })
+    points.push({ label: hourLabel(h * HOUR, timeZone), value: counts.get(h) ?? 0 })
   }
   return points
 }

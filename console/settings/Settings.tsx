@@ -2,7 +2,9 @@
 // SDK snippets pointing at this host.
 import { useState } from 'preact/hooks'
 import { api, projectPath } from '../lib/api'
-import { Confirm, ErrorNote, Loading, Page, useAsync } from '../lib/ui'
+import { Confirm, ErrorNote, Field, Loading, Page, useAsync, valueOf } from '../lib/ui'
+import { SaveFooter, useAction } from '../lib/forms'
+import { timezoneChoices } from '../lib/timezone'
 import { ADMIN_LEVEL, levelIn, useSession } from '../lib/session'
 import { PersonalKeys } from './PersonalKeys'
 import { CopyButton } from './CopyButton'
@@ -12,6 +14,46 @@ interface Project {
   name: string
   api_token: string | null
   api_token_hint: string
+  timezone?: string | null
+}
+
+/** The project's timezone (PATCH /api/projects/:id/): insights bucket days in it and the console writes times in it. */
+function ProjectTimezone(props: { project: Project; onSaved: () => void }) {
+  const { projectId } = useSession()
+  const [zone, setZone] = useState(props.project.timezone || 'UTC')
+  const action = useAction()
+  const submit = (event: Event) => {
+    event.preventDefault()
+    action.run(async () => {
+      await api(projectPath(projectId, ''), { method: 'PATCH', json: { timezone: zone } })
+      props.onSaved()
+      return true
+    })
+  }
+  return (
+    <section aria-labelledby="timezone-title">
+      <h2 id="timezone-title">Timezone</h2>
+      <p class="muted small">Insights count days, weeks and months in it; the console writes every time in it.</p>
+      <form class="stack" onSubmit={submit}>
+        <Field label="Timezone">
+          <select
+            value={zone}
+            onChange={(e) => {
+              setZone(valueOf(e))
+              action.reset()
+            }}
+          >
+            {timezoneChoices(props.project.timezone ?? null).map((z) => (
+              <option key={z} value={z}>
+                {z}
+              </option>
+            ))}
+          </select>
+        </Field>
+        <SaveFooter action={action} />
+      </form>
+    </section>
+  )
 }
 
 export function Settings() {
@@ -68,6 +110,7 @@ export function Settings() {
           <p>The current token stops working at once: events and flag requests sent with it are refused.</p>
         </Confirm>
       </section>
+      {project.data ? <ProjectTimezone key={project.data.timezone ?? ''} project={project.data} onSaved={project.reload} /> : null}
       <PersonalKeys />
       <section aria-labelledby="sdk-title">
         <h2 id="sdk-title">SDK snippets</h2>

@@ -38,6 +38,15 @@ async function tableRows(table: Locator): Promise<string[][]> {
   return table.locator('tbody tr').evaluateAll((rows) => rows.map((row) => [...row.children].map((cell) => (cell.textContent ?? '').trim())))
 }
 
+/** The chart named `name` and its table view, opened (a chart drawn anew starts with it folded). */
+async function tableView(name: string): Promise<Locator> {
+  await page.getByRole('img', { name, exact: true }).waitFor()
+  const table = page.getByRole('table', { name: `${name} as a table` })
+  if (!(await table.isVisible())) await page.locator('summary', { hasText: 'Table view' }).first().click()
+  await table.waitFor()
+  return table
+}
+
 const go = (label: string) => page.getByRole('navigation').getByRole('link', { name: label, exact: true }).click()
 
 // Visits: each visitor one session of pageviews (path, referrer, device) today, some also a week ago (the previous
@@ -121,4 +130,183 @@ describe('console: web analytics', () => {
     await page.getByRole('figure', { name: 'Visitors' }).getByText('from the previous period').waitFor()
     await page.screenshot({ path: screenshot('console-web.png'), fullPage: false })
   }, 60_000)
+})
+
+/** The trend node the Insights page sends for one series, so the test asks the API the same question. */
+const seriesNode = (event: string, extra: Record<string, unknown> = {}) => ({ kind: 'EventsNode', event, name: event, ...extra })
+
+describe('console: insights, round three', () => {
+  test('Lifecycle and Stickiness tabs draw their chart and a table with the query API\'s numbers', async () => {
+    await go('Insights')
+    await page.getByRole('tab', { name: 'Lifecycle' }).click()
+    await page.getByRole('combobox', { name: 'Event' }).fill('$pageview')
+    await tableView('Lifecycle')
+    const lifecycle = await runQuery({ kind: 'LifecycleQuery', series: [seriesNode('$pageview')], interval: 'day', dateRange: { date_from: '-7d' } })
+    const table = page.getByRole('table', { name: 'Lifecycle as a table' })
+    expect((await table.locator('thead th').allTextContents()).slice(1)).toEqual(['New', 'Returning', 'Resurrecting', 'Dormant'])
+    const rows = await tableRows(table)
+    const byStatus = ['new', 'returning', 'resurrecting', 'dormant'].map((status) => lifecycle.results.find((r: any) => r.status === status))
+    expect(rows.slice(0, -1).map((row) => row.slice(1).map(Number))).toEqual(byStatus[0].data.map((_: number, i: number) => byStatus.map((r: any) => r.data[i])))
+    expect(rows.slice(0, -1).map((row) => row[0])).toEqual(byStatus[0].labels)
+    expect(byStatus.slice(0, 3).reduce((n: number, r: any) => n + r.count, 0)).toBeGreaterThan(0)
+    await page.getByText('Dates in UTC').waitFor()
+    await page.screenshot({ path: screenshot('console-lifecycle.png') })
+
+    await page.getByRole('tab', { name: 'Stickiness' }).click()
+    await page.getByRole('combobox', { name: 'Event' }).fill('$pageview')
+    await tableView('Stickiness')
+    const stickiness = await runQuery({ kind: 'StickinessQuery', series: [seriesNode('$pageview')], interval: 'day', dateRange: { date_from: '-7d' } })
+    const sticky = await tableRows(page.getByRole('table', { name: 'Stickiness as a table' }))
+    expect(sticky.slice(0, -1)).toEqual(stickiness.results[0].labels.map((label: string, i: number) => [label, String(stickiness.results[0].data[i])]))
+  })
+
+  test('a trend broken down by a person property, and a sum rounded and named by its property', async () => {
+    await page.getByRole('tab', { name: 'Trends' }).click()
+    const series = page.getByRole('group', { name: 'Series A' })
+    await series.getByRole('combobox', { name: 'Event' }).fill('$pageview')
+    await page.getByLabel('Properties of').selectOption('person')
+    const breakdown = page.getByRole('combobox', { name: 'Breakdown' })
+    const offered = await eventually(() => breakdown.evaluate((input) => Array.from((input as unknown as { list: { options: ArrayLike<{ value: string }> } | null }).list?.options ?? [], (o) => o.value)), (v) => v.includes('plan'))
+    expect(offered).toContain('plan')
+    await breakdown.fill('plan')
+    await page.getByRole('img', { name: 'Trend', exact: true }).waitFor()
+    await Bun.sleep(500)
+    await tableView('Trend')
+    await page.getByRole('columnheader', { name: 'pro' }).waitFor()
+    const answer = await runQuery({
+      kind: 'TrendsQuery',
+      series: [seriesNode('$pageview', { math: 'total' })],
+      interval: 'day',
+      dateRange: { date_from: '-7d' },
+      breakdownFilter: { breakdown: 'plan', breakdown_type: 'person', breakdown_limit: 10 },
+    })
+    const table = page.getByRole('table', { name: 'Trend as a table' })
+    const headers = (await table.locator('thead th').allTextContents()).slice(1)
+    expect([...headers].sort()).toEqual(['free', 'pro'])
+    const totals = (await tableRows(table)).at(-1)!
+    for (const [i, name] of headers.entries()) expect(Number(totals[i + 1])).toBe(answer.results.find((r: any) => r.breakdown_value === name).count)
+    expect(answer.results.find((r: any) => r.breakdown_value === 'pro').count).toBe(VISITS.filter((v) => v.plan === 'pro').reduce((n, v) => n + v.paths.length, 0))
+
+    await breakdown.fill('')
+    await page.getByLabel('Properties of').selectOption('event')
+    await series.getByRole('combobox', { name: 'Event' }).fill('purchased')
+    await series.getByRole('combobox', { name: 'Math' }).selectOption('sum')
+    await series.getByRole('combobox', { name: 'Math property' }).fill('revenue')
+    await page.getByRole('list', { name: 'Legend' }).getByText('Sum of revenue').waitFor()
+    await tableView('Trend')
+    await page.getByRole('columnheader', { name: 'Sum of revenue' }).waitFor()
+    await page.getByRole('list', { name: 'Legend' }).getByText('Sum of revenue').waitFor()
+    const sums = await tableRows(table)
+    expect(sums.at(-1)![1]).toBe('383.94')
+    expect(sums.some((row) => row[1].length > 8)).toBe(false)
+  })
+
+  test('a funnel broken down by a property draws one funnel per value, as the API answers', async () => {
+    await page.getByRole('tab', { name: 'Funnel' }).click()
+    await page.getByRole('group', { name: 'Step 1' }).getByRole('combobox', { name: 'Event' }).fill('$pageview')
+    await page.getByRole('group', { name: 'Step 2' }).getByRole('combobox', { name: 'Event' }).fill('purchased')
+    await page.getByLabel('Breakdown').fill('$device_type')
+    await page.getByRole('list', { name: 'Legend' }).getByText('Desktop').waitFor()
+    const table = await tableView('Funnel')
+    await table.getByRole('columnheader', { name: 'Breakdown' }).waitFor()
+    const answer = await runQuery({
+      kind: 'FunnelsQuery',
+      series: [seriesNode('$pageview'), seriesNode('purchased')],
+      dateRange: { date_from: '-30d' },
+      funnelsFilter: { funnelWindowInterval: 14, funnelWindowIntervalUnit: 'day', funnelOrderType: 'ordered' },
+      breakdownFilter: { breakdown: '$device_type', breakdown_type: 'event', breakdown_limit: 10 },
+    })
+    const expected = answer.results.flatMap((steps: any[]) => steps.map((s: any, i: number) => [`${i + 1}. ${s.name}`, String(s.breakdown_value), String(s.count)]))
+    const rows = await eventually(() => tableRows(table), (r) => r.length === expected.length)
+    expect(rows.map((r) => r.slice(0, 3))).toEqual(expected)
+    const desktop = rows.filter((r) => r[1] === 'Desktop').map((r) => Number(r[2]))
+    expect(desktop).toEqual([2, 2])
+    await page.getByRole('list', { name: 'Legend' }).getByText('Tablet').waitFor()
+  })
+
+  test("retention by week, first time: a cohort size column, and periods not over yet left blank", async () => {
+    await page.getByRole('tab', { name: 'Retention' }).click()
+    await page.getByLabel('Period').selectOption('Week')
+    await page.getByLabel('Retention type').selectOption('retention_first_time')
+    await page.getByLabel('Date range').selectOption('-30d')
+    const table = await tableView('Retention')
+    await table.getByRole('columnheader', { name: 'Cohort size' }).waitFor()
+    await eventually(() => table.locator('thead th').nth(2).textContent(), (t) => String(t).startsWith('Week'))
+    const rows = await tableRows(table)
+    const last = rows.at(-1)!
+    // the current week's cohort: its size, its week 0, then blanks where PostHog leaves them
+    expect(last[1]).toBe(last[2].split(' ')[0])
+    expect(last.slice(3).every((cell) => cell === '')).toBe(true)
+    // the table ends with the current week: cohort r has had rows - r weeks so far
+    for (const [r, row] of rows.entries()) expect(row.slice(2).filter((cell) => cell !== '').length).toBe(Math.min(row.length - 2, rows.length - r))
+    const total = rows.reduce((n, row) => n + Number(row[1]), 0)
+    expect(total).toBe(VISITS.length)
+    await page.screenshot({ path: screenshot('console-retention.png') })
+  })
+
+  test('a saved insight is deleted after a dialog', async () => {
+    await page.getByLabel('Name', { exact: true }).fill('Weekly retention')
+    await page.getByRole('button', { name: 'Save insight' }).click()
+    await page.getByRole('status').filter({ hasText: 'Saved as' }).waitFor()
+    const saved = page.getByRole('table', { name: 'Saved insights' })
+    await saved.getByRole('link', { name: 'Weekly retention' }).waitFor()
+    await page.getByRole('button', { name: 'Delete insight Weekly retention' }).click()
+    const dialog = page.getByRole('dialog', { name: 'Delete the insight “Weekly retention”?' })
+    await dialog.getByRole('button', { name: 'Delete', exact: true }).click()
+    await eventually(() => saved.getByRole('link', { name: 'Weekly retention' }).count(), (n) => n === 0)
+    expect(await page.getByText('No saved insight yet.').count()).toBe(1)
+    const list = (await service.api('/api/projects/1/insights/?saved=true')).body
+    expect(list.results.filter((i: any) => i.name === 'Weekly retention')).toEqual([])
+  })
+})
+
+describe('console: experiments, round three', () => {
+  test('a draft with only a name and a flag key; Launch asks first; Delete asks first', async () => {
+    await go('Experiments')
+    await page.getByRole('link', { name: 'New experiment' }).click()
+    await page.getByLabel('Name', { exact: true }).fill('Checkout copy')
+    await page.getByLabel('Feature flag key').fill('checkout-copy')
+    await page.getByRole('button', { name: 'Save' }).click()
+    await page.getByRole('heading', { name: 'Checkout copy', level: 1 }).waitFor()
+    await page.getByRole('status').filter({ hasText: 'Draft' }).waitFor()
+    const created = (await service.api('/api/projects/1/experiments/')).body.results.find((e: any) => e.name === 'Checkout copy')
+    expect(created.metrics).toEqual([])
+
+    await page.getByRole('button', { name: 'Launch' }).click()
+    const launch = page.getByRole('dialog', { name: 'Launch the experiment “Checkout copy”?' })
+    await launch.getByRole('button', { name: 'Cancel' }).click()
+    expect((await service.api(`/api/projects/1/experiments/${created.id}/`)).body.status).toBe('draft')
+    await page.getByRole('button', { name: 'Launch' }).click()
+    await launch.getByRole('button', { name: 'Launch', exact: true }).click()
+    await page.getByRole('status').filter({ hasText: 'Running' }).waitFor()
+    expect((await service.api(`/api/projects/1/experiments/${created.id}/`)).body.feature_flag.active).toBe(true)
+
+    await page.getByRole('button', { name: 'Delete experiment Checkout copy' }).click()
+    await page.getByRole('dialog', { name: 'Delete the experiment “Checkout copy”?' }).getByRole('button', { name: 'Delete', exact: true }).click()
+    await page.getByRole('heading', { name: 'Experiments', level: 1 }).waitFor()
+    expect((await service.api('/api/projects/1/experiments/')).body.results.filter((e: any) => e.name === 'Checkout copy')).toEqual([])
+  })
+})
+
+describe('console: the project timezone', () => {
+  test('set in Settings, then shown where times are', async () => {
+    await go('Settings')
+    const zone = page.getByRole('combobox', { name: 'Timezone' })
+    expect(await zone.inputValue()).toBe('UTC')
+    await zone.selectOption('Europe/Berlin')
+    await page.getByRole('region', { name: 'Timezone' }).getByRole('button', { name: 'Save' }).click()
+    await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor()
+    expect((await service.api('/api/projects/1/')).body.timezone).toBe('Europe/Berlin')
+
+    await go('Live events')
+    await page.getByText('Times in Europe/Berlin').waitFor()
+    // an event's time in Berlin, whatever the browser's zone
+    const newest = (await service.api('/api/projects/1/events/?limit=1')).body.results[0]
+    const berlin = await page.evaluate((ts) => new Date(ts).toLocaleString([], { timeZone: 'Europe/Berlin' }), newest.timestamp)
+    await page.getByRole('table', { name: 'Newest events' }).getByText(berlin, { exact: false }).first().waitFor()
+    await go('Insights')
+    await page.getByText('Dates in Europe/Berlin').waitFor()
+    await go('Web analytics')
+    await page.getByText('Times in Europe/Berlin').waitFor()
+  })
 })
