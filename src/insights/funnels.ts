@@ -11,6 +11,7 @@ import type { SeriesNode as EventsNode, FunnelsQuery } from './model'
 import type { InsightContext, KindAnswer } from './service'
 import { BREAKDOWN_NULL, DEFAULT_BREAKDOWN_LIMIT, keptValues } from './breakdown-values'
 import { groupIndexOf, groupKeyOf } from './groups'
+import { cohortConditions } from './cohort-breakdown'
 import { MAX_BREAKDOWN_PERSONS } from './person-sets'
 import { ApiError, errors } from '../http/errors'
 
@@ -350,8 +351,7 @@ async function cohortFunnels(plan: Plan, range: { from: number; to: number }, ct
   const viz = plan.query.funnelsFilter?.funnelVizType ?? 'steps'
   if (viz === 'time_to_convert') return timeToConvertView({ ...plan, cohorts: null }, range, ctx, limits)
   const out: unknown[] = []
-  for (const [i, cohort] of plan.cohorts!.entries()) {
-    const members = cohort === 'all' ? null : await ctx.properties([{ type: 'cohort', key: 'id', value: cohort }], `query__breakdownFilter__breakdown__${i}`)
+  for (const { id: cohort, members } of await cohortConditions(plan.cohorts!, ctx)) {
     const one: Plan = { ...plan, cohorts: null, global: and([plan.global, members]) }
     if (viz === 'trends') out.push(...(await trendsView(one, range, ctx, limits)).map((item) => ({ ...(item as object), breakdown_value: cohort })))
     else out.push((await stepsView(one, range, ctx, limits)).map((step) => ({ ...(step as object), breakdown: cohort, breakdown_value: cohort })))

@@ -35,6 +35,8 @@ async function entityCondition(entity: Entity, attr: string, ctx: InsightContext
 export interface RetentionLimits {
   pageRows: number
   maxRows: number
+  /** numbers the tables by breakdown value may hold (default MAX_RETENTION_CELLS; smaller where a test reaches it) */
+  maxCells?: number
 }
 
 interface Plan {
@@ -140,8 +142,9 @@ async function countTable(plan: Plan, ctx: InsightContext): Promise<Map<string, 
   const tableOf = (value: string): RetentionCounts => {
     let table = tables.get(value)
     if (!table) {
-      if ((tables.size + 1) * cellsPerTable > MAX_RETENTION_CELLS && plan.breakdown) {
-        throw errors.validation('too_many_results', `This retention by breakdown value would count more than ${MAX_RETENTION_CELLS.toLocaleString('en-US')} numbers (values × periods × intervals): pick a larger period, a shorter range or a property with fewer values`, 'query__breakdownFilter__breakdown')
+      const maxCells = plan.limits.maxCells ?? MAX_RETENTION_CELLS
+      if ((tables.size + 1) * cellsPerTable > maxCells && plan.breakdown) {
+        throw errors.validation('too_many_results', `This retention by breakdown value would count more than ${maxCells.toLocaleString('en-US')} numbers (values × periods × intervals): pick a larger period, a shorter range or a property with fewer values`, 'query__breakdownFilter__breakdown')
       }
       tables.set(value, (table = emptyCounts(plan.periods.length, plan.lookahead)))
     }

@@ -5,6 +5,7 @@ import { BREAKDOWN_NULL, BREAKDOWN_OTHER, DEFAULT_BREAKDOWN_LIMIT } from './brea
 import { buckets, type Bucket } from './buckets'
 import { mathParts, personBreakdown, type ActorOf } from './person-breakdown'
 import { groupIndexOf, groupKeyOf } from './groups'
+import { cohortConditions, type CohortCondition } from './cohort-breakdown'
 import { comparisonRange, type Interval, type ResolvedDateRange } from './date-range'
 import { evaluateFormula, parseFormula } from './formula'
 import { ACTIVE_WINDOW_DAYS, activePersons, PERCENTILES, percentiles } from './trends-rows'
@@ -103,7 +104,7 @@ interface Plan {
   /** person: by a person's property now; group: by the property now of the event's group of type `group` */
   breakdown: { key: string; limit: number; person: boolean; group: number | null; hideOther: boolean } | null
   /** a cohort breakdown: each series once per cohort (or 'all': every person) */
-  cohorts: (number | 'all')[] | null
+  cohorts: CohortCondition[] | null
   /** numbers the answer holds so far (MAX_RESULT_CELLS) */
   cells: { used: number }
 }
@@ -272,16 +273,13 @@ async function prepareSeries(plan: Plan, series: EventsNode, order: number, rang
 async function prepareCohorts(plan: Plan, series: EventsNode, order: number, range: ResolvedDateRange, list: readonly Bucket[], ctx: InsightContext): Promise<PreparedSeries> {
   const cohorts = plan.cohorts!
   const prepared: PreparedSeries[] = []
-  for (const [i, cohort] of cohorts.entries()) {
-    const members = cohort === 'all' ? null : await ctx.properties([{ type: 'cohort', key: 'id', value: cohort }], `query__breakdownFilter__breakdown__${i}`)
-    prepared.push(await prepareSeries({ ...plan, cohorts: null, global: and([plan.global, members]) }, series, order, range, list, ctx))
-  }
+  for (const { members } of cohorts) prepared.push(await prepareSeries({ ...plan, cohorts: null, global: and([plan.global, members]) }, series, order, range, list, ctx))
   return {
-    keys: cohorts.map(String),
+    keys: cohorts.map((c) => String(c.id)),
     run: async () => {
       const out: TrendsResult[] = []
       for (const [i, one] of prepared.entries()) {
-        const cohort = cohorts[i]
+        const cohort = cohorts[i].id
         for (const item of await one.run()) {
           out.push({ ...item, breakdown_value: cohort as unknown as string, label: plan.query.series.length > 1 ? `${item.label} - ${cohort}` : String(cohort) })
         }
@@ -385,7 +383,8 @@ export async function runTrends(query: TrendsQuery, ctx: InsightContext): Promis
     totalValue: TOTAL_VALUE_DISPLAYS.has(query.trendsFilter?.display ?? ''),
     global: await ctx.properties(query.properties, 'query__properties'),
     cells: { used: 0 },
-    cohorts: hasBreakdown && breakdownType === 'cohort' ? (breakdownKey as (number | 'all')[]) : null,
+    // each cohort's persons resolved once for the query, whatever its series and periods
+    cohorts: hasBreakdown && breakdownType === 'cohort' ? await cohortConditions(breakdownKey as (number | 'all')[], ctx) : null,
     breakdown:
       !hasBreakdown || breakdownType === 'cohort'
         ? null

@@ -3,6 +3,8 @@
 // person property, unique organizations per day, a funnel and retention counting organizations, trends by a group
 // property and by cohorts; every answer worked out by hand below; refusals by name for what stays unsupported.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { retentionRunner } from '../../src/insights/retention'
+import { InsightsService } from '../../src/insights/service'
 import { BASE, json, learned, PROJECT_KEY, type Stack } from '../helpers/stack'
 
 const ev = (event: string, distinctId: string, timestamp: string, properties: Record<string, unknown> = {}) => ({
@@ -146,6 +148,12 @@ export function insightsGroupsContract(name: string, start: () => Promise<Stack>
       // past breakdown_limit: the rest summed as "other"
       const limited = retentionByValue((await answer({ ...RETENTION, breakdownFilter: { breakdown: 'plan', breakdown_type: 'person', breakdown_limit: 1 } })).results)
       expect(limited).toEqual([EXPECTED.retentionByPlan[0], ['$$_posthog_breakdown_other_$$', [[2, 1, 0], [0, 0, 0], [0, 0, 0]]]])
+      // the tables being counted are bounded: three values of 3 × 3 numbers past a cap of 18, refused by name
+      const capped = new InsightsService(stack.services.query, { cacheTtlMs: 0, cacheMaxBytes: 0 }).register('RetentionQuery', retentionRunner({ pageRows: 50_000, maxRows: 1_000_000, maxCells: 18 }))
+      const project = { id: 1, timezone: 'UTC', weekStartDay: 0 }
+      expect(retentionCounts((await capped.run(project, RETENTION)).results as never)).toEqual(EXPECTED.retention)
+      const error = await capped.run(project, { ...RETENTION, breakdownFilter: { breakdown: '$browser' } }).catch((e) => e)
+      expect(error).toMatchObject({ status: 400, code: 'too_many_results', attr: 'query__breakdownFilter__breakdown' })
     })
 
     test('groups: unique organizations per day, a funnel and retention counting organizations, trends by a group property', async () => {
