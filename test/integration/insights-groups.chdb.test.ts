@@ -80,6 +80,8 @@ describeWithChdb('person, cohort and group breakdowns, group aggregation on chDB
     expect(stepCounts(await answer({ ...FUNNEL, aggregation_group_type_index: 0 }))).toEqual(EXPECTED.funnelOfOrganizations)
     expect(byValue(await answer({ ...FUNNEL, aggregation_group_type_index: 0, breakdownFilter: industry }))).toEqual(EXPECTED.funnelOfOrganizationsByIndustry)
     expect(retentionCounts(await answer({ ...RETENTION, aggregation_group_type_index: 0 }))).toEqual(EXPECTED.retentionOfOrganizations)
+    expect(byValue(await answer({ ...FUNNEL, breakdownFilter: industry }))).toEqual(EXPECTED.funnelByIndustry)
+    expect(retentionByValue(await answer({ ...RETENTION, breakdownFilter: industry }))).toEqual(EXPECTED.retentionByIndustry)
     expect(trendValues(await answer({ ...SIGNUPS, breakdownFilter: industry }))).toEqual(EXPECTED.signupsByIndustry)
     expect(trendValues(await answer({ ...uniqueOrganizations, breakdownFilter: industry }))).toEqual(EXPECTED.organizationsByIndustry)
     await store.close()

@@ -67,6 +67,15 @@ export const EXPECTED: Record<string, unknown[]> = {
   // acme: signups days 0, 2, pays 0, 1; globex: signups 0, 1, pay 2
   retentionOfOrganizations: [[2, 1, 1], [1, 1, 0], [1, 0, 0]],
   uniqueOrganizations: [2, 1, 1],
+  // persons by the industry of the organization on their counted attempt's first event: ann's day-0 signup (acme), bob
+  // (acme), cat's day-1 signup (globex: the one her pay carries), dan none
+  funnelByIndustry: [['tech', [2, 2]], [NULL, [1, 0]], ['retail', [1, 1]]],
+  // persons' cohorts by the industry of the organization on the period's first signup
+  retentionByIndustry: [
+    ['tech', [[2, 1, 0], [0, 0, 0], [1, 0, 0]]],
+    ['retail', [[1, 0, 1], [1, 1, 0], [0, 0, 0]]],
+    [NULL, [[1, 0, 0], [0, 0, 0], [0, 0, 0]]],
+  ],
   signupsByIndustry: [['tech', [2, 0, 1]], ['retail', [1, 1, 0]], [NULL, [1, 0, 0]]],
   organizationsByIndustry: [['retail', [1, 1, 0]], ['tech', [1, 0, 1]]],
 }
@@ -163,6 +172,8 @@ export function insightsGroupsContract(name: string, start: () => Promise<Stack>
       const industry = { breakdown: 'industry', breakdown_type: 'group', breakdown_group_type_index: 0 }
       expect(byValue((await answer({ ...FUNNEL, aggregation_group_type_index: 0, breakdownFilter: industry })).results)).toEqual(EXPECTED.funnelOfOrganizationsByIndustry)
       expect(retentionCounts((await answer({ ...RETENTION, aggregation_group_type_index: 0 })).results)).toEqual(EXPECTED.retentionOfOrganizations)
+      expect(byValue((await answer({ ...FUNNEL, breakdownFilter: industry })).results)).toEqual(EXPECTED.funnelByIndustry)
+      expect(retentionByValue((await answer({ ...RETENTION, breakdownFilter: industry })).results)).toEqual(EXPECTED.retentionByIndustry)
       expect(trendValues((await answer({ ...SIGNUPS, breakdownFilter: industry })).results)).toEqual(EXPECTED.signupsByIndustry)
       const organizations = await answer({ ...SIGNUPS, series: [{ kind: 'EventsNode', event: 'signup', math: 'unique_group', math_group_type_index: 0 }], breakdownFilter: industry })
       expect(trendValues(organizations.results)).toEqual(EXPECTED.organizationsByIndustry)
