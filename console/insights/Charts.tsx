@@ -126,7 +126,7 @@ export function TrendChart(props: { name: string; lines: TrendLine[]; corner?: s
         <tr>
           <th scope="row">Total</th>
           {lines.map((l, i) => (
-            <td key={i}>{total(l.values)}</td>
+            <td key={i}>{l.additive === false ? '—' : total(l.values)}</td>
           ))}
         </tr>
       </TableView>

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { breakdownText, durationText, funnelSteps, linePath, linearScale, percent, retentionGrid, trendLines } from './chart-data'
+import { breakdownText, durationText, funnelGroups, funnelSteps, lifecycleLines, linePath, linearScale, percent, retentionGrid, roundTo, total, trendLines } from './chart-data'
 
 describe('trend lines from a TrendsQuery answer', () => {
   test('one line per result, with its labels; breakdown values and periods named for people', () => {
@@ -86,5 +86,63 @@ describe('retention grid', () => {
       { cohort: '2024-01-02', size: 0, values: [{ count: 0, percent: 0 }] },
     ])
     expect(retentionGrid(undefined)).toEqual({ periods: [], rows: [] })
+  })
+})
+
+describe('round three: sums, lifecycle, funnels per value, retention blanks', () => {
+  test("a property's sum is rounded and named by its property", () => {
+    const [line] = trendLines([{ label: 'purchased', data: [100.1, 283.84000000000003], labels: ['a', 'b'], action: { math: 'sum', math_property: 'revenue' } }])
+    expect(line.label).toBe('Sum of revenue')
+    expect(line.values).toEqual([100.1, 283.84])
+    expect(total([100.1, 200.2, 83.64])).toBe(383.94)
+    expect(roundTo(383.93999999999994)).toBe(383.94)
+    // broken down, the value names the line
+    expect(trendLines([{ label: 'pro', breakdown_value: 'pro', data: [1], action: { math: 'sum', math_property: 'revenue' } }])[0].label).toBe('pro')
+  })
+
+  test('lifecycle lines are named by status, dormant kept negative', () => {
+    const lines = lifecycleLines([
+      { label: '$pageview - new', status: 'new', data: [2, 0], labels: ['x', 'y'] },
+      { label: '$pageview - dormant', status: 'dormant', data: [0, -2], labels: ['x', 'y'] },
+    ])
+    expect(lines.map((l) => [l.label, l.values])).toEqual([
+      ['New', [2, 0]],
+      ['Dormant', [0, -2]],
+    ])
+  })
+
+  test('a broken-down funnel is one funnel per value, each with its own shares and times', () => {
+    const groups = funnelGroups([
+      [
+        { name: 'signup', count: 299, breakdown_value: 'pro', median_conversion_time: null },
+        { name: 'purchase', count: 182, breakdown_value: 'pro', median_conversion_time: 60 },
+      ],
+      [
+        { name: 'signup', count: 6, breakdown_value: '$$_posthog_breakdown_null_$$', median_conversion_time: null },
+        { name: 'purchase', count: 5, breakdown_value: '$$_posthog_breakdown_null_$$', median_conversion_time: 30 },
+      ],
+    ])
+    expect(groups.map((g) => g.value)).toEqual(['pro', '(none)'])
+    expect(groups[0].steps.map((s) => [s.count, s.percentOfFirst, s.medianSeconds])).toEqual([
+      [299, 100, null],
+      [182, 60.9, 60],
+    ])
+    expect(groups[1].steps[1].percentOfPrevious).toBe(83.3)
+    expect(funnelGroups([{ name: 'a', count: 3 }])[0].value).toBeNull()
+  })
+
+  test('retention periods after the current one are blank, not 0 %', () => {
+    const values = (counts: number[]) => counts.map((count, k) => ({ count, label: `Week ${k}` }))
+    const grid = retentionGrid([
+      { date: '2024-01-01T00:00:00Z', values: values([4, 2, 1]) },
+      { date: '2024-01-08T00:00:00Z', values: values([3, 1, 0]) },
+      { date: '2024-01-15T00:00:00Z', values: values([5, 0, 0]) },
+    ])
+    expect(grid.rows.map((r) => r.values.map((v) => (v === null ? null : v.count)))).toEqual([
+      [4, 2, 1],
+      [3, 1, null],
+      [5, null, null],
+    ])
+    expect(grid.rows.map((r) => r.size)).toEqual([4, 3, 5])
   })
 })

@@ -7,7 +7,12 @@ export interface TrendLine {
   labels: string[]
   /** a previous period drawn dashed under the current one */
   previous: boolean
+  /** whether the points add up to a total (a count or a sum does; unique users per day do not) */
+  additive?: boolean
 }
+
+/** Maths whose buckets cannot be added: the same person is in many days, an average of averages is no average. */
+const NOT_ADDITIVE = new Set(['dau', 'weekly_active', 'monthly_active', 'unique_session', 'avg', 'min', 'max', 'median', 'p75', 'p90', 'p95', 'p99'])
 
 export interface FunnelStep {
   name: string
@@ -45,7 +50,7 @@ export function trendLines(results: unknown): TrendLine[] {
     const noBreakdown = r.breakdown_value === undefined || r.breakdown_value === null
     if (noBreakdown && MATH_WORDS[math] && typeof r.action?.math_property === 'string' && !r.action?.custom_name) label = `${MATH_WORDS[math]} of ${r.action.math_property}`
     if (r.compare === true) label = `${label} (${previous ? 'previous' : 'current'})`
-    lines.push({ label, values: r.data.map((v: unknown) => roundTo(Number(v) || 0)), labels: Array.isArray(r.labels) ? r.labels.map(String) : [], previous })
+    lines.push({ label, values: r.data.map((v: unknown) => roundTo(Number(v) || 0)), labels: Array.isArray(r.labels) ? r.labels.map(String) : [], previous, additive: !NOT_ADDITIVE.has(math) })
   }
   return lines
 }

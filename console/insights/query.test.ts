@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { funnelFormOf, funnelProblem, funnelsQuery, newFunnelForm, newRetentionForm, newTrendForm, retentionFormOf, retentionQuery, sourceOf, trendFormOf, trendProblem, trendsQuery } from './query'
+import { funnelFormOf, funnelProblem, funnelsQuery, lifecycleFormOf, lifecycleQuery, newFunnelForm, newRetentionForm, newTrendForm, retentionFormOf, retentionIntervals, stickinessQuery, retentionQuery, sourceOf, trendFormOf, trendProblem, trendsQuery } from './query'
 
 describe('the query nodes of the Insights page', () => {
   test('a trend with a filter, a breakdown, an interval, a range and compare', () => {
@@ -59,5 +59,31 @@ describe('a saved query back in the forms', () => {
   test('a node from elsewhere fills what it can, defaults the rest', () => {
     expect(trendFormOf({ kind: 'TrendsQuery', series: [{ kind: 'EventsNode', event: 'x' }], interval: 'fortnight' })).toEqual({ ...newTrendForm(), series: [{ event: 'x', math: 'total', mathProperty: '' }] })
     expect(funnelFormOf({ kind: 'FunnelsQuery' })).toEqual(newFunnelForm())
+  })
+})
+
+describe('round three: lifecycle, stickiness, a person breakdown, retention periods', () => {
+  test('the nodes the new tabs send, and the forms they come back to', () => {
+    const form = { event: 'signup', interval: 'week' as const, dateFrom: '-90d' }
+    expect(lifecycleQuery(form)).toEqual({ kind: 'LifecycleQuery', series: [{ kind: 'EventsNode', event: 'signup', name: 'signup' }], interval: 'week', dateRange: { date_from: '-90d' } })
+    expect(stickinessQuery(form).kind).toBe('StickinessQuery')
+    expect(lifecycleFormOf(stickinessQuery(form))).toEqual(form)
+  })
+
+  test('a breakdown by a person property says so', () => {
+    const node = trendsQuery({ ...newTrendForm(), breakdown: 'plan', breakdownType: 'person' })
+    expect(node.breakdownFilter).toEqual({ breakdown: 'plan', breakdown_type: 'person', breakdown_limit: 10 })
+    expect(trendFormOf(node).breakdownType).toBe('person')
+  })
+
+  test("retention's period and type, and a row as long as the range", () => {
+    const node = retentionQuery({ ...newRetentionForm(), period: 'Week', retentionType: 'retention_first_time', dateFrom: '-90d' }) as any
+    expect(node.retentionFilter).toMatchObject({ period: 'Week', retentionType: 'retention_first_time', totalIntervals: 14 })
+    expect(retentionIntervals({ ...newRetentionForm(), dateFrom: '-7d' })).toBe(8)
+  })
+
+  test('a funnel waits for every step to name its event', () => {
+    expect(funnelProblem(newFunnelForm())).toBe('Step 2 needs an event.')
+    expect(funnelProblem({ ...newFunnelForm(), steps: ['a', 'b'] })).toBeNull()
   })
 })

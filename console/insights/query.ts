@@ -213,7 +213,10 @@ export function trendProblem(form: TrendForm): string | null {
 }
 
 export function funnelProblem(form: FunnelForm): string | null {
-  return form.steps.length < 2 ? 'A funnel needs at least two steps.' : null
+  if (form.steps.length < 2) return 'A funnel needs at least two steps.'
+  // an empty step would mean "any event", which makes a new funnel look converted before it is built
+  const empty = form.steps.findIndex((step, i) => i > 0 && !step.trim())
+  return empty > 0 ? `Step ${empty + 1} needs an event.` : null
 }
 
 export function seriesLetter(index: number): string {
