@@ -81,7 +81,7 @@ function signedAxis(min: number, max: number) {
 }
 
 /** A trend: one line per series (or breakdown value, or period), the dates of the first along the bottom. */
-export function TrendChart(props: { name: string; lines: TrendLine[]; corner?: string }) {
+export function TrendChart(props: { name: string; lines: TrendLine[]; corner?: string; partialLast?: boolean }) {
   const { lines } = props
   const max = Math.max(0, ...lines.flatMap((l) => l.values))
   const min = Math.min(0, ...lines.flatMap((l) => l.values))
@@ -95,11 +95,24 @@ export function TrendChart(props: { name: string; lines: TrendLine[]; corner?: s
       <svg role="img" aria-label={props.name} viewBox={`0 0 ${WIDTH} ${HEIGHT + 24}`} preserveAspectRatio="none">
         <title>{props.name}</title>
         <ValueAxis ticks={ticks} y={y} />
-        {lines.map((line, i) => (
-          <path key={i} d={linePath(line.values, LEFT, plot, y)} fill="none" stroke={colourOf(i)} stroke-width="2" stroke-dasharray={line.previous ? '5 4' : undefined} vector-effect="non-scaling-stroke">
-            <title>{line.label}</title>
-          </path>
-        ))}
+        {lines.map((line, i) => {
+          // the period still under way is dashed, as PostHog draws it: its dip is the day not being over, not a fall
+          const dashLast = props.partialLast === true && !line.previous && line.values.length > 2
+          const solid = dashLast ? linePath(line.values.slice(0, -1), LEFT, (plot * (line.values.length - 2)) / (line.values.length - 1), y) : linePath(line.values, LEFT, plot, y)
+          const k = line.values.length - 1
+          return (
+            <g key={i}>
+              <path d={solid} fill="none" stroke={colourOf(i)} stroke-width="2" stroke-dasharray={line.previous ? '5 4' : undefined} vector-effect="non-scaling-stroke">
+                <title>{line.label}</title>
+              </path>
+              {dashLast ? (
+                <path d={`M${x(k - 1)},${y(line.values[k - 1])} L${x(k)},${y(line.values[k])}`} fill="none" stroke={colourOf(i)} stroke-width="2" stroke-dasharray="3 4" vector-effect="non-scaling-stroke">
+                  <title>{`${line.label}: ${labels[k] ?? ''} is not over yet`}</title>
+                </path>
+              ) : null}
+            </g>
+          )
+        })}
         {lines.length === 1 && n <= 60
           ? lines[0].values.map((v, i) => (
               <circle key={i} cx={x(i)} cy={y(v)} r="2.5" fill={colourOf(0)}>
@@ -114,6 +127,7 @@ export function TrendChart(props: { name: string; lines: TrendLine[]; corner?: s
         ))}
       </svg>
       <Legend items={lines.map((l) => ({ label: l.label, dashed: l.previous }))} />
+      {props.partialLast && n > 2 ? <p class="muted small">The last point is the current period, not over yet (dotted).</p> : null}
       <TableView name={props.name} corner={props.corner ?? 'When'} headers={lines.map((l) => l.label)}>
         {Array.from({ length: n }, (_, row) => (
           <tr key={row}>

@@ -3,12 +3,12 @@ import { funnelGroups, lifecycleLines, trendLines } from './chart-data'
 import { FunnelChart, RetentionChart, TrendChart } from './Charts'
 import { valueText } from '../lib/ui'
 
-export function InsightView(props: { kind: string | undefined; result: unknown; name?: string }) {
+export function InsightView(props: { kind: string | undefined; result: unknown; name?: string; partialLast?: boolean }) {
   const { kind, result } = props
   if (result === null || result === undefined) return <p class="muted">No result yet: refresh to compute it.</p>
-  if (kind === 'TrendsQuery') return <TrendChart name={props.name ?? 'Trend'} lines={trendLines(result)} />
+  if (kind === 'TrendsQuery') return <TrendChart name={props.name ?? 'Trend'} lines={trendLines(result)} partialLast={props.partialLast} />
   if (kind === 'FunnelsQuery') return <FunnelChart name={props.name ?? 'Funnel'} groups={funnelGroups(result)} />
-  if (kind === 'LifecycleQuery') return <TrendChart name={props.name ?? 'Lifecycle'} lines={lifecycleLines(result)} />
+  if (kind === 'LifecycleQuery') return <TrendChart name={props.name ?? 'Lifecycle'} lines={lifecycleLines(result)} partialLast={props.partialLast} />
   if (kind === 'StickinessQuery') return <TrendChart name={props.name ?? 'Stickiness'} lines={trendLines(result)} corner="Active in" />
   if (kind === 'RetentionQuery') return <RetentionChart name={props.name ?? 'Retention'} results={result} />
   // a HogQL insight: its rows as text

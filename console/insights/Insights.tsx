@@ -229,7 +229,8 @@ export function Insights(props: { id: string | null }) {
         {answer.loading ? <Loading what="the answer" /> : null}
         {answer.data && settledKind === node.kind && !answer.error ? (
           <div aria-busy={!current}>
-            <InsightView kind={settledKind} result={answer.data.results} name={CHART_NAMES[tab]} />
+            {/* the page's ranges all end now, so the last bucket is always the one under way */}
+            <InsightView kind={settledKind} result={answer.data.results} name={CHART_NAMES[tab]} partialLast />
             {/* buckets and labels are the project's days, which need not be the reader's */}
             {answer.data.timezone ? <p class="muted small">{`Dates in ${answer.data.timezone} (the project's timezone)`}</p> : null}
           </div>

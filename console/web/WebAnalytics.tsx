@@ -53,7 +53,7 @@ function VisitorsChart(props: { dateFrom: string }) {
   return (
     <>
       <ErrorNote error={trend.error} />
-      {trend.data ? <TrendChart name="Visitors per day" lines={trendLines(trend.data.results).map((l) => ({ ...l, label: 'Visitors' }))} /> : null}
+      {trend.data ? <TrendChart name="Visitors per day" partialLast lines={trendLines(trend.data.results).map((l) => ({ ...l, label: 'Visitors' }))} /> : null}
     </>
   )
 }

@@ -150,6 +150,7 @@ describe('console: insights, round three', () => {
     expect(rows.slice(0, -1).map((row) => row[0])).toEqual(byStatus[0].labels)
     expect(byStatus.slice(0, 3).reduce((n: number, r: any) => n + r.count, 0)).toBeGreaterThan(0)
     await page.getByText('Dates in UTC').waitFor()
+    await page.getByText('The last point is the current period, not over yet').waitFor()
     await page.screenshot({ path: screenshot('console-lifecycle.png') })
 
     await page.getByRole('tab', { name: 'Stickiness' }).click()
