@@ -106,13 +106,19 @@ async function breakdownValues(plan: Plan, actors: string[], period: string, ctx
   const from = plan.periods[0].start
   const to = plan.periods[plan.periods.length - 1].end
   const first = new Map<string, { at: string; value: string | null }>()
-  for (let i = 0; i < actors.length; i += PERSONS_PER_LOOKUP) {
-    const chunk = actors.slice(i, i + PERSONS_PER_LOOKUP)
+  // an actor has a row per period and value: as many actors a statement as a page's rows hold with one value a period,
+  // halved while a statement's rows overflow its page (several values a period); one actor's overflowing is refused
+  const read = async (chunk: string[]): Promise<void> => {
     const where = and([`${plan.actor} IN (${chunk.map(str).join(', ')})`, inRange(from, to), plan.global, plan.target])
     const answer = await ctx.hogql(
       `SELECT ${plan.actor} AS actor, ${period} AS period, ${column} AS value, min(timestamp) AS first FROM events WHERE ${where} GROUP BY actor, period, value LIMIT ${plan.limits.pageRows}`,
     )
-    if (answer.hasMore) tooMany(plan.limits.pageRows)
+    if (answer.hasMore) {
+      if (chunk.length === 1) tooMany(plan.limits.pageRows)
+      const half = chunk.length >> 1
+      await read(chunk.slice(0, half))
+      return read(chunk.slice(half))
+    }
     for (const row of answer.results) {
       const index = bucketOfRow(plan.periods, row[1], plan.interval, plan.weekStartDay)
       if (index < 0) continue
@@ -123,6 +129,8 @@ async function breakdownValues(plan: Plan, actors: string[], period: string, ctx
       if (!seen || at < seen.at || (at === seen.at && (value ?? '') < (seen.value ?? ''))) first.set(id, { at, value })
     }
   }
+  const perStatement = Math.max(1, Math.min(PERSONS_PER_LOOKUP, Math.floor(plan.limits.pageRows / plan.periods.length)))
+  for (let i = 0; i < actors.length; i += perStatement) await read(actors.slice(i, i + perStatement))
   let groupValue: Map<string, string | null> | null = null
   if (b.kind === 'group') {
     const keys = [...new Set([...first.values()].map((f) => f.value).filter((v): v is string => v !== null))]

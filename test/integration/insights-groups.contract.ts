@@ -163,6 +163,11 @@ export function insightsGroupsContract(name: string, start: () => Promise<Stack>
       expect(retentionCounts((await capped.run(project, RETENTION)).results as never)).toEqual(EXPECTED.retention)
       const error = await capped.run(project, { ...RETENTION, breakdownFilter: { breakdown: '$browser' } }).catch((e) => e)
       expect(error).toMatchObject({ status: 400, code: 'too_many_results', attr: 'query__breakdownFilter__breakdown' })
+      // pages of 4 rows (whole persons of at most 3 periods): the values of each page's persons read one person a statement
+      const paged = new InsightsService(stack.services.query, { cacheTtlMs: 0, cacheMaxBytes: 0 }).register('RetentionQuery', retentionRunner({ pageRows: 4, maxRows: 1_000 }))
+      const pagedAnswer = await paged.run(project, { ...RETENTION, breakdownFilter: { breakdown: '$browser' } })
+      expect(retentionByValue(pagedAnswer.results as never)).toEqual(EXPECTED.retentionByBrowser)
+      expect(String(pagedAnswer.hogql).split('AS value, min(timestamp)').length - 1).toBeGreaterThanOrEqual(4)
     })
 
     test('groups: unique organizations per day, a funnel and retention counting organizations, trends by a group property', async () => {
