@@ -4,7 +4,7 @@ import { api, projectPath, query } from '../lib/api'
 import { Field, Options, useAsync, valueOf } from '../lib/ui'
 import { useSession } from '../lib/session'
 import { PropertyNames, PropertyValues } from '../definitions/suggestions'
-import { DATE_RANGES, INTERVALS, MATHS, OPERATORS, ORDERS, PERIODS, PROPERTY_MATHS, RETENTION_TYPES, seriesLetter, WINDOW_UNITS, type FunnelForm, type LifecycleForm, type RetentionForm, type TrendForm } from './query'
+import { COHORT_OPERATORS, DATE_RANGES, INTERVALS, MATHS, OPERATORS, ORDERS, PERIODS, PROPERTY_MATHS, RETENTION_TYPES, seriesLetter, WINDOW_UNITS, type FunnelForm, type LifecycleForm, type RetentionForm, type TrendForm } from './query'
 
 const EVENT_LIST = 'insight-event-names'
 const PROPERTY_LIST = 'insight-property-names'
@@ -79,6 +79,31 @@ function IntervalSelect(props: { value: TrendForm['interval']; onChange: (value:
   )
 }
 
+/** A cohort filter: which cohort (the project's, one page of them) and in or not in it. */
+function CohortFilter(props: { filter: TrendForm['filter']; onChange: (filter: TrendForm['filter']) => void }) {
+  const { projectId } = useSession()
+  const cohorts = useAsync((signal) => api<{ results: { id: number; name: string | null }[] }>(projectPath(projectId, `cohorts/${query({ limit: 200 })}`), { signal }), [projectId])
+  return (
+    <>
+      <Field label="Cohort">
+        <select value={props.filter.value} onChange={(e) => props.onChange({ ...props.filter, value: valueOf(e) })}>
+          <option value="">Choose a cohort</option>
+          {(cohorts.data?.results ?? []).map((c) => (
+            <option key={c.id} value={String(c.id)}>
+              {c.name || `Cohort ${c.id}`}
+            </option>
+          ))}
+        </select>
+      </Field>
+      <Field label="Operator">
+        <select value={props.filter.operator} onChange={(e) => props.onChange({ ...props.filter, operator: valueOf(e) })}>
+          <Options choices={COHORT_OPERATORS} />
+        </select>
+      </Field>
+    </>
+  )
+}
+
 export function TrendBuilder(props: { form: TrendForm; onChange: (form: TrendForm) => void }) {
   const { form, onChange } = props
   const set = (patch: Partial<TrendForm>) => onChange({ ...form, ...patch })
@@ -116,8 +141,26 @@ export function TrendBuilder(props: { form: TrendForm; onChange: (form: TrendFor
       <fieldset>
         <legend>Filter</legend>
         <div class="filters">
+          <Field label="Filter on">
+            <select
+              value={form.filter.type ?? 'event'}
+              onChange={(e) => {
+                const type = valueOf(e) as 'event' | 'person' | 'cohort'
+                // a cohort filter has its own operators and its value is an id: start it afresh
+                set({ filter: type === 'cohort' ? { key: 'id', operator: 'in', value: '', type } : { key: form.filter.type === 'cohort' ? '' : form.filter.key, operator: 'exact', value: '', type } })
+              }}
+            >
+              <option value="event">Event property</option>
+              <option value="person">Person property</option>
+              <option value="cohort">Cohort</option>
+            </select>
+          </Field>
+          {form.filter.type === 'cohort' ? (
+            <CohortFilter filter={form.filter} onChange={(filter) => set({ filter })} />
+          ) : (
+            <>
           <Field label="Filter property">
-            <input list={PROPERTY_LIST} value={form.filter.key} maxLength={400} onInput={(e) => set({ filter: { ...form.filter, key: valueOf(e) } })} />
+            <input list={form.filter.type === 'person' ? PERSON_PROPERTY_LIST : PROPERTY_LIST} value={form.filter.key} maxLength={400} onInput={(e) => set({ filter: { ...form.filter, key: valueOf(e) } })} />
           </Field>
           <Field label="Operator">
             <select value={form.filter.operator} onChange={(e) => set({ filter: { ...form.filter, operator: valueOf(e) } })}>
@@ -129,7 +172,9 @@ export function TrendBuilder(props: { form: TrendForm; onChange: (form: TrendFor
               <input list={FILTER_VALUE_LIST} value={form.filter.value} maxLength={400} onInput={(e) => set({ filter: { ...form.filter, value: valueOf(e) } })} />
             </Field>
           ) : null}
-          <PropertyValues id={FILTER_VALUE_LIST} property={form.filter.key} />
+          <PropertyValues id={FILTER_VALUE_LIST} property={form.filter.key} type={form.filter.type === 'person' ? 'person' : 'event'} />
+            </>
+          )}
         </div>
       </fieldset>
       <div class="filters">
@@ -187,7 +232,8 @@ export function FunnelBuilder(props: { form: FunnelForm; onChange: (form: Funnel
             <Options choices={ORDERS} />
           </select>
         </Field>
-        <BreakdownInput value={form.breakdown} onChange={(breakdown) => set({ breakdown })} />
+        <BreakdownType value={form.breakdownType ?? 'event'} onChange={(breakdownType) => set({ breakdownType })} />
+        <BreakdownInput value={form.breakdown} type={form.breakdownType} onChange={(breakdown) => set({ breakdown })} />
         <DateRangeSelect value={form.dateFrom} onChange={(dateFrom) => set({ dateFrom })} />
       </div>
     </div>

@@ -48,7 +48,7 @@ describe('the query nodes of the Insights page', () => {
 
 describe('a saved query back in the forms', () => {
   test('what the forms send comes back as the same forms', () => {
-    const trend = { ...newTrendForm(), series: [{ event: 'a', math: 'sum', mathProperty: 'price' }, { event: '', math: 'dau', mathProperty: '' }], filter: { key: 'plan', operator: 'gt', value: '3' }, breakdown: '$browser', interval: 'hour' as const, dateFrom: '-24h', compare: true }
+    const trend = { ...newTrendForm(), series: [{ event: 'a', math: 'sum', mathProperty: 'price' }, { event: '', math: 'dau', mathProperty: '' }], filter: { key: 'plan', operator: 'gt', value: '3', type: 'event' as const }, breakdown: '$browser', interval: 'hour' as const, dateFrom: '-24h', compare: true }
     expect(trendFormOf(trendsQuery(trend))).toEqual(trend)
     const funnel = { ...newFunnelForm(), steps: ['a', 'b', 'c'], windowInterval: 3, windowUnit: 'week', order: 'unordered' as const, dateFrom: '-90d', breakdown: 'plan' }
     expect(funnelFormOf(funnelsQuery(funnel))).toEqual(funnel)
@@ -85,5 +85,18 @@ describe('round three: lifecycle, stickiness, a person breakdown, retention peri
   test('a funnel waits for every step to name its event', () => {
     expect(funnelProblem(newFunnelForm())).toBe('Step 2 needs an event.')
     expect(funnelProblem({ ...newFunnelForm(), steps: ['a', 'b'] })).toBeNull()
+  })
+})
+
+describe('round three: person and cohort filters', () => {
+  test("a person property filter and a cohort filter, as PostHog writes them, and back into the form", () => {
+    const person = trendsQuery({ ...newTrendForm(), filter: { key: 'plan', operator: 'exact', value: 'pro', type: 'person' } })
+    expect(person.properties).toEqual([{ key: 'plan', operator: 'exact', type: 'person', value: 'pro' }])
+    expect(trendFormOf(person).filter.type).toBe('person')
+    const cohort = trendsQuery({ ...newTrendForm(), filter: { key: 'id', operator: 'not_in', value: '7', type: 'cohort' } })
+    expect(cohort.properties).toEqual([{ key: 'id', value: 7, type: 'cohort', operator: 'not_in' }])
+    expect(trendFormOf(cohort).filter).toEqual({ key: 'id', operator: 'not_in', value: '7', type: 'cohort' })
+    // no cohort chosen yet: no filter
+    expect(trendsQuery({ ...newTrendForm(), filter: { key: 'id', operator: 'in', value: '', type: 'cohort' } }).properties).toBeUndefined()
   })
 })

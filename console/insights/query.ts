@@ -12,7 +12,14 @@ export interface FilterForm {
   key: string
   operator: string
   value: string
+  /** whose property is filtered: the event's (default), the person's, or membership of a cohort (value: its id) */
+  type?: 'event' | 'person' | 'cohort'
 }
+
+export const COHORT_OPERATORS: [value: string, label: string][] = [
+  ['in', 'in the cohort'],
+  ['not_in', 'not in the cohort'],
+]
 
 export interface TrendForm {
   series: SeriesForm[]
@@ -32,6 +39,8 @@ export interface FunnelForm {
   order: 'ordered' | 'strict' | 'unordered'
   dateFrom: string
   breakdown: string
+  /** whose property the breakdown reads (absent: the event's) */
+  breakdownType?: 'event' | 'person'
 }
 
 export const MATHS: [value: string, label: string][] = [
@@ -87,11 +96,11 @@ export const ORDERS: [value: FunnelForm['order'], label: string][] = [
 ]
 
 export function newTrendForm(): TrendForm {
-  return { series: [{ event: '$pageview', math: 'total', mathProperty: '' }], filter: { key: '', operator: 'exact', value: '' }, breakdown: '', breakdownType: 'event', interval: 'day', dateFrom: '-7d', compare: false }
+  return { series: [{ event: '$pageview', math: 'total', mathProperty: '' }], filter: { key: '', operator: 'exact', value: '', type: 'event' }, breakdown: '', breakdownType: 'event', interval: 'day', dateFrom: '-7d', compare: false }
 }
 
 export function newFunnelForm(): FunnelForm {
-  return { steps: ['$pageview', ''], windowInterval: 14, windowUnit: 'day', order: 'ordered', dateFrom: '-30d', breakdown: '' }
+  return { steps: ['$pageview', ''], windowInterval: 14, windowUnit: 'day', order: 'ordered', dateFrom: '-30d', breakdown: '', breakdownType: 'event' }
 }
 
 function eventsNode(event: string): Record<string, unknown> {
@@ -100,9 +109,13 @@ function eventsNode(event: string): Record<string, unknown> {
 
 /** A filter as PostHog writes it: numbers for gt/lt, no value for is_set. */
 function propertyFilter(filter: FilterForm): Record<string, unknown>[] {
+  if (filter.type === 'cohort') {
+    const id = Number(filter.value)
+    return Number.isInteger(id) && id > 0 ? [{ key: 'id', value: id, type: 'cohort', operator: filter.operator === 'not_in' ? 'not_in' : 'in' }] : []
+  }
   const key = filter.key.trim()
   if (!key) return []
-  const base = { key, operator: filter.operator, type: 'event' }
+  const base = { key, operator: filter.operator, type: filter.type === 'person' ? 'person' : 'event' }
   if (VALUELESS.has(filter.operator)) return [base]
   const numeric = filter.operator === 'gt' || filter.operator === 'lt'
   const value = numeric && filter.value.trim() !== '' && Number.isFinite(Number(filter.value)) ? Number(filter.value) : filter.value
@@ -133,7 +146,7 @@ export function funnelsQuery(form: FunnelForm): Record<string, unknown> {
     dateRange: { date_from: form.dateFrom },
     funnelsFilter: { funnelWindowInterval: form.windowInterval, funnelWindowIntervalUnit: form.windowUnit, funnelOrderType: form.order },
   }
-  if (form.breakdown.trim()) node.breakdownFilter = { breakdown: form.breakdown.trim(), breakdown_type: 'event', breakdown_limit: 10 }
+  if (form.breakdown.trim()) node.breakdownFilter = { breakdown: form.breakdown.trim(), breakdown_type: form.breakdownType ?? 'event', breakdown_limit: 10 }
   return node
 }
 
@@ -239,7 +252,14 @@ export function trendFormOf(node: Record<string, any>): TrendForm {
   const interval = INTERVALS.some(([v]) => v === node.interval) ? node.interval : base.interval
   return {
     series: series.map((s: any) => ({ event: typeof s?.event === 'string' ? s.event : '', math: typeof s?.math === 'string' ? s.math : 'total', mathProperty: typeof s?.math_property === 'string' ? s.math_property : '' })),
-    filter: first ? { key: first.key, operator: typeof first.operator === 'string' ? first.operator : 'exact', value: first.value === undefined || first.value === null ? '' : String(first.value) } : base.filter,
+    filter: first
+      ? {
+          key: first.key,
+          operator: typeof first.operator === 'string' ? first.operator : first.type === 'cohort' ? 'in' : 'exact',
+          value: first.value === undefined || first.value === null ? '' : String(first.value),
+          type: first.type === 'person' || first.type === 'cohort' ? first.type : 'event',
+        }
+      : base.filter,
     breakdown: typeof node.breakdownFilter?.breakdown === 'string' ? node.breakdownFilter.breakdown : '',
     breakdownType: node.breakdownFilter?.breakdown_type === 'person' ? 'person' : 'event',
     interval,
@@ -260,6 +280,7 @@ export function funnelFormOf(node: Record<string, any>): FunnelForm {
     order: ORDERS.some(([v]) => v === filter.funnelOrderType) ? filter.funnelOrderType : base.order,
     dateFrom: typeof node.dateRange?.date_from === 'string' ? node.dateRange.date_from : base.dateFrom,
     breakdown: typeof node.breakdownFilter?.breakdown === 'string' ? node.breakdownFilter.breakdown : '',
+    breakdownType: node.breakdownFilter?.breakdown_type === 'person' ? 'person' : 'event',
   }
 }
 

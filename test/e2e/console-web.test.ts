@@ -188,7 +188,25 @@ describe('console: insights, round three', () => {
     for (const [i, name] of headers.entries()) expect(Number(totals[i + 1])).toBe(answer.results.find((r: any) => r.breakdown_value === name).count)
     expect(answer.results.find((r: any) => r.breakdown_value === 'pro').count).toBe(VISITS.filter((v) => v.plan === 'pro').reduce((n, v) => n + v.paths.length, 0))
 
+    // a filter on a person property: only the pro persons' pageviews, as the API counts them
     await breakdown.fill('')
+    await page.getByLabel('Filter on').selectOption('person')
+    await page.getByRole('combobox', { name: 'Filter property' }).fill('plan')
+    await page.getByRole('combobox', { name: 'Filter value' }).fill('pro')
+    const filtered = await runQuery({
+      kind: 'TrendsQuery',
+      series: [seriesNode('$pageview', { math: 'total' })],
+      interval: 'day',
+      dateRange: { date_from: '-7d' },
+      properties: [{ key: 'plan', operator: 'exact', type: 'person', value: 'pro' }],
+    })
+    expect(filtered.results[0].count).toBe(answer.results.find((r: any) => r.breakdown_value === 'pro').count)
+    await page.getByRole('columnheader', { name: '$pageview' }).waitFor()
+    const proTotal = await eventually(async () => (await tableRows(table)).at(-1)![1], (t) => Number(t) === filtered.results[0].count)
+    expect(Number(proTotal)).toBe(filtered.results[0].count)
+    await page.getByRole('combobox', { name: 'Filter property' }).fill('')
+    await page.getByLabel('Filter on').selectOption('event')
+
     await page.getByLabel('Properties of').selectOption('event')
     await series.getByRole('combobox', { name: 'Event' }).fill('purchased')
     await series.getByRole('combobox', { name: 'Math' }).selectOption('sum')
@@ -223,6 +241,25 @@ describe('console: insights, round three', () => {
     const desktop = rows.filter((r) => r[1] === 'Desktop').map((r) => Number(r[2]))
     expect(desktop).toEqual([2, 2])
     await page.getByRole('list', { name: 'Legend' }).getByText('Tablet').waitFor()
+
+    // by a person property: one funnel per plan, as the API answers
+    await page.getByLabel('Properties of').selectOption('person')
+    await page.getByLabel('Breakdown').fill('plan')
+    await page.getByRole('list', { name: 'Legend' }).getByText('pro', { exact: true }).waitFor()
+    const byPlan = await runQuery({
+      kind: 'FunnelsQuery',
+      series: [seriesNode('$pageview'), seriesNode('purchased')],
+      dateRange: { date_from: '-30d' },
+      funnelsFilter: { funnelWindowInterval: 14, funnelWindowIntervalUnit: 'day', funnelOrderType: 'ordered' },
+      breakdownFilter: { breakdown: 'plan', breakdown_type: 'person', breakdown_limit: 10 },
+    })
+    const planRows = byPlan.results.flatMap((steps: any[]) => steps.map((s: any, i: number) => [`${i + 1}. ${s.name}`, String(s.breakdown_value), String(s.count)]))
+    const planTable = await tableView('Funnel')
+    const shown = await eventually(() => tableRows(planTable), (r) => r.length === planRows.length && r.some((row) => row[1] === 'pro'))
+    expect(shown.map((r) => r.slice(0, 3))).toEqual(planRows)
+    expect(shown.filter((r) => r[1] === 'pro').map((r) => Number(r[2]))).toEqual([3, 2])
+    await page.getByLabel('Breakdown').fill('')
+    await page.getByLabel('Properties of').selectOption('event')
   })
 
   test("retention by week, first time: a cohort size column, and periods not over yet left blank", async () => {
