@@ -99,10 +99,13 @@ export function plainValue(value: unknown): unknown {
 const plainRows = (rows: DuckDBValue[][]): unknown[][] => rows.map((row) => row.map(plainValue))
 
 /** The owner: the instance, one connection for writes (serialized), a connection per read. */
+/** How long closing waits for interrupted statements to end (DuckDB stops between chunks of work). */
+const CLOSE_WAIT_MS = 20_000
+
 export class DuckDbDatabase {
   private writes: Promise<unknown> = Promise.resolve()
   /** query API statements waiting or running, by their caller's key, for interrupt() (one before it connected: noted) */
-  private readonly streaming = new Map<string, { connection: DuckDBConnection | null; interrupted: boolean; stop: AbortController }>()
+  private readonly streaming = new Map<string, { connection: DuckDBConnection | null; interrupted: boolean; stop: AbortController; done: Promise<void> }>()
   /** the query API statements' turns, whichever thread sent them: the memory they share is the instance's */
   private readonly turns = new StatementTurns()
 
@@ -254,7 +257,8 @@ export class DuckDbDatabase {
 
   /** `id` is the caller's, unique among its calls (`key` names the caller: ids of two callers may meet). */
   async stream(key: string, sql: string, params: SqlValue[], maxBytes: number, options: TurnOptions = {}): Promise<StreamedRows> {
-    const running = { connection: null as DuckDBConnection | null, interrupted: false, stop: new AbortController() }
+    const finished = Promise.withResolvers<void>()
+    const running = { connection: null as DuckDBConnection | null, interrupted: false, stop: new AbortController(), done: finished.promise }
     this.streaming.set(key, running)
     let connection: DuckDBConnection | undefined
     let turn: Turn | undefined
@@ -285,6 +289,7 @@ export class DuckDbDatabase {
       connection?.closeSync()
       // its memory is given back with its connection: only then may a statement waiting to run alone start
       if (turn) this.turns.end(turn)
+      finished.resolve()
     }
   }
 
@@ -297,10 +302,14 @@ export class DuckDbDatabase {
   }
 
   async close(): Promise<void> {
-    for (const running of this.streaming.values()) {
-      running.stop.abort(interrupted())
-      running.connection?.interrupt()
+    const running = [...this.streaming.values()]
+    for (const r of running) {
+      r.stop.abort(interrupted())
+      r.connection?.interrupt()
     }
+    // DuckDB hears an interrupt between chunks of work: a statement still running when the database closed under it
+    // finished into a closed database, and its native callback aborted the whole process
+    await Promise.race([Promise.all(running.map((r) => r.done)), Bun.sleep(CLOSE_WAIT_MS)])
     await this.writes.catch(() => undefined)
     this.writer.closeSync()
     // a checkpoint folds the WAL into the file: the next start has nothing to replay
