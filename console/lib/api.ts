@@ -73,7 +73,13 @@ export async function api<T = any>(path: string, options: RequestOptions = {}): 
 
 /** Text of any error, for an alert: the API's detail when it gave one. */
 export function messageOf(error: unknown): string {
-  if (error instanceof ApiFailure) return error.attr ? `${error.detail} (${error.attr})` : error.detail
+  if (error instanceof ApiFailure) {
+    // the field a refusal names helps where the message alone cannot say it (a query's nested member, a terse
+    // "This field is required."); after a sentence that explains itself it would only show a raw field name
+    if (!error.attr) return error.detail
+    if (error.attr.includes('__')) return `${error.detail} (${error.attr})`
+    return error.detail.length < 40 ? `${error.detail} (field ${error.attr})` : error.detail
+  }
   return error instanceof Error ? error.message : String(error)
 }
 

@@ -216,6 +216,16 @@ describe("a product manager's week", () => {
     expect(rows[1][5]).toBe(verdict)
     await page.getByRole('status').filter({ hasText: `${verdict}:` }).waitFor()
 
+    // the flag cannot go while its experiment stays: the page says why, in words, without a raw field name
+    await go('Feature flags')
+    await page.getByRole('link', { name: FLAG, exact: true }).click()
+    await page.getByRole('button', { name: `Delete feature flag ${FLAG}` }).click()
+    await page.getByRole('dialog', { name: `Delete the feature flag ${FLAG}?` }).getByRole('button', { name: 'Delete', exact: true }).click()
+    const refusal = page.getByRole('alert').filter({ hasText: 'experiment' })
+    await refusal.waitFor()
+    expect(await refusal.textContent()).not.toContain('(deleted)')
+    await go('Experiments')
+    await page.getByRole('link', { name: 'Checkout button' }).click()
     await page.getByRole('button', { name: 'Delete experiment Checkout button' }).click()
     await page.getByRole('dialog', { name: 'Delete the experiment “Checkout button”?' }).getByRole('button', { name: 'Delete', exact: true }).click()
     await page.getByRole('heading', { name: 'Experiments', level: 1 }).waitFor()
