@@ -98,10 +98,22 @@ export function Field(props: { label: string; children: VNode<any>; hint?: strin
   )
 }
 
+/** The project's timezone, once the shell has read it: insights count days in it, so every time is written in it. */
+let displayZone: string | null = null
+export function setDisplayZone(zone: string | null): void {
+  displayZone = zone
+}
+
 export function time(value: string | null | undefined): string {
   if (!value) return '—'
   const d = new Date(value)
-  return Number.isNaN(d.getTime()) ? value : d.toLocaleString()
+  if (Number.isNaN(d.getTime())) return value
+  try {
+    return d.toLocaleString([], displayZone ? { timeZone: displayZone } : {})
+  } catch {
+    // a zone this browser does not know: its own time rather than nothing
+    return d.toLocaleString()
+  }
 }
 
 /** A property value as text: strings as they are, anything else as JSON. */

@@ -2,7 +2,7 @@
 // SDK snippets pointing at this host.
 import { useState } from 'preact/hooks'
 import { api, projectPath } from '../lib/api'
-import { Confirm, ErrorNote, Field, Loading, Page, useAsync, valueOf } from '../lib/ui'
+import { Confirm, ErrorNote, Field, Loading, Page, setDisplayZone, useAsync, valueOf } from '../lib/ui'
 import { SaveFooter, useAction } from '../lib/forms'
 import { timezoneChoices } from '../lib/timezone'
 import { ADMIN_LEVEL, levelIn, useSession } from '../lib/session'
@@ -26,6 +26,7 @@ function ProjectTimezone(props: { project: Project; onSaved: () => void }) {
     event.preventDefault()
     action.run(async () => {
       await api(projectPath(projectId, ''), { method: 'PATCH', json: { timezone: zone } })
+      setDisplayZone(zone)
       props.onSaved()
       return true
     })

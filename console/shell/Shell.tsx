@@ -1,7 +1,9 @@
 // The frame of every page: the navigation landmark with its links, the project combobox, "Sign out".
 import type { ComponentChildren } from 'preact'
-import { Link, valueOf } from '../lib/ui'
+import { useMemo } from 'preact/hooks'
+import { Link, Loading, setDisplayZone, valueOf } from '../lib/ui'
 import { useSession } from '../lib/session'
+import { useProjectTimezone } from '../lib/timezone'
 
 export const SECTIONS: { path: string; label: string }[] = [
   { path: '/events', label: 'Live events' },
@@ -21,6 +23,9 @@ export const SECTIONS: { path: string; label: string }[] = [
 export function Shell(props: { path: string; children: ComponentChildren }) {
   const session = useSession()
   const { me } = session
+  const zone = useProjectTimezone()
+  // set when it changes only: Settings sets a newly saved zone itself, which this first answer must not undo
+  useMemo(() => setDisplayZone(zone), [zone])
   return (
     <div class="shell">
       <header class="top">
@@ -63,7 +68,8 @@ export function Shell(props: { path: string; children: ComponentChildren }) {
         </ul>
       </nav>
       <main id="main" tabIndex={-1}>
-        {props.children}
+        {/* pages write times as soon as they draw: they wait for the zone to write them in */}
+        {zone === null ? <Loading what="the project" /> : props.children}
       </main>
     </div>
   )
