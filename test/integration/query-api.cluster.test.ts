@@ -1,4 +1,4 @@
-// The query API and trends on a real ClickHouse cluster (2 shards × 2 replicas of 18.16, ZooKeeper): events on the Distributed
+// The query API, its functions and every insight kind on a real ClickHouse cluster (2 shards × 2 replicas of 18.16, ZooKeeper): events on the Distributed
 // table, the person mapping replicated to every node and joined locally on each shard.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { Params } from '../../src/query/dialect'
@@ -8,7 +8,13 @@ import { startStack } from '../helpers/stack'
 import { FUNNEL_MAX_EVENTS, insightFunnelsContract } from './insight-funnels.contract'
 import { retentionContract } from './insights-retention.contract'
 import { insightsTrendsContract } from './insights-trends.contract'
+import { insightsWebContract } from './insights-web.contract'
+import { lifecycleContract } from './insights-lifecycle.contract'
+import { stickinessContract } from './insights-stickiness.contract'
+import { insightsGroupsContract } from './insights-groups.contract'
+import { insightsActionsContract } from './insights-actions.contract'
 import { queryApiContract } from './query-api.contract'
+import { captured, queryFunctionsContract } from './query-functions.contract'
 
 let cluster: ClickHouseCluster
 beforeAll(async () => {
@@ -67,3 +73,9 @@ describe('query runner on a cluster', () => {
     expect(left).toBe(0)
   }, 60_000)
 })
+insightsWebContract('a 2 × 2 ClickHouse cluster', onCluster('web'))
+lifecycleContract('a 2 × 2 ClickHouse cluster', onCluster('lifecycle'))
+stickinessContract('a 2 × 2 ClickHouse cluster', onCluster('stickiness'))
+insightsGroupsContract('a 2 × 2 ClickHouse cluster', onCluster('groups'))
+insightsActionsContract('a 2 × 2 ClickHouse cluster', onCluster('actions'))
+queryFunctionsContract('a 2 × 2 ClickHouse cluster', () => captured('clickhouse-legacy', onCluster('functions')))

@@ -5,6 +5,7 @@
 // multiply rows.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { DialectName } from '../../src/query/dialect'
+import { BASE, json, learned, PROJECT_KEY, type Stack } from '../helpers/stack'
 
 const DAY = Date.UTC(2024, 4, 6) // a Monday
 const at = (days: number, hh: number, mm = 0, ss = 0) => DAY + days * 86_400_000 + ((hh * 60 + mm) * 60 + ss) * 1000
@@ -385,4 +386,23 @@ export function queryFunctionsContract(name: string, open: () => Promise<Functio
       }
     })
   })
+}
+
+/** A stack with the contract's events captured and stored. */
+export async function captured(dialect: DialectName, start: () => Promise<Stack>): Promise<FunctionsTarget> {
+  const stack = await start()
+  const query = async (text: string) => {
+    const r = await stack.api('/api/projects/1/query/', { method: 'POST', json: { query: { kind: 'HogQLQuery', query: text } } })
+    return { status: r.status, body: await json(r) }
+  }
+  const batch = FUNCTIONS_EVENTS.map((e) => ({ event: e.event, timestamp: new Date(e.timestamp).toISOString(), properties: { distinct_id: e.distinctId, ...e.properties } }))
+  const r = await stack.app.handle(new Request(`${BASE}/batch/`, { method: 'POST', body: JSON.stringify({ api_key: PROJECT_KEY, batch }) }))
+  expect(r.status).toBe(200)
+  await learned(stack)
+  for (let i = 0; i < 200; i++) {
+    const { body } = await query('SELECT count() FROM events')
+    if (body.results?.[0]?.[0] === FUNCTIONS_EVENTS.length) break
+    await Bun.sleep(50)
+  }
+  return { dialect, query, close: () => stack.close() }
 }
