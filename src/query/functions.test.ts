@@ -5,7 +5,8 @@ import { describe, expect, test } from 'bun:test'
 import { compileQuery, type CompiledQuery } from './compile'
 import type { DialectName } from './dialect'
 import { QueryError, QueryLimitError } from './errors'
-import { canonicalName, checkRegex, isAggregate } from './functions'
+import { canonicalName, isAggregate } from './functions'
+import { checkRegex } from './regex-check'
 import { parseQuery } from './parser'
 
 const DIALECTS: DialectName[] = ['sqlite', 'duckdb', 'clickhouse-legacy', 'clickhouse-modern']

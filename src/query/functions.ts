@@ -3,14 +3,12 @@
 // known to reach for and that are left out on purpose say why (REFUSED).
 import type { Expr } from './ast'
 import { fitsStatement } from './budget'
-import { combine, parseTimeLiteral, shift, type Compiled, type Compiler, type ElementType, type ValueType } from './compile'
+import { combine, parseTimeLiteral, shift, type Compiled, type Compiler, type ValueType } from './compile'
 import { asciiCase, DAY_MS, isEmbedded, jsonExtractIntSql, numberSql, timeLiteral } from './dialect'
 import { QueryError } from './errors'
-
-type Want = 'any' | 'raw' | 'string' | 'number'
-/** Compiles an argument; `acceptArray`: this function takes an array there (elsewhere one is refused). */
-type Arg = (e: Expr, want: Want, acceptArray?: boolean) => Compiled
-type Call = Extract<Expr, { k: 'call' }>
+import { compileAggregate } from './aggregates'
+import { arity, asText, condition, isNumber, isTime, jsonPlain, stringLiteral, wholeLiteral, type Arg, type Call, type Resolved, type Want } from './function-args'
+import { checkRegex } from './regex-check'
 
 /**
  * Aggregates. Each one leaves NULL values out, so each takes the -If combinator the same way: fIf(x, …, cond) is
@@ -66,15 +64,6 @@ const REFUSED = new Map<string, string>([
 /** Aggregate combinators ClickHouse has besides -If. */
 const COMBINATORS = ['If', 'Array', 'State', 'Merge', 'MergeState', 'OrNull', 'OrDefault', 'ForEach', 'Distinct', 'Resample', 'SimpleState']
 
-interface Resolved {
-  /** the name as this catalogue spells it (sumIf for SUMIF) */
-  name: string
-  /** without the -If */
-  base: string
-  combinator: boolean
-  aggregate: boolean
-}
-
 function resolve(name: string): Resolved | null {
   const lower = name.toLowerCase()
   const known = BY_LOWER.get(lower)
@@ -113,36 +102,6 @@ export function isAggregate(name: string): boolean {
   return resolve(name)?.aggregate ?? false
 }
 
-function arity(name: string, args: Expr[], min: number, max = min): void {
-  if (args.length < min || args.length > max) {
-    const want = min === max ? `${min}` : max === Infinity ? `at least ${min}` : `${min} to ${max}`
-    throw new QueryError(`${name}() takes ${want} argument${min === 1 && max === 1 ? '' : 's'}, not ${args.length}`)
-  }
-}
-
-const isTime = (c: Compiled) => c.type === 'DateTime' || c.type === 'Date'
-const isNumber = (c: Compiled) => c.type === 'Int' || c.type === 'Float' || c.type === 'Bool'
-
-/** A number written in the query (a sign allowed), or null. */
-function literalNumber(e: Expr): number | null {
-  if (e.k === 'number') return e.value
-  if (e.k === 'unary' && e.op === '-' && e.arg.k === 'number') return -e.arg.value
-  return null
-}
-
-/** A whole number written in the query within [min, max], or a refusal naming the function and what it is. */
-function wholeLiteral(name: string, e: Expr | undefined, what: string, min: number, max: number): number {
-  const n = e ? literalNumber(e) : null
-  if (n === null || !Number.isInteger(n) || n < min || n > max) throw new QueryError(`${name}() takes ${what} as a whole number from ${min} to ${max}`)
-  return n
-}
-
-/** A string written in the query, or a refusal naming the function and what it is. */
-function stringLiteral(name: string, e: Expr | undefined, what: string): string {
-  if (e?.k !== 'string') throw new QueryError(`${name}() takes ${what} as a string literal`)
-  return e.value
-}
-
 export function compileCall(compiler: Compiler, e: Call, arg: Arg): Compiled {
   const resolved = resolve(e.name)
   if (!resolved) throw refusal(e.name)
@@ -150,7 +109,11 @@ export function compileCall(compiler: Compiler, e: Call, arg: Arg): Compiled {
   if (e.params && !PARAMETRIC.has(resolved.base)) throw new QueryError(`${name}() takes no parameters: ${name}(…)(…) is not allowed`)
   if (e.distinct && name !== 'count') throw new QueryError(`DISTINCT is only allowed in count(DISTINCT …), not in ${name}()`)
   if (e.star && name !== 'count') throw new QueryError(`${name}(*) is not allowed`)
-  if (resolved.aggregate) return compileAggregate(compiler, resolved, e, arg)
+  if (resolved.aggregate) {
+    const aggregate = compileAggregate(compiler, resolved, e, arg)
+    if (aggregate) return aggregate
+    throw refusal(e.name)
+  }
   // the embedded stores (SQLite, DuckDB) share most of their SQL; `div` is their integer division
   const embedded = isEmbedded(compiler.dialect)
   const duck = compiler.dialect === 'duckdb'
@@ -491,13 +454,6 @@ export function compileCall(compiler: Compiler, e: Call, arg: Arg): Compiled {
   throw new QueryError(`Unknown function ${e.name}()`)
 }
 
-/** A condition (of -If, multiIf): a boolean, or a number taken as true when not 0, as ClickHouse does. */
-function condition(name: string, c: Compiled): Compiled {
-  if (c.type === 'Bool' || c.type === 'Null') return c
-  if (c.type === 'Int' || c.type === 'Float') return { ...c, sql: `(${c.sql} != 0)`, type: 'Bool' }
-  throw new QueryError(`${name}() takes a condition there, not a ${c.type === 'JSON' ? 'property' : c.type}`)
-}
-
 /** The type of values that stand for one another (branches of multiIf): numbers with numbers, else one type. */
 function commonType(name: string, values: Compiled[]): ValueType {
   const typed = values.filter((v) => v.type !== 'Null')
@@ -558,299 +514,6 @@ function roundTo(compiler: Compiler, name: string, a: Compiled, places: number):
   }
   const back = places === 0 ? whole : places > 0 ? `(${whole} / ${k})` : `(${whole} * ${k})`
   return { ...a, sql: back, type: 'Float' }
-}
-
-/**
- * A regular expression for extract(), checked before it reaches a store: both stores that run it use RE2 (linear in
- * the text, no backtracking), and what RE2 has no meaning for is refused here by name (back-references,
- * look-around, possessive or atomic groups); counted repetitions are at most 1000 (RE2's own bound) and the pattern
- * 1000 characters. Answers how many capturing groups it has.
- */
-export function checkRegex(pattern: string): number {
-  const refuse = (why: string): never => {
-    throw new QueryError(`extract(): the regular expression ${why}`)
-  }
-  if (pattern.length > 1000) refuse('is longer than 1000 characters')
-  let groups = 0
-  let inClass = false
-  /** groups open: RE2 refuses an expression whose parentheses do not pair, as the stores would (their words) */
-  let open = 0
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i]
-    if (c === '\\') {
-      const next = pattern[i + 1]
-      if (next === undefined) refuse('ends with a lone \\')
-      if (!inClass && /[1-9]/.test(next)) refuse(`refers back to a group (\\${next}): RE2 has no back-references`)
-      if (next === 'Q') {
-        // \Q…\E: literal text
-        const end = pattern.indexOf('\\E', i + 2)
-        i = end === -1 ? pattern.length : end + 1
-        continue
-      }
-      i++
-      continue
-    }
-    if (inClass) {
-      if (c === '[' && pattern[i + 1] === ':') {
-        const end = pattern.indexOf(':]', i + 2)
-        if (end !== -1) i = end + 1
-      } else if (c === ']') inClass = false
-      continue
-    }
-    if (c === '[') {
-      inClass = true
-      // a ] right after [ or [^ is a character of the class
-      if (pattern[i + 1] === '^') i++
-      if (pattern[i + 1] === ']') i++
-      continue
-    }
-    if (c === ')') {
-      if (--open < 0) refuse('closes a group it did not open')
-      continue
-    }
-    if (c === '(') {
-      open++
-      if (pattern[i + 1] !== '?') {
-        groups++
-        continue
-      }
-      const rest = pattern.slice(i + 2, i + 4)
-      if (rest.startsWith('=') || rest.startsWith('!') || rest === '<=' || rest === '<!') refuse('looks around ((?=, (?!, (?<=, (?<!): RE2 does not')
-      if (rest.startsWith('>')) refuse('holds an atomic group (?>: RE2 has none')
-      if (rest === 'P=' || rest === 'P>' || rest.startsWith('R') || /^[0-9+-]/.test(rest)) refuse('refers back to a group: RE2 has no back-references or recursion')
-      // (?P<name>…) and (?<name>…) capture; (?:…) and flags (?i) do not
-      if (rest === 'P<' || (rest.startsWith('<') && rest !== '<=' && rest !== '<!')) groups++
-      continue
-    }
-    if ((c === '*' || c === '+' || c === '?' || c === '}') && pattern[i + 1] === '+') refuse('has a possessive quantifier (…+): RE2 has none')
-    if (c === '{') {
-      const m = /^\{(\d+)(?:,(\d*))?\}/.exec(pattern.slice(i))
-      if (m && (Number(m[1]) > 1000 || (m[2] && Number(m[2]) > 1000))) refuse('repeats something more than 1000 times')
-    }
-  }
-  if (inClass) refuse('leaves a [ unclosed')
-  if (open > 0) refuse('leaves a ( unclosed')
-  return groups
-}
-
-/** Aggregates, with -If (the condition last): the values of the other rows are made NULL, which each leaves out. */
-function compileAggregate(compiler: Compiler, r: Resolved, e: Call, arg: Arg): Compiled {
-  const name = r.name
-  const base = r.base
-  const embedded = isEmbedded(compiler.dialect)
-  const sqlite = compiler.dialect === 'sqlite'
-  const duck = compiler.dialect === 'duckdb'
-  let args = e.args
-  let cond: Compiled | null = null
-  if (r.combinator) {
-    if (e.distinct || e.star) throw new QueryError(`${name}() takes neither * nor DISTINCT`)
-    if (args.length === 0) throw new QueryError(`${name}() takes its condition as its last argument`)
-    cond = condition(name, arg(args[args.length - 1], 'any'))
-    args = args.slice(0, -1)
-  }
-  const agg = (sql: string, type: ValueType, parts: Compiled[]): Compiled => ({ ...combine(parts, sql, type), agg: true, loose: null })
-  const masked = (c: Compiled): Compiled => {
-    if (!cond) return c
-    return combine([c, cond], embedded ? `(CASE WHEN ${cond.sql} THEN ${c.sql} END)` : `if(${cond.sql}, ${c.sql}, NULL)`, c.type)
-  }
-  /** the value of an argument, masked by the condition, refused when it is an array */
-  const value = (x: Expr, want: Want) => masked(arg(x, want))
-  /** a number (ClickHouse refuses to add up text or times; SQLite would take text as 0) */
-  const numeric = (c: Compiled): Compiled => {
-    if (!isNumber(c) && c.type !== 'Null') throw new QueryError(`${name}() takes numbers, not a ${c.type}`)
-    return c
-  }
-  const params = e.params ?? []
-  const exact = (c: Compiled) => (embedded ? `count(DISTINCT ${c.sql})` : `ifNull(uniqExact(${c.sql}), 0)`)
-
-  switch (base) {
-    case 'count': {
-      if (!r.combinator && (e.star || args.length === 0)) return agg(embedded ? 'count(*)' : 'count()', 'Int', [])
-      if (r.combinator && args.length === 0) {
-        const one = masked({ sql: '1', type: 'Int', agg: false, loose: null })
-        return agg(`count(${one.sql})`, 'Int', [one, ...(cond ? [cond] : [])])
-      }
-      arity(name, args, 1)
-      const a = value(args[0], 'any')
-      // over nothing but NULLs ClickHouse 18.16 answers NULL where SQL (and current ClickHouse) answer 0
-      if (e.distinct) return agg(exact(a), 'Int', [a])
-      return agg(`count(${a.sql})`, 'Int', [a])
-    }
-    case 'uniq':
-    case 'uniqExact': {
-      arity(name, args, 1)
-      // exact on every store, so that every store gives the same number
-      const a = value(args[0], 'any')
-      return agg(exact(a), 'Int', [a])
-    }
-    case 'sum': {
-      arity(name, args, 1)
-      const a = numeric(value(args[0], 'number'))
-      const type = a.type === 'Int' || a.type === 'Bool' ? 'Int' : 'Float'
-      const summed = duck && a.type === 'Bool' ? `CAST(${a.sql} AS INTEGER)` : a.sql
-      return agg(embedded ? `coalesce(sum(${summed}), 0)` : `ifNull(sum(${a.sql}), 0)`, type, [a])
-    }
-    case 'avg': {
-      arity(name, args, 1)
-      const a = numeric(value(args[0], 'number'))
-      return agg(`avg(${a.sql})`, 'Float', [a])
-    }
-    case 'min':
-    case 'max':
-    case 'any': {
-      arity(name, args, 1)
-      const a = value(args[0], 'number')
-      // any(): the least value on every store, so that every store gives the same row
-      return agg(`${base === 'max' ? 'max' : 'min'}(${a.sql})`, a.type === 'Null' ? 'Null' : a.type, [a])
-    }
-    case 'argMin':
-    case 'argMax':
-      arity(name, args, 2)
-      return argExtreme(compiler, base === 'argMax', value(args[0], 'string'), value(args[1], 'number'), name)
-    case 'groupArray': {
-      arity(name, args, 1)
-      if (params.length > 1) throw new QueryError(`${name}() takes one parameter at most: its largest size, ${name}(n)(x)`)
-      const size = params.length ? wholeLiteral(name, params[0], 'its largest size (the parameter)', 1, MAX_ARRAY) : MAX_ARRAY
-      const a = value(args[0], 'string')
-      const element: ElementType = a.type === 'Int' || a.type === 'Bool' ? 'Int' : a.type === 'Float' ? 'Float' : 'String'
-      // numbers stay numbers; anything else is its text (times as YYYY-MM-DD hh:mm:ss, as toString writes them)
-      const x = element === 'String' ? jsonPlain(compiler, asText(compiler, a)) : duck && a.type === 'Bool' ? `CAST(${a.sql} AS BIGINT)` : a.sql
-      // the values in order (ClickHouse's are in the order its threads met them), NULLs left out, the least `size`
-      let sql: string
-      if (sqlite) sql = `(SELECT json_group_array(value ORDER BY key) FROM json_each(json_group_array(${x} ORDER BY ${x}) FILTER (WHERE ${x} IS NOT NULL)) WHERE key < ${size})`
-      else if (duck) sql = `coalesce((list(${x} ORDER BY ${x}) FILTER (WHERE ${x} IS NOT NULL))[1:${size}], CAST([] AS ${element === 'String' ? 'VARCHAR' : element === 'Int' ? 'BIGINT' : 'DOUBLE'}[]))`
-      else sql = `arraySlice(arraySort(groupArray(${x})), 1, ${size})`
-      return { ...agg(sql, 'JSON', [a]), array: element }
-    }
-    case 'median':
-    case 'quantile':
-    case 'quantileExact':
-    case 'quantiles':
-    case 'quantilesExact': {
-      arity(name, args, 1)
-      const many = base === 'quantiles' || base === 'quantilesExact'
-      if (base === 'median' && params.length) throw new QueryError('median() takes no parameters (quantile(p)(x) does)')
-      if (!many && params.length > 1) throw new QueryError(`${name}() takes one level, ${name}(p)(x) (quantiles(p1, p2, …)(x) takes more)`)
-      if (many && params.length === 0) throw new QueryError(`${name}() takes its levels as parameters: ${name}(0.5, 0.9)(x)`)
-      if (params.length > MAX_QUANTILES) throw new QueryError(`${name}() takes at most ${MAX_QUANTILES} levels, not ${params.length}`)
-      const levels = params.length ? params.map((p) => {
-        const n = literalNumber(p)
-        if (n === null || !(n >= 0 && n <= 1)) throw new QueryError(`${name}() takes levels as numbers from 0 to 1`)
-        return n
-      }) : [0.5]
-      const a = numeric(value(args[0], 'number'))
-      return quantiles(compiler, a, levels, many)
-    }
-  }
-  throw refusal(e.name)
-}
-
-/** The most elements an array of groupArray holds (docs/query.md "Arrays"). */
-export const MAX_ARRAY = 10_000
-/** The most levels one quantiles() computes. */
-export const MAX_QUANTILES = 20
-
-/**
- * quantile(p)(x): ClickHouse's quantileExact, on every store. The values (NULLs left out) sorted; the one at the
- * 0-based position floor(p × n) as a double computes it, the last when p is 1; no interpolation, so it is always
- * one of the values. NULL over no values; quantiles(…) gives [] there (ClickHouse has no NULL array).
- */
-function quantiles(compiler: Compiler, a: Compiled, levels: number[], many: boolean): Compiled {
-  const dialect = compiler.dialect
-  const duck = dialect === 'duckdb'
-  const x = duck && a.type === 'Bool' ? `CAST(${a.sql} AS BIGINT)` : a.sql
-  const type: ValueType = many || a.type === 'Float' ? 'Float' : a.type === 'Null' ? 'Null' : 'Int'
-  const level = (p: number) => numberSql(p) + (Number.isInteger(p) ? '.0' : '')
-  let sql: string
-  if (dialect === 'sqlite') {
-    const value = many ? `CAST(${x} AS REAL)` : x
-    const at = (p: number) => `_qv ->> ('$[' || ${p >= 1 ? '_qn - 1' : `CAST(${level(p)} * _qn AS INTEGER)`} || ']')`
-    const picked = many ? `CASE WHEN _qn = 0 THEN '[]' ELSE json_array(${levels.map(at).join(', ')}) END` : at(levels[0])
-    // the sorted values once, each level read from them
-    sql = `(SELECT ${picked} FROM (SELECT json_group_array(${value} ORDER BY ${x}) FILTER (WHERE ${x} IS NOT NULL) AS _qv, count(${x}) AS _qn))`
-  } else if (duck) {
-    const value = many ? `CAST(${x} AS DOUBLE)` : x
-    // DuckDB reads 0.9 as a DECIMAL: the level is a double, as on the other stores
-    const at = (p: number) => (p >= 1 ? `count(${x})` : `CAST(floor(CAST(${level(p)} AS DOUBLE) * count(${x})) AS BIGINT) + 1`)
-    const sorted = `list_sort(list(${value}) FILTER (WHERE ${x} IS NOT NULL))`
-    sql = many ? `coalesce(list_select(${sorted}, [${levels.map(at).join(', ')}]), CAST([] AS DOUBLE[]))` : `${sorted}[${at(levels[0])}]`
-  } else {
-    const list = levels.map(level).join(', ')
-    sql = many
-      ? `if(count(${x}) = 0, emptyArrayFloat64(), quantilesExact(${list})(toFloat64(${x})))`
-      : `if(count(${x}) = 0, NULL, quantileExact(${list})(${x}))`
-  }
-  const compiled = { ...combine([a], sql, many ? 'JSON' : type), agg: true, loose: null }
-  return many ? { ...compiled, array: 'Float' } : compiled
-}
-
-/**
- * argMin(a, v) / argMax(a, v): the a of the row with the least / greatest v. Ties are settled by a (the least a
- * for argMin, the greatest for argMax: the least or greatest pair (v, a)), so every store picks the same row
- * (ClickHouse's own picks whichever its threads met first); rows where a or v is NULL are left out; NULL over none.
- */
-function argExtreme(compiler: Compiler, greatest: boolean, a: Compiled, v: Compiled, name: string): Compiled {
-  const dialect = compiler.dialect
-  const both = `${a.sql} IS NOT NULL AND ${v.sql} IS NOT NULL`
-  const fn = greatest ? 'max' : 'min'
-  const out = (sql: string): Compiled => ({ ...combine([a, v], sql, a.type), agg: true, loose: null })
-  if (a.type === 'JSON' || v.type === 'JSON') throw new QueryError(`${name}() takes values, not raw properties`)
-  if (dialect === 'duckdb') {
-    const av = a.type === 'Bool' ? `CAST(${a.sql} AS BIGINT)` : a.sql
-    const vv = v.type === 'Bool' ? `CAST(${v.sql} AS BIGINT)` : v.sql
-    const picked = `struct_extract(${fn}(struct_pack(v := ${vv}, a := ${av})) FILTER (WHERE ${both}), 'a')`
-    return out(a.type === 'Bool' ? `CAST(${picked} AS BOOLEAN)` : picked)
-  }
-  if (dialect === 'sqlite') {
-    const whole = (c: Compiled) => c.type === 'Int' || c.type === 'Bool' || c.type === 'DateTime' || c.type === 'Date'
-    if (whole(v) && (whole(a) || a.type === 'String' || a.type === 'UUID')) {
-      // the pair as one text that sorts as the pair does (v, then a): SQLite's max() of it, no sorting of the rows
-      const key = `(CASE WHEN ${both} THEN ${sortableInteger(v.sql)} || ${whole(a) ? sortableInteger(a.sql) : a.sql} END)`
-      const k = `${fn}(${key})`
-      return out(whole(a) ? integerFromSortable(`substr(${k}, 21)`) : `substr(${k}, 21)`)
-    }
-    // otherwise the rows' a in the order of the pairs (SQLite sorts them: slower, docs/query.md)
-    const value = a.type === 'String' || a.type === 'UUID' ? jsonPlain(compiler, a.sql) : a.sql
-    return out(`(json_group_array(${value} ORDER BY ${v.sql} ${greatest ? 'DESC' : 'ASC'}, ${a.sql} ${greatest ? 'DESC' : 'ASC'}) FILTER (WHERE ${both}) ->> '$[0]')`)
-  }
-  // ClickHouse: the least or greatest tuple; its -If leaves the other rows out, count says whether there was one
-  const mask = `isNotNull(${a.sql}) AND isNotNull(${v.sql})`
-  return out(`if(countIf(${mask}) = 0, NULL, tupleElement(${fn}If(tuple(${v.sql}, ${a.sql}), ${mask}), 2))`)
-}
-
-/**
- * Text as SQLite's JSON functions take it: a property read as text may be SQLite's JSON of it (`->`), which they
- * would take as JSON (a number, an object) rather than as a string; a concatenation is plain text.
- */
-function jsonPlain(compiler: Compiler, sql: string): string {
-  return compiler.dialect === 'sqlite' ? `(${sql} || '')` : sql
-}
-
-/** A 64-bit integer as 20 characters that sort as it does: a sign character ('0' below zero, '1' from it) and 19 digits. */
-function sortableInteger(sql: string): string {
-  return `(CASE WHEN ${sql} < 0 THEN '0' || printf('%019d', ${sql} + 9223372036854775807 + 1) ELSE '1' || printf('%019d', ${sql}) END)`
-}
-
-function integerFromSortable(sql: string): string {
-  return `(CASE WHEN substr(${sql}, 1, 1) = '1' THEN CAST(substr(${sql}, 2) AS INTEGER) ELSE CAST(substr(${sql}, 2) AS INTEGER) - 9223372036854775807 - 1 END)`
-}
-
-/**
- * A value as text, the same on every store (times as YYYY-MM-DD hh:mm:ss in UTC: ClickHouse prints a time in its
- * column's zone, UTC here; formatDateTime's %M is minutes on 18.16 and the month's name on current servers).
- */
-function asText(compiler: Compiler, c: Compiled): string {
-  const sqlite = compiler.dialect === 'sqlite'
-  if (c.type === 'String' || c.type === 'JSON' || c.type === 'UUID' || c.type === 'Null') return c.sql
-  if (compiler.dialect === 'duckdb') {
-    if (c.type === 'DateTime') return `strftime(epoch_ms(${c.sql}), '%Y-%m-%d %H:%M:%S')`
-    if (c.type === 'Date') return `strftime(epoch_ms(${c.sql}), '%Y-%m-%d')`
-    // a boolean as 0 or 1, as on the other stores
-    return c.type === 'Bool' ? `CAST(CAST(${c.sql} AS INTEGER) AS VARCHAR)` : `CAST(${c.sql} AS VARCHAR)`
-  }
-  if (c.type === 'DateTime') return sqlite ? `strftime('%Y-%m-%d %H:%M:%S', ${c.sql} / 1000, 'unixepoch')` : `substring(toString(${c.sql}), 1, 19)`
-  if (c.type === 'Date') return sqlite ? `strftime('%Y-%m-%d', ${c.sql} / 1000, 'unixepoch')` : `toString(${c.sql})`
-  return sqlite ? `CAST(${c.sql} AS TEXT)` : `toString(${c.sql})`
 }
 
 export { shift }
