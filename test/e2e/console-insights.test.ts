@@ -5,8 +5,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Browser, Locator, Page } from 'playwright-core'
 import { fileURLToPath } from 'node:url'
-import { launchBrowser, newPage } from './browser'
+import { launchBrowser } from './browser'
 import { PROJECT_KEY, startService, type E2EService } from './service'
+import { eventually, queryAnswer, signedInPage } from './console-session'
 
 const EMAIL = 'analyst@example.com'
 const PASSWORD = 'console insights password'
@@ -17,26 +18,13 @@ let service: E2EService
 let browser: Browser
 let page: Page
 
-async function eventually<T>(read: () => Promise<T>, check: (value: T) => boolean, ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms
-  let value = await read()
-  while (!check(value) && Date.now() < deadline) {
-    await Bun.sleep(200)
-    value = await read()
-  }
-  return value
-}
 
 async function batch(events: Record<string, unknown>[]): Promise<void> {
   const r = await fetch(`${service.url}/batch/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ api_key: PROJECT_KEY, batch: events }) })
   expect(r.status).toBe(200)
 }
 
-async function runQuery(node: Record<string, unknown>): Promise<any> {
-  const r = await service.api('/api/projects/1/query/', { method: 'POST', json: { query: node, refresh: 'force_blocking' } })
-  expect(r.status).toBe(200)
-  return r.body
-}
+const runQuery = (node: Record<string, unknown>) => queryAnswer(service, node)
 
 /** An input with a `list`: its datalist's options (the DOM types are not in the tests' lib). */
 type SuggestingInput = { list: { options: ArrayLike<{ value: string }> } | null }
@@ -68,14 +56,7 @@ beforeAll(async () => {
   await batch(events)
   const stored = PAGEVIEWS_PER_DAY.reduce((a, b) => a + b, 0) + SIGNUPS + PURCHASES
   await eventually(() => service.api('/api/projects/1/events/?limit=1000'), (r) => r.body?.results?.length === stored)
-  page = await newPage(browser)
-  page.setDefaultTimeout(15_000)
-  await page.setViewportSize({ width: 1200, height: 900 })
-  await page.goto(`${service.url}/console/`)
-  await page.getByLabel('Email').fill(EMAIL)
-  await page.getByLabel('Password').fill(PASSWORD)
-  await page.getByRole('button', { name: 'Sign in' }).click()
-  await page.getByRole('navigation').waitFor()
+  page = await signedInPage(browser, service, EMAIL, PASSWORD)
 }, 120_000)
 
 afterAll(async () => {

@@ -7,6 +7,7 @@ import type { Browser, Locator, Page } from 'playwright-core'
 import { PostHog } from 'posthog-node'
 import { launchBrowser, newPage, servePage } from './browser'
 import { PROJECT_KEY, startService, type E2EService } from './service'
+import { eventually, queryAnswer, signedInPage } from './console-session'
 
 const EMAIL = 'pm-week@example.com'
 const PASSWORD = 'console pm week password'
@@ -20,21 +21,8 @@ let service: E2EService
 let browser: Browser
 let page: Page
 
-async function eventually<T>(read: () => Promise<T>, check: (value: T) => boolean, ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms
-  let value = await read()
-  while (!check(value) && Date.now() < deadline) {
-    await Bun.sleep(200)
-    value = await read()
-  }
-  return value
-}
 
-async function runQuery(node: Record<string, unknown>): Promise<any> {
-  const r = await service.api('/api/projects/1/query/', { method: 'POST', json: { query: node, refresh: 'force_blocking' } })
-  expect(r.status).toBe(200)
-  return r.body
-}
+const runQuery = (node: Record<string, unknown>) => queryAnswer(service, node)
 
 async function stored(where: string): Promise<number> {
   return Number((await runQuery({ kind: 'HogQLQuery', query: `SELECT count() FROM events WHERE ${where}` })).results[0][0])
@@ -92,14 +80,7 @@ beforeAll(async () => {
   const purchases = Array.from({ length: PERSONS }, (_, i) => i).filter(buys).length
   await eventually(() => stored(`event = 'purchased'`), (n) => n === purchases)
   await eventually(() => stored(`event = '$pageview'`), (n) => n >= PERSONS + 2)
-  page = await newPage(browser)
-  page.setDefaultTimeout(15_000)
-  await page.setViewportSize({ width: 1200, height: 900 })
-  await page.goto(`${service.url}/console/`)
-  await page.getByLabel('Email').fill(EMAIL)
-  await page.getByLabel('Password').fill(PASSWORD)
-  await page.getByRole('button', { name: 'Sign in' }).click()
-  await page.getByRole('navigation').waitFor()
+  page = await signedInPage(browser, service, EMAIL, PASSWORD)
 }, 180_000)
 
 afterAll(async () => {
