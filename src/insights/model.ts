@@ -116,6 +116,11 @@ export const BreakdownFilter = t.Object(
 /** Funnels and retention count groups of this type instead of persons (null: persons). */
 const AggregationGroup = t.Optional(t.Union([t.Integer({ minimum: 0, maximum: 4 }), t.Null()]))
 
+/** The interval of a kind's buckets. */
+const IntervalMember = t.Optional(t.Union([t.Literal('hour'), t.Literal('day'), t.Literal('week'), t.Literal('month'), t.Null()]))
+/** The previous period beside the range (`compare_to`: how far back, e.g. -1w). */
+export const CompareFilter = t.Optional(t.Union([t.Object({ compare: t.Optional(t.Union([t.Boolean(), t.Null()])), compare_to: t.Optional(t.Union([t.String({ maxLength: 64 }), t.Null()])) }, { additionalProperties: false }), t.Null()]))
+
 /** Members every insight query node may carry. */
 const Common = {
   dateRange: t.Optional(t.Union([DateRange, t.Null()])),
@@ -134,7 +139,7 @@ export const TrendsQuery = t.Object(
   {
     kind: t.Literal('TrendsQuery'),
     series: t.Array(SeriesNodeSchema, { minItems: 1, maxItems: 20 }),
-    interval: t.Optional(t.Union([t.Literal('hour'), t.Literal('day'), t.Literal('week'), t.Literal('month'), t.Null()])),
+    interval: IntervalMember,
     breakdownFilter: t.Optional(t.Union([BreakdownFilter, t.Null()])),
     trendsFilter: t.Optional(
       t.Union([
@@ -151,7 +156,7 @@ export const TrendsQuery = t.Object(
         t.Null(),
       ]),
     ),
-    compareFilter: t.Optional(t.Union([t.Object({ compare: t.Optional(t.Union([t.Boolean(), t.Null()])), compare_to: t.Optional(t.Union([t.String({ maxLength: 64 }), t.Null()])) }, { additionalProperties: false }), t.Null()])),
+    compareFilter: CompareFilter,
     conversionGoal: t.Optional(t.Any()),
     ...Common,
   },
@@ -163,7 +168,7 @@ export const FunnelsQuery = t.Object(
   {
     kind: t.Literal('FunnelsQuery'),
     series: t.Array(SeriesNodeSchema, { minItems: 2, maxItems: 20 }),
-    interval: t.Optional(t.Union([t.Literal('hour'), t.Literal('day'), t.Literal('week'), t.Literal('month'), t.Null()])),
+    interval: IntervalMember,
     breakdownFilter: t.Optional(t.Union([BreakdownFilter, t.Null()])),
     funnelsFilter: t.Optional(
       t.Union([
@@ -271,9 +276,6 @@ export const HogQLQuery = t.Object(
   // as before insights: scripts written for the query API may carry members of their own
   { additionalProperties: true },
 )
-
-const IntervalMember = t.Optional(t.Union([t.Literal('hour'), t.Literal('day'), t.Literal('week'), t.Literal('month'), t.Null()]))
-const CompareFilter = t.Optional(t.Union([t.Object({ compare: t.Optional(t.Union([t.Boolean(), t.Null()])), compare_to: t.Optional(t.Union([t.String({ maxLength: 64 }), t.Null()])) }, { additionalProperties: false }), t.Null()]))
 
 export const LifecycleQuery = t.Object(
   {

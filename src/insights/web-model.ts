@@ -1,11 +1,7 @@
 // The web analytics query nodes: PostHog's WebOverviewQuery and WebStatsTableQuery, as its app sends them.
 import { t } from 'elysia'
-import { DateRange, Properties } from './model'
+import { CompareFilter, DateRange, Properties } from './model'
 
-const CompareFilter = t.Object(
-  { compare: t.Optional(t.Union([t.Boolean(), t.Null()])), compare_to: t.Optional(t.Union([t.String({ maxLength: 64 }), t.Null()])) },
-  { additionalProperties: false },
-)
 
 /** Members PostHog's app sends that change nothing here (accepted, ignored). */
 const Ignored = {
@@ -25,7 +21,7 @@ export const WebOverviewQuery = t.Object(
     kind: t.Literal('WebOverviewQuery'),
     dateRange: t.Optional(t.Union([DateRange, t.Null()])),
     properties: t.Optional(Properties),
-    compareFilter: t.Optional(t.Union([CompareFilter, t.Null()])),
+    compareFilter: CompareFilter,
     conversionGoal: t.Optional(t.Null()),
     includeRevenue: t.Optional(t.Union([t.Literal(false), t.Null()])),
     ...Ignored,
@@ -61,7 +57,7 @@ export const WebStatsTableQuery = t.Object(
     breakdownBy: t.Union(Object.keys(WEB_BREAKDOWNS).map((k) => t.Literal(k))),
     dateRange: t.Optional(t.Union([DateRange, t.Null()])),
     properties: t.Optional(Properties),
-    compareFilter: t.Optional(t.Union([CompareFilter, t.Null()])),
+    compareFilter: CompareFilter,
     includeBounceRate: t.Optional(t.Union([t.Boolean(), t.Null()])),
     includeScrollDepth: t.Optional(t.Union([t.Literal(false), t.Null()])),
     conversionGoal: t.Optional(t.Null()),

@@ -7,7 +7,7 @@ import type { Browser, Locator, Page } from 'playwright-core'
 import { fileURLToPath } from 'node:url'
 import { launchBrowser } from './browser'
 import { PROJECT_KEY, startService, type E2EService } from './service'
-import { eventually, queryAnswer, signedInPage } from './console-session'
+import { eventually, queryAnswer, signedInPage, tableRows } from './console-session'
 
 const EMAIL = 'analyst@example.com'
 const PASSWORD = 'console insights password'
@@ -30,9 +30,6 @@ const runQuery = (node: Record<string, unknown>) => queryAnswer(service, node)
 type SuggestingInput = { list: { options: ArrayLike<{ value: string }> } | null }
 
 /** A table's body as text: each row's header cell, then its cells. */
-async function tableRows(table: Locator): Promise<string[][]> {
-  return table.locator('tbody tr').evaluateAll((rows) => rows.map((row) => [...row.children].map((cell) => (cell.textContent ?? '').trim())))
-}
 
 const go = (label: string) => page.getByRole('navigation').getByRole('link', { name: label, exact: true }).click()
 

@@ -7,7 +7,7 @@ import type { Browser, Locator, Page } from 'playwright-core'
 import { PostHog } from 'posthog-node'
 import { launchBrowser, newPage, servePage } from './browser'
 import { PROJECT_KEY, startService, type E2EService } from './service'
-import { eventually, queryAnswer, signedInPage } from './console-session'
+import { chartTable, eventually, queryAnswer, signedInPage, tableRows } from './console-session'
 
 const EMAIL = 'pm-week@example.com'
 const PASSWORD = 'console pm week password'
@@ -28,17 +28,8 @@ async function stored(where: string): Promise<number> {
   return Number((await runQuery({ kind: 'HogQLQuery', query: `SELECT count() FROM events WHERE ${where}` })).results[0][0])
 }
 
-async function tableRows(table: Locator): Promise<string[][]> {
-  return table.locator('tbody tr').evaluateAll((rows) => rows.map((row) => [...row.children].map((cell) => (cell.textContent ?? '').trim())))
-}
 
-async function tableView(name: string): Promise<Locator> {
-  await page.getByRole('img', { name, exact: true }).waitFor()
-  const table = page.getByRole('table', { name: `${name} as a table` })
-  if (!(await table.isVisible())) await page.locator('summary', { hasText: 'Table view' }).first().click()
-  await table.waitFor()
-  return table
-}
+const tableView = (name: string) => chartTable(page, name)
 
 const go = (label: string) => page.getByRole('navigation').getByRole('link', { name: label, exact: true }).click()
 const valueText = (v: unknown) => (v === '$$_posthog_breakdown_null_$$' || v === null ? '(none)' : String(v))

@@ -1,7 +1,7 @@
 // What the console's Chromium tests share: a signed-in page, the query API's answer to compare the page with, and
 // waiting for a value the service computes a moment later.
 import { expect } from 'bun:test'
-import type { Browser, Page } from 'playwright-core'
+import type { Browser, Locator, Page } from 'playwright-core'
 import { newPage } from './browser'
 import type { E2EService } from './service'
 
@@ -34,4 +34,18 @@ export async function signedInPage(browser: Browser, service: E2EService, email:
   await page.getByRole('button', { name: 'Sign in' }).click()
   await page.getByRole('navigation').waitFor()
   return page
+}
+
+/** A table's body rows, each cell's text. */
+export async function tableRows(table: Locator): Promise<string[][]> {
+  return table.locator('tbody tr').evaluateAll((rows) => rows.map((row) => [...row.children].map((cell) => (cell.textContent ?? '').trim())))
+}
+
+/** The chart named `name` and its table view, opened (a chart drawn anew starts with it folded). */
+export async function chartTable(page: Page, name: string): Promise<Locator> {
+  await page.getByRole('img', { name, exact: true }).waitFor()
+  const table = page.getByRole('table', { name: `${name} as a table` })
+  if (!(await table.isVisible())) await page.locator('summary', { hasText: 'Table view' }).first().click()
+  await table.waitFor()
+  return table
 }

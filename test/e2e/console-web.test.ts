@@ -8,7 +8,7 @@ import type { Browser, Locator, Page } from 'playwright-core'
 import { fileURLToPath } from 'node:url'
 import { launchBrowser } from './browser'
 import { PROJECT_KEY, startService, type E2EService } from './service'
-import { eventually, queryAnswer, signedInPage } from './console-session'
+import { chartTable, eventually, queryAnswer, signedInPage, tableRows } from './console-session'
 
 const EMAIL = 'pm@example.com'
 const PASSWORD = 'console web password'
@@ -22,18 +22,8 @@ let page: Page
 
 const runQuery = (node: Record<string, unknown>) => queryAnswer(service, node)
 
-async function tableRows(table: Locator): Promise<string[][]> {
-  return table.locator('tbody tr').evaluateAll((rows) => rows.map((row) => [...row.children].map((cell) => (cell.textContent ?? '').trim())))
-}
 
-/** The chart named `name` and its table view, opened (a chart drawn anew starts with it folded). */
-async function tableView(name: string): Promise<Locator> {
-  await page.getByRole('img', { name, exact: true }).waitFor()
-  const table = page.getByRole('table', { name: `${name} as a table` })
-  if (!(await table.isVisible())) await page.locator('summary', { hasText: 'Table view' }).first().click()
-  await table.waitFor()
-  return table
-}
+const tableView = (name: string) => chartTable(page, name)
 
 const go = (label: string) => page.getByRole('navigation').getByRole('link', { name: label, exact: true }).click()
 
