@@ -10,7 +10,7 @@ import { Flusher } from './pipeline/flusher'
 import { MetricsRecorder } from './pipeline/metrics-relay'
 import { SharedCounters } from './pipeline/shared-counters'
 import { StoreWriter } from './pipeline/store-writer'
-import { HistoryWriter, isHistorical } from './pipeline/history-writer'
+import { HistoryWriter, historyApart, isHistorical } from './pipeline/history-writer'
 import { WalView } from './pipeline/wal-view'
 import { ResilientStore } from './events/resilient-store'
 import { openDatabase } from './db/postgres'
@@ -68,11 +68,11 @@ async function start(init: WorkerInit): Promise<void> {
     },
   )
   // On ClickHouse (a part per month an insert touches) events of other months take their own, slower path.
-  const historyApart = events.kind === 'clickhouse'
+  const apart = historyApart(events.kind)
   flusher.addConsumer(
-    new StoreWriter({ events, checkpoint: flusher.checkpoint, deadLetters: flusher.deadLetters, metrics, log, skip: historyApart ? isHistorical : undefined }),
+    new StoreWriter({ events, checkpoint: flusher.checkpoint, deadLetters: flusher.deadLetters, metrics, log, skip: apart ? isHistorical : undefined }),
   )
-  if (historyApart) {
+  if (apart) {
     const options = { holdMs: config.HISTORY_HOLD_MS }
     flusher.addConsumer(new HistoryWriter({ events, checkpoint: flusher.checkpoint, deadLetters: flusher.deadLetters, metrics, log, options }))
   }

@@ -25,13 +25,14 @@ import { CaptureService } from './capture/service'
 import { CaptureLog } from './pipeline/capture-log'
 import { startFlags, type Flags } from './flags'
 import type { PersonChange } from './people/person-cache'
+import { LEARNER } from './people/learner'
 import { notifyPersonChange } from './people/person-changes'
 import { CohortService } from './cohorts/service'
 import { experimentBudgets, ExperimentsService } from './experiments/service'
 import { PersonErasure } from './people/erasure'
 import { listenPersonChanges } from './people/person-changes'
 import { STORE_WRITER } from './pipeline/store-writer'
-import { HISTORY_WRITER } from './pipeline/history-writer'
+import { HISTORY_WRITER, historyApart } from './pipeline/history-writer'
 import { applyInitAdmin, UserService } from './users/service'
 import { SessionCookieResolver } from './users/session-cookie'
 import { CompileThread } from './query/compile-thread'
@@ -187,6 +188,7 @@ export async function startServices(config: Config, log: Logger, options: { metr
         maxWalBytes: config.WAL_MAX_BYTES,
         projectShareBytes: Math.floor(config.WAL_MAX_BYTES * config.WAL_PROJECT_SHARE),
         worker: { url: FLUSH_WORKER, data: { config } },
+        consumers: [STORE_WRITER, LEARNER, ...(historyApart(events.kind) ? [HISTORY_WRITER] : [])],
       },
       // the flush worker's only notice: persons and groups it just wrote (the /decide cache drops them)
       { log, metrics, onNotice: (notice) => flags.onPersonsChanged(notice as PersonChange) },

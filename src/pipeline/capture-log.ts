@@ -26,6 +26,11 @@ export interface CaptureLogOptions {
   projectShareBytes?: number
   /** the flush worker's entry module and what it needs to start */
   worker: { url: URL; data: Record<string, unknown> }
+  /**
+   * The names of the flush worker's consumers. One the checkpoint does not name has finished nothing yet (a store
+   * down since the log began): what a previous process left is counted from the oldest record it has to do.
+   */
+  consumers: readonly string[]
 }
 
 /** What the worker is told at start. */
@@ -129,11 +134,14 @@ export class CaptureLog {
       fsyncIntervalMs: options.fsyncIntervalMs,
       onSegmentsChanged: () => this.post({ type: 'segments', segments: this.wal.snapshot() }),
     })
-    // The log may have been emptied while the checkpoint kept its place (e.g. its files were moved away).
-    const done = Object.values(Checkpoint.read(join(this.walDir, 'checkpoint')).done)
-    if (done.length > 0) this.wal.startAt(Math.min(...done) + 1)
-    // what a previous process left unfinished still counts against its projects' shares, and as the backlog
-    const from = done.length > 0 ? Math.min(...done) + 1 : this.wal.firstSeq
+    const done = Checkpoint.read(join(this.walDir, 'checkpoint')).done
+    // The log may have been emptied while the checkpoint kept its place (e.g. its files were moved away): new
+    // records come after everything any consumer has finished, or the one furthest ahead would skip them.
+    const furthest = Math.max(0, ...Object.values(done))
+    if (furthest > 0) this.wal.startAt(furthest + 1)
+    // what a previous process left unfinished still counts against its projects' shares, and as the backlog: from
+    // the oldest record some consumer has not finished (one the checkpoint does not name has finished none)
+    const from = Math.max(this.wal.firstSeq, Math.min(...options.consumers.map((name) => done[name] ?? 0)) + 1)
     const recovery = new BacklogRecovery(this.backlog, readSavedBacklog(this.backlogPath), from, itemsOf)
     this.shares.recover(this.wal.reader(from), (record, weight) => recovery.record(record, weight))
     recovery.finish()

@@ -15,6 +15,11 @@ import { storedEventOf, type EventWriterDeps } from './store-writer'
 
 export const HISTORY_WRITER = 'store_history'
 
+/** Whether events of other months take this path: on ClickHouse only (a part per month an insert touches). */
+export function historyApart(eventStoreKind: string): boolean {
+  return eventStoreKind === 'clickhouse'
+}
+
 /** The months of ClickHouse's partitions: years × 12 + month, in UTC. */
 export function monthOf(ms: number): number {
   const d = new Date(ms)
