@@ -28,6 +28,15 @@ afterAll(async () => {
 const api = (path: string, init: RequestInit = {}) =>
   fetch(`${service.url}${path}`, { ...init, headers: { authorization: `Bearer ${PERSONAL_KEY}`, 'content-type': 'application/json', ...(init.headers as Record<string, string>) } })
 
+/** What the service says of itself when a check did not come true in time (CI shows only what failed). */
+async function explain(what: string, ok: boolean): Promise<boolean> {
+  if (!ok) {
+    const ready = await fetch(`${service.url}/_ready`).then((r) => r.text(), (e) => String(e))
+    console.error(`[postgres outage] ${what} did not happen in time; /_ready: ${ready}\nlogs:\n${service.logs().slice(-6000)}`)
+  }
+  return ok
+}
+
 async function decide(distinctId: string) {
   const r = await fetch(`${service.url}/decide/?v=3`, { method: 'POST', body: JSON.stringify({ token: PROJECT_KEY, distinct_id: distinctId }) })
   return { status: r.status, body: (await r.json()) as Record<string, any> }
@@ -76,11 +85,12 @@ describe('Postgres outage under load', () => {
     await pg.start()
     await load.stop(Date.now() + 60_000)
     expect(load.statuses.get(200) ?? 0).toBeGreaterThan(0)
+    if (load.acked.length !== load.sent.length) await explain(`every batch acknowledged (${load.acked.length} of ${load.sent.length}; statuses ${JSON.stringify([...load.statuses])})`, false)
     expect(load.acked.length).toBe(load.sent.length)
 
     // recovered without a restart
-    expect(await eventually(async () => (await fetch(`${service.url}/_ready`)).status === 200, 20_000)).toBe(true)
-    expect(await eventually(async () => (await decide('pro-user')).body.errorComputingFlags === false, 10_000)).toBe(true)
+    expect(await explain('ready again', await eventually(async () => (await fetch(`${service.url}/_ready`)).status === 200, 20_000))).toBe(true)
+    expect(await explain('flags computed again', await eventually(async () => (await decide('pro-user')).body.errorComputingFlags === false, 10_000))).toBe(true)
     expect((await decide('pro-user')).body.featureFlags['pros-only']).toBe(true)
     const retry = await capture({ api_key: 'phc_never_seen_before_key', event: 'x', distinct_id: 'y' })
     expect(retry.status).toBe(401)
@@ -89,7 +99,7 @@ describe('Postgres outage under load', () => {
       const r = await api('/api/projects/1/persons/?distinct_id=outage-user')
       return ((await r.json()) as { results: { properties: Record<string, unknown> }[] }).results[0]?.properties.seen === 'outage'
     }, 30_000)
-    expect(learned).toBe(true)
+    expect(await explain('the outage person learned', learned)).toBe(true)
 
     // every batch acknowledged before, during and after the outage is stored exactly once (the retried ones
     // were re-sent with the same uuids until acknowledged, as the SDKs do)
