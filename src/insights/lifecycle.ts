@@ -10,7 +10,7 @@ import { ApiError, errors } from '../http/errors'
 import { buckets, bucketIndexOfWall, type Bucket } from './buckets'
 import { addUnits, startOfUnit, type Interval, type Unit } from './date-range'
 import { propertyCondition } from './filters'
-import { and, bucketOfRow, bucketStart, inRange, isEvent, str, unsupported } from './hogql'
+import { and, bucketOfRow, bucketStart, inRange, str, unsupported } from './hogql'
 import type { LifecycleQuery } from './model'
 import type { InsightContext, KindAnswer } from './service'
 import { wallTimeOf, wallToUtc } from '../lib/timezone'
@@ -88,7 +88,7 @@ export function lifecycleRunner(options: Partial<LifecycleOptions> & { timeoutMs
 
 async function runLifecycle(query: LifecycleQuery, ctx: InsightContext, options: LifecycleOptions): Promise<KindAnswer> {
   // PostHog reads every series' event as one more condition on the same events: two different events meet none
-  if (query.series.length > 1) unsupported('A lifecycle counts one series: send one EventsNode', 'query__series')
+  if (query.series.length > 1) unsupported('A lifecycle counts one series: send one EventsNode or ActionsNode', 'query__series')
   const persons = options.persons
   if (!persons) return unsupported('Lifecycles need the persons store (when each person was created)', 'query__kind')
   const series = query.series[0]
@@ -103,8 +103,9 @@ async function runLifecycle(query: LifecycleQuery, ctx: InsightContext, options:
   const to = wallToUtc(timezone, addUnits(list[list.length - 1].wallStart, unit, 1))
   const periods: Bucket[] = [{ start: from, end: list[0].start, wallStart: previousWall, day: '', label: '' }, ...list]
 
+  const entity = await ctx.entity(series, 'query__series__0')
   const where = and([
-    isEvent(series.event),
+    entity.condition,
     inRange(from, to),
     await ctx.properties(query.properties, 'query__properties'),
     await ctx.properties(series.properties, 'query__series__0__properties'),
@@ -160,8 +161,8 @@ async function runLifecycle(query: LifecycleQuery, ctx: InsightContext, options:
     after = String(rows[rows.length - 1][0])
   }
 
-  const name = series.event ?? 'All events'
-  const action: Record<string, unknown> = { id: series.event ?? null, name, type: 'events', order: 0, math: 'total' }
+  const name = entity.name
+  const action: Record<string, unknown> = { id: entity.id, name, type: entity.type, order: 0, math: 'total' }
   if (series.custom_name !== undefined && series.custom_name !== null) action.custom_name = series.custom_name
   const labels = list.map((b) => b.label)
   const days = list.map((b) => b.day)

@@ -85,10 +85,11 @@ const SeriesNodeSchema = t.Union([EventsNode, ActionsNode])
 export type SeriesNode = EventsNode | ActionsNode
 
 /** A series of the kinds that count persons only (lifecycle, stickiness): unique_group is not one of their maths. */
-const PersonsEventsNode = t.Object(
-  { ...EventsNode.properties, math: t.Optional(t.Union([t.Union(MathKind.anyOf.filter((m) => m.const !== 'unique_group')), t.Null()])) },
-  { additionalProperties: false },
-)
+const PersonsMath = t.Optional(t.Union([t.Union(MathKind.anyOf.filter((m) => m.const !== 'unique_group')), t.Null()]))
+const PersonsEventsNode = t.Union([
+  t.Object({ ...EventsNode.properties, math: PersonsMath }, { additionalProperties: false }),
+  t.Object({ ...ActionsNode.properties, math: PersonsMath }, { additionalProperties: false }),
+])
 
 export const DateRange = t.Object(
   {

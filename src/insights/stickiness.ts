@@ -6,11 +6,14 @@
 import { buckets } from './buckets'
 import { comparisonRange, startOfUnit, type Interval, type ResolvedDateRange } from './date-range'
 import { errors } from '../http/errors'
-import { and, bucketStart, inRange, isEvent, localTime, time } from './hogql'
-import type { EventsNode, StickinessQuery } from './model'
+import type { EntityMatch } from './entities'
+import { and, bucketStart, inRange, localTime, time } from './hogql'
+import type { StickinessQuery } from './model'
 import type { InsightContext, KindAnswer } from './service'
 import { MAX_RESULT_CELLS } from './trends'
 import { wallFields, wallTimeOf, wallToUtc } from '../lib/timezone'
+
+type StickinessSeries = StickinessQuery['series'][number]
 
 const CRITERIA_OPERATORS = { gte: '>=', lte: '<=', exact: '=' } as const
 
@@ -61,11 +64,11 @@ function stepped(units: string, step: number): string {
   return step === 1 ? `(${units})` : `((${units}) - (${units}) % ${step})`
 }
 
-function actionOf(series: EventsNode, order: number): Record<string, unknown> {
-  return { order, type: 'events', name: series.event ?? 'All events', id: series.event ?? null, custom_name: series.custom_name ?? null }
+function actionOf(series: StickinessSeries, order: number, entity: EntityMatch): Record<string, unknown> {
+  return { order, type: entity.type, name: entity.name, id: entity.id, custom_name: series.custom_name ?? null }
 }
 
-async function seriesResult(plan: Plan, series: EventsNode, order: number, range: ResolvedDateRange, ctx: InsightContext): Promise<StickinessResult> {
+async function seriesResult(plan: Plan, series: StickinessSeries, order: number, range: ResolvedDateRange, ctx: InsightContext): Promise<StickinessResult> {
   const { timezone, weekStartDay } = ctx.project
   const attr = `query__series__${order}`
   const list = buckets(range, plan.interval, { timezone, weekStartDay })
@@ -73,7 +76,8 @@ async function seriesResult(plan: Plan, series: EventsNode, order: number, range
   const total = Math.ceil(list.length / intervalCount)
   // from the start of the interval holding date_from, as PostHog reads them
   const from = wallToUtc(timezone, list[0].wallStart)
-  const where = and([isEvent(series.event), inRange(from, range.to), plan.global, await ctx.properties(series.properties, `${attr}__properties`), 'person_id IS NOT NULL'])
+  const entity = await ctx.entity(series, attr)
+  const where = and([entity.condition, inRange(from, range.to), plan.global, await ctx.properties(series.properties, `${attr}__properties`), 'person_id IS NOT NULL'])
   const key = intervalKey(plan, from, range.to, ctx)
   const criteria = plan.query.stickinessFilter?.stickinessCriteria
   const perPerson = criteria
@@ -98,9 +102,9 @@ async function seriesResult(plan: Plan, series: EventsNode, order: number, range
     count,
     data,
     days,
-    label: series.event ?? 'All events',
+    label: entity.name,
     labels: days.map((n) => `${n} ${unit}${n === 1 ? '' : 's'}${plan.cumulative ? ' or more' : ''}`),
-    action: actionOf(series, order),
+    action: actionOf(series, order, entity),
   }
 }
 

@@ -39,6 +39,15 @@ export const EXPECTED = {
   // a pageview then B: u1 (pageview 1 May, purchase 2 May), u3 (pageview 2 May, pro signup 3 May); u2 and u4 stop
   funnelPageviewB: [4, 2],
   // cohorts by the day of A (u1: 1 May, u2: 2 May, u4: 3 May); who did B on the days after: u1 on day 1
+  // persons are created by their first event: u1 and u2 on 1 May, u3 on 2 May, u4 on 3 May. A: u1 new on 1 May and
+  // dormant on 2 May; u2 resurrecting on 2 May (created the day before, inactive then), dormant on 3 May; u4 new
+  lifecycleA: { new: [1, 0, 1], returning: [0, 0, 0], resurrecting: [0, 1, 0], dormant: [0, -1, -1] },
+  // everyone did A on one day, B on one day; pageviews: u2 on two days (1 and 2 May), u1, u3 and u4 on one
+  stickinessAB: [
+    [3, 0, 0],
+    [2, 0, 0],
+    [3, 1, 0],
+  ],
   retentionAB: [
     [1, 1, 0],
     [1, 0, 0],
@@ -122,6 +131,18 @@ export function insightsActionsContract(name: string, start: () => Promise<Stack
         retentionFilter: { period: 'Day', totalIntervals: 3, retentionType: 'retention_recurring', targetEntity: { id: ids.A, type: 'actions' }, returningEntity: { id: ids.B, type: 'actions' } },
       })
       expect(body.results.map((row: { values: { count: number }[] }) => row.values.map((v) => v.count))).toEqual(EXPECTED.retentionAB)
+    })
+
+    test('actions as lifecycle and stickiness series', async () => {
+      const lifecycle = await answer({ kind: 'LifecycleQuery', series: [node('A')], dateRange: RANGE })
+      const byStatus = Object.fromEntries(lifecycle.results.map((r: { status: string; data: number[] }) => [r.status, r.data]))
+      expect(byStatus).toEqual(EXPECTED.lifecycleA)
+      expect(lifecycle.results[0]).toMatchObject({ label: 'Pricing or buy - new', action: { id: ids.A, type: 'actions', name: 'Pricing or buy' } })
+      const stickiness = await answer({ kind: 'StickinessQuery', series: [node('A'), node('B'), { kind: 'EventsNode', event: '$pageview' }], dateRange: RANGE })
+      expect(stickiness.results.map((r: { data: number[] }) => r.data)).toEqual(EXPECTED.stickinessAB)
+      expect(stickiness.results[1]).toMatchObject({ label: 'Paid', action: { id: ids.B, type: 'actions', order: 1 } })
+      // unique_group counts groups, which neither kind does
+      expect(await refusal({ kind: 'StickinessQuery', series: [node('A', { math: 'unique_group' })] })).toMatchObject({ status: 400 })
     })
 
     test('refused by name: what phog cannot match alike on every store, an unknown action, a number naming an event', async () => {
