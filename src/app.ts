@@ -22,6 +22,7 @@ import { flagRoutes } from './flags/routes'
 import { experimentRoutes } from './experiments/routes'
 import { cohortRoutes } from './cohorts/routes'
 import { actionRoutes } from './actions/routes'
+import { memberRoutes } from './members/routes'
 import { queryRoutes } from './insights/routes'
 import { insightRoutes } from './dashboards/insight-routes'
 import { dashboardRoutes } from './dashboards/dashboard-routes'
@@ -211,6 +212,7 @@ function privateApiRoutes(services: Services, privateApi: PrivateApiDeps, bodyLi
     .use(experimentRoutes({ experiments: services.experiments, offload, auth: services.auth, limiter: services.apiLimiter, trustProxy: services.config.TRUST_PROXY }))
     .use(cohortRoutes({ cohorts: services.cohorts, auth: services.auth, limiter: services.apiLimiter, trustProxy: services.config.TRUST_PROXY, metrics: services.metrics }))
     .use(actionRoutes(privateApi))
+    .use(memberRoutes(privateApi))
     // the signed-in user (sign-in and sign-out read their own bodies: mounted beside this group, in createApp)
     .use(currentUserRoutes({ users: services.users, auth: services.auth, limiter: services.apiLimiter }))
     .use(flagHistoryRoutes(privateApi))

@@ -35,6 +35,8 @@ export function requiredScope(method: string, pathname: string): string | null {
     // reading the calling key itself needs nothing (PostHog's self access); anything else about keys needs `*`
     return action === 'read' && parts[2] === '@current' && parts.length === 3 ? null : '*'
   }
+  // PostHog's organization_member scope: /api/organizations/:id/members/…
+  if (parts[1] === 'organizations' && parts[3] === 'members') return `organization_member:${action}`
   if (parts[1] !== 'projects') return '*'
   if (parts.length <= 3) return `project:${action}`
   if (parts[3] === 'reset_token' && parts.length === 4) return 'project:write'
