@@ -11,7 +11,7 @@ import { ApiError } from './http/errors'
 import { announceKeyChange } from './projects/key-changes'
 import { allPersonalKeys, createPersonalKeyFor, revokePersonalKey, rollPersonalKey } from './projects/personal-keys'
 import { createOrganization, createUser, existingUser, insertUser, OWNER } from './projects/accounts'
-import { allProjects, createProject, findUserByEmail, resetProjectToken } from './projects/repository'
+import { allProjects, createProject, defaultKeyHolder, resetProjectToken } from './projects/repository'
 import { createEventStore } from './events/factory'
 import { dlqCommand } from './pipeline/dlq-cli'
 import { openLearnerReplay } from './people/learner-replay'
@@ -73,17 +73,18 @@ async function refusalsAsUsage<T>(fn: () => Promise<T>): Promise<T> {
 }
 
 /**
- * Whose key `personal-key create` makes: the user with --email, who must exist. Without --email, the default admin
- * (admin@localhost); on a store with no user at all it is created, as the owner of the first organization, which is
- * how a store started without INIT_PERSONAL_API_KEY gets its first key.
+ * Whose key `personal-key create` makes: the user with --email, who must exist. Without --email, the first owner who
+ * can sign in (so the key shows in their Settings), else the default admin (admin@localhost, whose keys that owner
+ * takes over once created); on a store with no user at all admin@localhost is created, as the owner of the first
+ * organization, which is how a store started without INIT_PERSONAL_API_KEY gets its first key.
  */
 async function keyOwner(sql: Database['sql'], email: string | undefined): Promise<{ id: number; email: string }> {
   if (email !== undefined) return existingUser(sql, email)
   return sql.begin(async (tx) => {
     const t = inTransaction(tx)
     await t`lock table users in share row exclusive mode`
-    const admin = await findUserByEmail(t, 'admin@localhost')
-    if (admin) return { id: admin.id, email: admin.email }
+    const holder = await defaultKeyHolder(t)
+    if (holder) return holder
     const [anyone] = await t`select 1 from users limit 1`
     if (anyone) throw new UsageError('personal-key create needs --email EMAIL (the store has users, none of them admin@localhost)')
     const owner = await insertUser(t, { email: 'admin@localhost', level: OWNER })

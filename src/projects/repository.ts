@@ -205,3 +205,38 @@ export async function isOrganizationAdmin(sql: Tx, userId: number, organizationI
     select level from organization_members where organization_id = ${organizationId} and user_id = ${userId}`
   return (row?.level ?? 0) >= 8
 }
+
+/**
+ * An owner who can sign in takes over the keys of the password-less admin@localhost of the organizations they own
+ * (what `personal-key create` and INIT_PERSONAL_API_KEY make before anyone can sign in), so the keys the README's
+ * first steps print show in that person's Settings. The keys keep their values, scopes and limits; they now act as
+ * the owner. Returns how many keys moved (none when `userId` owns nothing or cannot sign in).
+ */
+export async function adoptHiddenAdminKeys(tx: Tx, userId: number): Promise<number> {
+  const moved = await tx`
+    update personal_api_keys set user_id = ${userId}
+    where user_id in (
+      select admin.id from users admin
+      join organization_members am on am.user_id = admin.id
+      join organization_members om on om.organization_id = am.organization_id and om.user_id = ${userId} and om.level = 15
+      join users owner on owner.id = om.user_id and owner.password_hash is not null
+      where admin.email = ${DEFAULT_ADMIN_EMAIL} and admin.password_hash is null and admin.id <> ${userId})
+    returning id`
+  return moved.length
+}
+
+/**
+ * Whose key `personal-key create` makes when no email is named: the first owner of the first organization who can
+ * sign in (so they see it in Settings), else the password-less admin@localhost; null when neither exists.
+ */
+export async function defaultKeyHolder(tx: Tx): Promise<{ id: number; email: string } | null> {
+  const [owner] = await tx<{ id: number; email: string }[]>`
+    select u.id, u.email from users u
+    join organization_members m on m.user_id = u.id and m.level = 15
+    join organizations o on o.id = m.organization_id
+    where u.password_hash is not null and u.is_active
+    order by o.created_at, o.id, m.created_at, u.id limit 1`
+  if (owner) return owner
+  const admin = await findUserByEmail(tx, DEFAULT_ADMIN_EMAIL)
+  return admin ? { id: admin.id, email: admin.email } : null
+}

@@ -5,6 +5,7 @@ import { inTransaction, isConnectionError } from '../db/postgres'
 import { insertUser, OWNER, validateEmail } from '../projects/accounts'
 import type { Principal } from '../projects/auth'
 import { visibleTo } from '../projects/key-limits'
+import { adoptHiddenAdminKeys } from '../projects/repository'
 import {
   checkCsrf,
   hashToken,
@@ -57,7 +58,7 @@ export async function createUser(sql: Sql, input: { email: string; password?: st
     const user = await insertUser(tx, { email: validateEmail(input.email), organizationId: input.organizationId })
     if (passwordHash) {
       await setPasswordHash(tx, user.email, passwordHash)
-      await ownFirstSignInMember(tx, user.organization, user.id, OWNER)
+      await takeOwnershipIfFirst(tx, user.organization, user.id)
     }
     return user
   })
@@ -68,7 +69,14 @@ export async function createUser(sql: Sql, input: { email: string; password?: st
  * README's first console user, after `personal-key create` made the password-less admin@localhost).
  */
 export async function ownIfFirstToSignIn(sql: Sql, user: { id: number; organization: string }): Promise<boolean> {
-  return sql.begin((transaction) => ownFirstSignInMember(inTransaction(transaction), user.organization, user.id, OWNER)) as Promise<boolean>
+  return sql.begin((transaction) => takeOwnershipIfFirst(inTransaction(transaction), user.organization, user.id)) as Promise<boolean>
+}
+
+/** ownFirstSignInMember, and the new owner takes over the hidden admin@localhost's keys (adoptHiddenAdminKeys). */
+async function takeOwnershipIfFirst(tx: Sql, organizationId: string, userId: number): Promise<boolean> {
+  const owns = await ownFirstSignInMember(tx, organizationId, userId, OWNER)
+  if (owns) await adoptHiddenAdminKeys(tx, userId)
+  return owns
 }
 
 /** `user set-password`: the new hash, and every session of the user ended. */
@@ -92,10 +100,13 @@ export async function applyInitAdmin(sql: Sql, email: string, password: string):
     if (!(await markApplied(tx, 'init_admin'))) return false
     const normalized = normalizeEmail(email)
     // the admin user: an owner of the default organization even when that organization already has members
-    if (!(await setPasswordHash(tx, normalized, hash))) {
+    let admin = await setPasswordHash(tx, normalized, hash)
+    if (!admin) {
       await insertUser(tx, { email: normalized, level: OWNER })
-      await setPasswordHash(tx, normalized, hash)
+      admin = await setPasswordHash(tx, normalized, hash)
     }
+    // INIT_PERSONAL_API_KEY's key (held by admin@localhost) shows in this owner's Settings
+    if (admin) await adoptHiddenAdminKeys(tx, admin.id)
     return true
   })
 }

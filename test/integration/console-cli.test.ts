@@ -99,6 +99,33 @@ describe('cli: organizations and console users', () => {
         ['next@example.com', 1],
         ['you@example.com', 15],
       ])
+      // the key printed before anyone could sign in now belongs to the owner, who sees it in Settings
+      const holders = await sql<{ label: string; email: string }[]>`
+        select k.label, u.email from personal_api_keys k join users u on u.id = k.user_id order by k.created_at`
+      expect(holders.map((r) => [r.label, r.email])).toEqual([['ci', 'you@example.com']])
+    } finally {
+      await sql.end()
+    }
+    // a later key without --email goes to that owner too
+    const later = await cli(['personal-key', 'create', '--label', 'later'], env)
+    expect(later.code).toBe(0)
+    expect(later.json().email).toBe('you@example.com')
+  })
+
+  test('an older store whose owner was made before the keys moved: the migration gives admin@localhost\'s keys to the owner', async () => {
+    const env: Record<string, string> = { ...(await freshEnv({ postgres: 'real', clickhouse: 'embedded' })), INIT_PROJECT_API_KEY: '', INIT_PERSONAL_API_KEY: '' }
+    expect((await cli(['project', 'create', '--name', 'Web'], env)).code).toBe(0)
+    expect((await cli(['personal-key', 'create', '--label', 'ci'], env)).code).toBe(0)
+    const sql = postgres(env.DATABASE_URL!, { max: 1, onnotice: () => {} })
+    try {
+      // as an earlier version left it: an owner who can sign in, the keys still admin@localhost's, 0021 not applied
+      const [org] = await sql`select id from organizations`
+      const [owner] = await sql`insert into users (distinct_id, email, password_hash) values ('old-owner', 'old@example.com', 'argon2-hash') returning id`
+      await sql`insert into organization_members (organization_id, user_id, level) values (${org.id}, ${owner.id}, 15)`
+      await sql`delete from schema_migrations where version like '0021%'`
+      expect((await cli(['migrate'], env)).code).toBe(0)
+      const holders = await sql<{ email: string }[]>`select u.email from personal_api_keys k join users u on u.id = k.user_id`
+      expect(holders.map((r) => r.email)).toEqual(['old@example.com'])
     } finally {
       await sql.end()
     }
