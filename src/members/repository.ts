@@ -50,11 +50,13 @@ export async function listMembers(sql: Sql, organizationId: string, limit: numbe
   return { count, rows }
 }
 
-/** One member by user uuid, its row locked with the organization's other memberships (the owner count holds). */
+/** One member by user uuid, its row locked with the organization's other memberships (so the owner count holds). */
 export async function lockedMember(tx: Sql, organizationId: string, userUuid: string): Promise<{ member: MemberRow | null; owners: number }> {
-  const locked = await tx<{ userId: number; level: number }[]>`
-    select user_id as "userId", level from organization_members where organization_id = ${organizationId} for update`
-  const owners = locked.filter((m) => m.level === 15).length
+  const locked = await tx<{ level: number; canSignIn: boolean }[]>`
+    select m.level, (u.password_hash is not null) as "canSignIn" from organization_members m join users u on u.id = m.user_id
+    where m.organization_id = ${organizationId} for update of m`
+  // an owner no one can sign in as (a key holder) manages nothing: only owners with a password count
+  const owners = locked.filter((m) => m.level === 15 && m.canSignIn).length
   const [member] = await tx<MemberRow[]>`
     select ${COLUMNS(tx)} from organization_members m join users u on u.id = m.user_id
     where m.organization_id = ${organizationId} and u.uuid = ${userUuid}`

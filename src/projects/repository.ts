@@ -207,21 +207,24 @@ export async function isOrganizationAdmin(sql: Tx, userId: number, organizationI
 }
 
 /**
- * An owner who can sign in takes over the keys of the password-less admin@localhost of the organizations they own
- * (what `personal-key create` and INIT_PERSONAL_API_KEY make before anyone can sign in), so the keys the README's
- * first steps print show in that person's Settings. The keys keep their values, scopes and limits; they now act as
- * the owner. Returns how many keys moved (none when `userId` owns nothing or cannot sign in).
+ * An owner who can sign in takes the place of the password-less admin@localhost in the organizations they own: its
+ * keys (what `personal-key create` and INIT_PERSONAL_API_KEY make before anyone can sign in) become theirs, so the
+ * keys the README's first steps print show in that person's Settings, and it leaves those organizations (no one can
+ * sign in as it, and it would count as a second owner). The keys keep their values, scopes and limits; they now act
+ * as the owner. Returns how many keys moved (none when `userId` owns nothing or cannot sign in).
  */
 export async function adoptHiddenAdminKeys(tx: Tx, userId: number): Promise<number> {
-  const moved = await tx`
-    update personal_api_keys set user_id = ${userId}
-    where user_id in (
-      select admin.id from users admin
-      join organization_members am on am.user_id = admin.id
-      join organization_members om on om.organization_id = am.organization_id and om.user_id = ${userId} and om.level = 15
-      join users owner on owner.id = om.user_id and owner.password_hash is not null
-      where admin.email = ${DEFAULT_ADMIN_EMAIL} and admin.password_hash is null and admin.id <> ${userId})
-    returning id`
+  const places = await tx<{ adminId: number; organizationId: string }[]>`
+    select admin.id as "adminId", am.organization_id as "organizationId" from users admin
+    join organization_members am on am.user_id = admin.id
+    join organization_members om on om.organization_id = am.organization_id and om.user_id = ${userId} and om.level = 15
+    join users owner on owner.id = om.user_id and owner.password_hash is not null
+    where admin.email = ${DEFAULT_ADMIN_EMAIL} and admin.password_hash is null and admin.id <> ${userId}`
+  if (places.length === 0) return 0
+  const moved = await tx`update personal_api_keys set user_id = ${userId} where user_id = ${places[0].adminId} returning id`
+  await tx`
+    delete from organization_members
+    where user_id = ${places[0].adminId} and organization_id = any(${places.map((p) => p.organizationId)}::uuid[])`
   return moved.length
 }
 

@@ -95,7 +95,7 @@ describe('cli: organizations and console users', () => {
       const levels = await sql<{ email: string; level: number }[]>`
         select u.email, m.level from organization_members m join users u on u.id = m.user_id order by u.email`
       expect(levels.map((r) => [r.email, r.level])).toEqual([
-        ['admin@localhost', 15],
+        // admin@localhost, whose place the first owner took, left the organization
         ['next@example.com', 1],
         ['you@example.com', 15],
       ])
@@ -126,6 +126,8 @@ describe('cli: organizations and console users', () => {
       expect((await cli(['migrate'], env)).code).toBe(0)
       const holders = await sql<{ email: string }[]>`select u.email from personal_api_keys k join users u on u.id = k.user_id`
       expect(holders.map((r) => r.email)).toEqual(['old@example.com'])
+      const members = await sql<{ email: string }[]>`select u.email from organization_members m join users u on u.id = m.user_id`
+      expect(members.map((r) => r.email)).toEqual(['old@example.com'])
     } finally {
       await sql.end()
     }
