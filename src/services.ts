@@ -96,7 +96,11 @@ export async function startServices(config: Config, log: Logger, options: { metr
     throw error
   })
   const closers: (() => Promise<void>)[] = [unlock, () => db.close()]
+  // the closers that wait (the analytics threads, the log's drain) share one deadline, within SHUTDOWN_TIMEOUT_MS
+  let closeBy = Number.POSITIVE_INFINITY
+  const closingTimeLeft = () => Math.max(100, closeBy - Date.now())
   const close = async () => {
+    closeBy = Date.now() + Math.max(100, config.SHUTDOWN_TIMEOUT_MS - 1000)
     for (const c of closers.reverse()) await c().catch((error) => log.warn({ err: error }, 'error while closing'))
   }
   try {
@@ -194,7 +198,7 @@ export async function startServices(config: Config, log: Logger, options: { metr
       { log, metrics, onNotice: (notice) => flags.onPersonsChanged(notice as PersonChange) },
     )
     // Closers run in reverse: the log drains (the worker catches up) before the stores close.
-    closers.push(() => captureLog.drain(Math.max(100, config.SHUTDOWN_TIMEOUT_MS - 1000)).then(() => undefined))
+    closers.push(() => captureLog.drain(closingTimeLeft()).then(() => undefined))
     await captureLog.start()
     const erasure = new PersonErasure({
       sql: db.sql,
@@ -268,7 +272,8 @@ export async function startServices(config: Config, log: Logger, options: { metr
     })
     // the private API's reads of the event store, and the encoding of their answers, run on threads of their own
     const analytics = new AnalyticsThreads({ config, log, metrics })
-    closers.push(() => analytics.close(Math.max(100, config.SHUTDOWN_TIMEOUT_MS - 1000)))
+    // closed first: read-only, its second at most leaves the log's drain the rest of the time
+    closers.push(() => analytics.close(Math.min(1000, closingTimeLeft())))
     await analytics.start()
     metrics.beforeScrape.push(async () => {
       const here = query.slotUse()
