@@ -22,6 +22,8 @@ import { flagRoutes } from './flags/routes'
 import { experimentRoutes } from './experiments/routes'
 import { cohortRoutes } from './cohorts/routes'
 import { actionRoutes } from './actions/routes'
+import { recordingIngestRoutes } from './replay/ingest-routes'
+import { recordingRoutes } from './replay/routes'
 import { memberRoutes } from './members/routes'
 import { queryRoutes } from './insights/routes'
 import { insightRoutes } from './dashboards/insight-routes'
@@ -63,9 +65,18 @@ export function requestIdOf(request: Request): string {
   return given !== null && PLAIN_REQUEST_ID.test(given) ? given : crypto.randomUUID()
 }
 
+/** `/s`, `/s/`, `/s?…`: session recordings, whose bodies may be larger than capture's. */
+function isRecordingPath(url: string): boolean {
+  const start = url.indexOf('/', url.indexOf('//') + 2)
+  if (!url.startsWith('/s', start)) return false
+  const next = url[start + 2]
+  return next === undefined || next === '/' || next === '?'
+}
+
 export function createApp(services: Services) {
   const { metrics, log } = services
   const maxBodyBytes = services.config.MAX_BODY_BYTES
+  const maxRecordingBytes = services.config.MAX_RECORDING_BODY_BYTES
   const inflight = new InflightBodies(services.config.MAX_INFLIGHT_BODY_BYTES, {
     onRefused: (scope) => metrics.bodyBudgetRefusals.labels({ scope }).inc(),
     onDeclaredFull: () => metrics.bodiesStreamedDeclaredFull.inc(),
@@ -116,7 +127,8 @@ export function createApp(services: Services) {
       } else if (isPublicEndpoint(request.url)) Object.assign(set.headers, corsHeaders(request))
       // A body declared larger than the cap is refused before any route sees it (the error handler reads and drops
       // what the client still sends, then answers 413 with the CORS headers above); chunked ones are cut where read.
-      if (Number(request.headers.get('content-length') ?? 0) > maxBodyBytes) throw errors.tooLarge()
+      // (/s/, session recordings, has its own cap: MAX_RECORDING_BODY_BYTES)
+      if (Number(request.headers.get('content-length') ?? 0) > (isRecordingPath(request.url) ? maxRecordingBytes : maxBodyBytes)) throw errors.tooLarge()
     })
     .onError({ as: 'global' }, async ({ code, error, set, request, route, path }) => {
       // a refused body still arriving is read and dropped (bounded) first, so the client sees the 413, not a reset
@@ -158,6 +170,7 @@ export function createApp(services: Services) {
     .use(opsRoutes({ metrics, readiness: services.readiness }))
     .use(captureRoutes({ capture: services.capture, metrics, body: bodyLimits, trustProxy: services.auth.trustProxy }))
     .use(decideRoutes({ decide: services.flags.decide, metrics, body: bodyLimits, trustProxy: services.auth.trustProxy }))
+    .use(recordingIngestRoutes({ ingest: services.recordingIngest, body: { ...bodyLimits, maxBytes: maxRecordingBytes }, trustProxy: services.auth.trustProxy }))
     .use(remoteConfigRoutes({ tokens: services.tokens }))
     .use(privateApiRoutes(services, privateApi, bodyLimits))
     // console sign-in and sign-out: JSON read within their own small cap (users/login-body.ts), outside the private
@@ -212,6 +225,7 @@ function privateApiRoutes(services: Services, privateApi: PrivateApiDeps, bodyLi
     .use(experimentRoutes({ experiments: services.experiments, offload, auth: services.auth, limiter: services.apiLimiter, trustProxy: services.config.TRUST_PROXY }))
     .use(cohortRoutes({ cohorts: services.cohorts, auth: services.auth, limiter: services.apiLimiter, trustProxy: services.config.TRUST_PROXY, metrics: services.metrics }))
     .use(actionRoutes(privateApi))
+    .use(recordingRoutes({ offload, auth: services.auth, limiter: services.apiLimiter }))
     .use(memberRoutes(privateApi))
     // the signed-in user (sign-in and sign-out read their own bodies: mounted beside this group, in createApp)
     .use(currentUserRoutes({ users: services.users, auth: services.auth, limiter: services.apiLimiter }))

@@ -26,6 +26,12 @@ export const ConfigSchema = Type.Object({
   INIT_ADMIN_EMAIL: OptionalString('email of the admin user, applied once at boot with INIT_ADMIN_PASSWORD (the console’s first sign-in)', '^[^@\\s]+@[^@\\s]+$'),
   INIT_ADMIN_PASSWORD: Type.Optional(Type.String({ minLength: 8, maxLength: 1024, description: 'password of INIT_ADMIN_EMAIL (at least 8 characters), applied once at boot' })),
   MAX_BODY_BYTES: Int({ default: 20 * MiB, minimum: 1024, description: 'request body cap in bytes (decompressed bodies too)' }),
+  MAX_RECORDING_BODY_BYTES: Int({
+    default: 25 * MiB,
+    minimum: 1024,
+    description: 'session recordings (/s/): body cap in bytes, and the cap on what a body decodes to (a gzip bomb costs this once); 413 past it',
+  }),
+  RECORDING_RETENTION_DAYS: Int({ default: 30, minimum: 1, maximum: 3650, description: "session recordings are deleted this many days after they end (a project's session_recording_retention_days wins)" }),
   MAX_INFLIGHT_BODY_BYTES: Int({
     default: 256 * MiB,
     minimum: 1024,

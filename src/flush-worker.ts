@@ -22,6 +22,9 @@ import { PersonMappingCopy } from './query/person-mapping'
 import { createMappingSink } from './query/factory'
 import { createEventStore } from './events/factory'
 import { EMBEDDED_MAX_BATCH_EVENTS } from './events/embedded'
+import { createRecordingStore } from './replay/factory'
+import { startRetention } from './replay/retention'
+import { RecordingWriter } from './replay/writer'
 
 declare const self: Worker
 
@@ -96,6 +99,11 @@ async function start(init: WorkerInit): Promise<void> {
     onPersonsChanged: (change) => send({ type: 'notice', notice: change }),
   })
   flusher.addConsumer(learner)
+  // session recordings (/s/): records of their own kind in the same log, stored by a consumer of their own
+  const recordings = createRecordingStore(config)
+  await recordings.init()
+  flusher.addConsumer(new RecordingWriter({ recordings, maxBodyBytes: config.MAX_RECORDING_BODY_BYTES, metrics, log }))
+  const stopRetention = startRetention({ store: recordings, sql: db.sql, defaultDays: config.RECORDING_RETENTION_DAYS, log })
   flusher.start()
   // the distinct id → person mapping, copied where the events are for the query API's person_id
   const personMapping = new PersonMappingCopy(db.sql, createMappingSink(config), log)
@@ -105,6 +113,8 @@ async function start(init: WorkerInit): Promise<void> {
     const deltas = metrics.take()
     if (deltas) send({ type: 'metrics', deltas })
     await personMapping.stop()
+    stopRetention()
+    await recordings.close()
     await events.close()
     await db.close()
   }

@@ -39,7 +39,7 @@ app.listen({
   hostname: config.HOST,
   port: config.PORT,
   reusePort: config.REUSE_PORT,
-  maxRequestBodySize: serverBodyLimit(config.MAX_BODY_BYTES),
+  maxRequestBodySize: serverBodyLimit(Math.max(config.MAX_BODY_BYTES, config.MAX_RECORDING_BODY_BYTES)),
   // past the analytics deadline: a slow private request gets its 504, not a closed connection
   idleTimeout: httpIdleTimeoutSeconds(config),
 })

@@ -32,6 +32,9 @@ import { experimentBudgets, ExperimentsService } from './experiments/service'
 import { PersonErasure } from './people/erasure'
 import { listenPersonChanges } from './people/person-changes'
 import { STORE_WRITER } from './pipeline/store-writer'
+import { RECORDING_WRITER } from './replay/writer'
+import { RecordingIngest } from './replay/ingest'
+import { createRecordingStore } from './replay/factory'
 import { HISTORY_WRITER, historyApart } from './pipeline/history-writer'
 import { applyInitAdmin, UserService } from './users/service'
 import { SessionCookieResolver } from './users/session-cookie'
@@ -55,6 +58,8 @@ export interface Services {
   apiLimiter: RateLimiter
   captureLog: CaptureLog
   capture: CaptureService
+  /** /s/: session recordings into the log (src/replay/) */
+  recordingIngest: RecordingIngest
   flags: Flags
   cohorts: CohortService
   /** A/B tests on the project's flags, their results counted through `query` */
@@ -192,7 +197,7 @@ export async function startServices(config: Config, log: Logger, options: { metr
         maxWalBytes: config.WAL_MAX_BYTES,
         projectShareBytes: Math.floor(config.WAL_MAX_BYTES * config.WAL_PROJECT_SHARE),
         worker: { url: FLUSH_WORKER, data: { config } },
-        consumers: [STORE_WRITER, LEARNER, ...(historyApart(events.kind) ? [HISTORY_WRITER] : [])],
+        consumers: [STORE_WRITER, LEARNER, RECORDING_WRITER, ...(historyApart(events.kind) ? [HISTORY_WRITER] : [])],
       },
       // the flush worker's only notice: persons and groups it just wrote (the /decide cache drops them)
       { log, metrics, onNotice: (notice) => flags.onPersonsChanged(notice as PersonChange) },
@@ -200,7 +205,13 @@ export async function startServices(config: Config, log: Logger, options: { metr
     // Closers run in reverse: the log drains (the worker catches up) before the stores close.
     closers.push(() => captureLog.drain(closingTimeLeft()).then(() => undefined))
     await captureLog.start()
+    // the serving thread's connection to the recordings: erasures delete there (the flush worker writes, the
+    // analytics threads read, each with its own)
+    const recordingStore = createRecordingStore(config)
+    await recordingStore.init()
+    closers.push(() => recordingStore.close())
     const erasure = new PersonErasure({
+      recordings: recordingStore,
       sql: db.sql,
       events,
       eventsStored: (timeoutMs) => captureLog.caughtUp([STORE_WRITER, HISTORY_WRITER], timeoutMs),
@@ -226,6 +237,12 @@ export async function startServices(config: Config, log: Logger, options: { metr
       metrics,
       maxBodyBytes: config.MAX_BODY_BYTES,
       decodeBudget: new DecodeBudget(config.CAPTURE_REFUSED_DECODE_BYTES_PER_SECOND),
+    })
+    const recordingIngest = new RecordingIngest({
+      projectFor: (token, projectId, address) => capture.projectFor(token, projectId, address),
+      log: captureLog,
+      metrics,
+      maxBodyBytes: config.MAX_RECORDING_BODY_BYTES,
     })
 
     const lifecycle: Lifecycle = { draining: false }
@@ -293,6 +310,7 @@ export async function startServices(config: Config, log: Logger, options: { metr
       apiLimiter: new RateLimiter(config.RATE_LIMIT_API_PER_MINUTE, 60_000),
       captureLog,
       capture,
+      recordingIngest,
       flags,
       cohorts,
       experiments,

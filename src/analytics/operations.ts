@@ -5,6 +5,7 @@ import { eventOperations } from '../events/operations'
 import { experimentOperations } from '../experiments/operations'
 import type { Operations } from '../http/offload'
 import { queryOperations } from '../insights/operations'
+import { replayOperations } from '../replay/operations'
 import type { QueryService } from '../query/service'
 
 export const ANALYTICS_OPERATIONS = {
@@ -12,6 +13,7 @@ export const ANALYTICS_OPERATIONS = {
   ...dashboardOperations,
   ...experimentOperations,
   ...eventOperations,
+  ...replayOperations,
   /** statements running and waiting for a store slot on this thread (for /metrics and the tests) */
   'slots.use': (s: { query: QueryService }) => s.query.slotUse(),
 } satisfies Operations<never>

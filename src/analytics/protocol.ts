@@ -15,7 +15,7 @@ export type FromAnalytics =
   | { type: 'ready' }
   | { type: 'fatal'; message: string; stack?: string }
   /** the finished answer: its JSON, encoded (and gzipped when asked), the buffer transferred (not copied) */
-  | { type: 'answer'; id: number; bytes: Uint8Array; gzip: boolean }
+  | { type: 'answer'; id: number; bytes: Uint8Array; gzip: boolean; contentType?: string }
   | { type: 'error'; id: number; status: number; body: ErrorBody; headers: Record<string, string> }
   | { type: 'metrics'; calls: MetricCall[] }
   | { type: 'closed' }

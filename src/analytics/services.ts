@@ -17,6 +17,8 @@ import type { Logger } from '../log'
 import type { Metrics } from '../ops/metrics'
 import { createQueryRunner } from '../query/factory'
 import { QueryService } from '../query/service'
+import { createRecordingStore } from '../replay/factory'
+import { RecordingService } from '../replay/service'
 
 export interface AnalyticsServices {
   metrics: Metrics
@@ -28,6 +30,8 @@ export interface AnalyticsServices {
   experiments: ExperimentsService
   savedInsights: InsightService
   dashboards: DashboardService
+  /** session recordings: the list, one recording, its snapshots (src/replay/) */
+  recordings: RecordingService
   close(): Promise<void>
 }
 
@@ -71,6 +75,15 @@ export async function startAnalyticsServices(config: Config, log: Logger, metric
     // a saved insight is computed as the query API computes its source node, always anew (its own store keeps it)
     const savedInsights = new InsightService({ sql: db.sql, runner: { run: (project, node, { signal }) => insights.run(project, node, { refresh: 'force_blocking', signal }) }, metrics })
     const dashboards = new DashboardService({ sql: db.sql, insights: savedInsights, refreshBudgetMs: config.QUERY_TIMEOUT_MS, log, metrics })
+    const recordingStore = createRecordingStore(config)
+    await recordingStore.init()
+    closers.push(() => recordingStore.close())
+    const recordings = new RecordingService({
+      store: recordingStore,
+      sql: db.sql,
+      defaultRetentionDays: config.RECORDING_RETENTION_DAYS,
+      maxSnapshotBytes: Math.min(64 * 1024 * 1024, config.ANALYTICS_MAX_ANSWER_BYTES),
+    })
     return {
       metrics,
       events,
@@ -81,6 +94,7 @@ export async function startAnalyticsServices(config: Config, log: Logger, metric
       experiments,
       savedInsights,
       dashboards,
+      recordings,
       close,
     }
   } catch (error) {

@@ -82,7 +82,7 @@ class AnalyticsThread {
             if (!p) break
             metrics.analyticsRequests.inc({ op: p.op, outcome: 'ok' })
             metrics.analyticsAnswerBytes.observe(m.bytes.byteLength)
-            p.resolve(encodedJson(m.bytes, p.status, m.gzip))
+            p.resolve(encodedJson(m.bytes, p.status, m.gzip, m.contentType))
             break
           }
           case 'error': {

@@ -4,6 +4,7 @@
 import type { Config } from '../config'
 import { ApiError, toErrorResponse } from '../http/errors'
 import { reniceThisThread } from '../lib/renice'
+import { TextAnswer } from '../http/offload'
 import { createLogger } from '../log'
 import { MetricsRecorder } from './metrics-relay'
 import { ANALYTICS_OPERATIONS } from './operations'
@@ -62,7 +63,7 @@ async function run({ id, op, args, deadline, gzip }: Extract<ToAnalytics, { type
     const operation = (ANALYTICS_OPERATIONS as Record<string, (s: AnalyticsServices, a: unknown, signal: AbortSignal) => unknown>)[op]
     if (!operation) throw new Error(`Unknown analytics operation ${op}`)
     const result = await operation(services!, args, controller.signal)
-    const text = JSON.stringify(result ?? null)
+    const text = result instanceof TextAnswer ? result.text : JSON.stringify(result ?? null)
     // a string's length is at most its UTF-8 size: the check before encoding spares the copy of what is refused
     const max = config!.ANALYTICS_MAX_ANSWER_BYTES
     const bytes = text.length <= max ? encoder.encode(text) : null
@@ -75,7 +76,8 @@ async function run({ id, op, args, deadline, gzip }: Extract<ToAnalytics, { type
     // level 1: most of the size gone for little of the time (JSON of repeated keys and numbers)
     const answer = gzip && bytes.byteLength > GZIP_MIN_BYTES ? Bun.gzipSync(bytes, { level: 1 }) : bytes
     sendMetrics()
-    send({ type: 'answer', id, bytes: answer, gzip: answer !== bytes }, [answer.buffer as ArrayBuffer])
+    const contentType = result instanceof TextAnswer ? result.contentType : undefined
+    send({ type: 'answer', id, bytes: answer, gzip: answer !== bytes, contentType }, [answer.buffer as ArrayBuffer])
   } catch (error) {
     const { status, body, headers } = timedOut ? toErrorResponse('UNKNOWN', deadlinePassed()) : toErrorResponse('UNKNOWN', error)
     // the serving thread answers with the envelope; an unexpected failure's cause, with its stack, is logged here

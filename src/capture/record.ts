@@ -33,9 +33,14 @@ interface Header {
    * need not scan the text again); absent in records logged before it was kept.
    */
   d?: boolean
+  /** what the record holds: absent for events; `r` for session recordings (/s/), read by the recording writer alone */
+  k?: 'r'
 }
 
-export function encodeRecord(projectId: number, request: CaptureRequest, deep?: boolean): Uint8Array[] {
+/** The kinds of logged request: events, or session recordings. */
+export type RecordKind = 'events' | 'recording'
+
+export function encodeRecord(projectId: number, request: CaptureRequest, deep?: boolean, kind: RecordKind = 'events'): Uint8Array[] {
   const header: Header = {
     p: projectId,
     t: request.receivedAt,
@@ -48,6 +53,7 @@ export function encodeRecord(projectId: number, request: CaptureRequest, deep?: 
     ua: request.userAgent,
     e: request.engage,
     d: deep,
+    k: kind === 'recording' ? 'r' : undefined,
   }
   const json = Buffer.from(JSON.stringify(header), 'utf8')
   const length = Buffer.allocUnsafe(4)
@@ -79,13 +85,14 @@ export function withoutCredential(request: CaptureRequest, decodedText: string, 
   }
 }
 
-export function decodeRecord(payload: Uint8Array): { projectId: number; request: CaptureRequest; deep: boolean | undefined } {
+export function decodeRecord(payload: Uint8Array): { projectId: number; request: CaptureRequest; deep: boolean | undefined; kind: RecordKind } {
   const buf = Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength)
   const length = buf.readUInt32LE(0)
   const header = JSON.parse(buf.subarray(4, 4 + length).toString('utf8')) as Header
   return {
     projectId: header.p,
     deep: header.d,
+    kind: header.k === 'r' ? 'recording' : 'events',
     request: {
       method: header.m,
       body: buf.subarray(4 + length),

@@ -1,4 +1,4 @@
-// POST/GET/OPTIONS /capture/, /batch/, /e/, /i/v0/e/, /track/, /engage/ (and /s/ recordings, dropped).
+// POST/GET/OPTIONS /capture/, /batch/, /e/, /i/v0/e/, /track/, /engage/ (/s/ recordings: src/replay/ingest-routes.ts).
 import { Elysia, type AnyElysia, type Context } from 'elysia'
 import { clientIp, preflightHeaders, queryOf } from '../http/cors'
 import { readCappedBody, type BodyLimits } from '../http/body'
@@ -53,10 +53,6 @@ export function captureRoutes(deps: { capture: CaptureService; metrics: Metrics;
     }
     return answer(set)
   }
-  const recording = (set: Context['set']) => {
-    deps.metrics.recordingsDropped.inc()
-    return answer(set)
-  }
 
   const detail = (path: string) => ({
     tags: ['capture'],
@@ -71,20 +67,6 @@ export function captureRoutes(deps: { capture: CaptureService; metrics: Metrics;
     app = app
       .post(path, ({ request, set, server }) => handle(request, set, server?.requestIP(request)?.address), { parse: 'none', detail: detail(path) })
       .get(path, ({ request, set, server }) => handle(request, set, server?.requestIP(request)?.address), { detail: detail(path) })
-      .options(path, ({ request, set }) => answer(set, preflightHeaders(request)))
-  }
-  for (const path of ['/s']) {
-    app = app
-      .post(path, ({ set }) => recording(set), {
-        parse: 'none',
-        detail: {
-          tags: ['capture'],
-          summary: 'Session recordings: answered and dropped',
-          requestBody: documentedBody(CaptureBody, 'recording events'),
-          responses: documentedAnswer(CaptureOk),
-        },
-      })
-      .get(path, ({ set }) => recording(set), { detail: { tags: ['capture'], summary: 'Session recordings: answered and dropped', responses: documentedAnswer(CaptureOk) } })
       .options(path, ({ request, set }) => answer(set, preflightHeaders(request)))
   }
   return app

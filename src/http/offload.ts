@@ -19,6 +19,17 @@ export interface OffloadOptions {
 /** Runs an operation elsewhere and answers its result as a Response (errors are thrown as ApiError). */
 export type Offload<O extends Operations<never>> = <K extends keyof O & string>(op: K, args: Parameters<O[K]>[1], options?: OffloadOptions) => Promise<Response>
 
+/**
+ * An operation's answer that is text of another type rather than JSON (session recordings' JSON lines): the
+ * thread that runs it sends the text as it is, with this content type.
+ */
+export class TextAnswer {
+  constructor(
+    readonly text: string,
+    readonly contentType: string,
+  ) {}
+}
+
 /** The client takes gzip (browsers and PostHog's clients say so; a bare curl does not). */
 export function acceptsGzip(request: Request | undefined): boolean {
   const accepted = request?.headers.get('accept-encoding')
@@ -63,8 +74,8 @@ function writeTurn(): Promise<void> {
  * the turns' shared budget: handed over whole, tens of MB went to the socket in one turn (and were copied into fresh
  * memory first), holding capture and /decide for hundreds of milliseconds.
  */
-export function encodedJson(bytes: Uint8Array, status = 200, gzip = false): Response {
-  const headers: Record<string, string> = { 'content-type': 'application/json' }
+export function encodedJson(bytes: Uint8Array, status = 200, gzip = false, contentType = 'application/json'): Response {
+  const headers: Record<string, string> = { 'content-type': contentType }
   if (gzip) {
     headers['content-encoding'] = 'gzip'
     headers.vary = 'accept-encoding'

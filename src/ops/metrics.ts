@@ -84,9 +84,15 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
       labelNames: ['code'] as const,
       registers: [registry],
     }),
-    recordingsDropped: new Counter({
-      name: 'recordings_dropped_total',
-      help: 'Session-recording requests (/s/) answered 200 and dropped: this service does not store recordings',
+    recordingEventsReceived: new Counter({
+      name: 'recording_events_received_total',
+      help: 'rrweb events in session-recording requests (/s/) acknowledged (durable in the write-ahead log)',
+      registers: [registry],
+    }),
+    recordingsRefused: new Counter({
+      name: 'recording_requests_refused_total',
+      help: 'Session-recording requests (/s/) refused, by error code (invalid_session_id, request_too_large, …)',
+      labelNames: ['code'] as const,
       registers: [registry],
     }),
     flushedEvents: new Counter({

@@ -23,6 +23,8 @@ export interface ErasureDeps {
   forgetLoggedEvents(): void
   /** after the commit: this process's caches and learner forget the person */
   onErased(change: PersonChange): void
+  /** the person's session recordings (src/replay/): deleted with the person */
+  recordings?: { deleteDistinctIds(teamId: number, distinctIds: string[]): Promise<number> }
 }
 
 export class PersonErasure {
@@ -34,6 +36,8 @@ export class PersonErasure {
     const distinctIds = await databaseWork(() => deletePerson(this.deps.sql, teamId, personUuid))
     if (distinctIds === null) throw errors.notFound('Person not found.')
     this.deps.onErased({ teamId, distinctIds, groups: [], deleted: true })
+    // recordings go whether or not the events do: a recording shows the person's screen
+    await this.deps.recordings?.deleteDistinctIds(teamId, distinctIds)
     return distinctIds
   }
 

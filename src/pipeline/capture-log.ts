@@ -90,7 +90,9 @@ const ACCEPTED_BODY_BYTES = Number.MAX_SAFE_INTEGER
 /** The events a logged request carries (capture's count when it took it); 0 if it no longer decodes (dead-lettered). */
 function itemsOf(record: WalRecord): number {
   try {
-    const { request, deep } = decodeRecord(record.payload)
+    const { request, deep, kind } = decodeRecord(record.payload)
+    // a session recording carries no events (the recording writer alone reads it)
+    if (kind === 'recording') return 0
     return parseRequest(request, ACCEPTED_BODY_BYTES, deep).items.length
   } catch {
     return 0

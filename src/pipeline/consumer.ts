@@ -66,6 +66,9 @@ export function recordWeight(record: LoggedRecord): number {
   return Math.max(record.size, record.decodedSize)
 }
 
+/** Logged bytes of session recordings in one batch at most (a recording body may be 25 MB). */
+const MAX_BATCH_RECORDING_BYTES = 32 * 1024 * 1024
+
 const MIN_BACKOFF_MS = 100
 const MAX_BACKOFF_MS = 10_000
 /**
@@ -273,8 +276,11 @@ export class Consumer {
     let events = 0
     let items = 0
     let bytes = 0
+    // session recordings carry no events: each counts as one against the batch's size, and their bytes are bounded
+    let recordings = 0
+    let recordingBytes = 0
     let seq = this.cursor + 1
-    while (seq <= last && (records.length === 0 || events < this.deps.maxEvents)) {
+    while (seq <= last && (records.length === 0 || (events + recordings < this.deps.maxEvents && recordingBytes < MAX_BATCH_RECORDING_BYTES))) {
       let record = this.deps.ring.get(seq)
       if (record) {
         this.reader.seek(seq + 1)
@@ -290,6 +296,10 @@ export class Consumer {
       items += record.events.length
       for (const n of record.dropped.values()) items += n
       bytes += recordWeight(record)
+      if (record.recording !== undefined) {
+        recordings++
+        recordingBytes += record.size
+      }
       seq++
     }
     if (records.length === 0) return null

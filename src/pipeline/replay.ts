@@ -7,7 +7,11 @@ import type { LoggedRecord } from './ring'
 import type { WalRecord } from './wal'
 
 export function replayRecord(record: WalRecord, maxBytes: number): LoggedRecord {
-  const { projectId, request, deep } = decodeRecord(record.payload)
+  const { projectId, request, deep, kind } = decodeRecord(record.payload)
+  if (kind === 'recording') {
+    // no events: the recording writer decodes the request itself (src/replay/writer.ts)
+    return { seq: record.seq, projectId, receivedAt: request.receivedAt, events: [], dropped: new Map(), size: record.size, decodedSize: record.size, recording: request }
+  }
   const extracted = parseRequest(request, maxBytes, deep)
   const context = contextOf(request)
   const normalized = normalizeEvents(extracted.items, context, extracted.sentAt, extracted.depth)

@@ -16,6 +16,8 @@ export interface LoggedRecord {
   decodedSize: number
   /** every string of its events, keys included, is known to be acceptable to Postgres as it is (db/text.ts) */
   wellFormed?: boolean
+  /** a session recording's blocks (no events): what the recording writer stores (src/replay/writer.ts) */
+  recording?: unknown
 }
 
 export class Ring {

@@ -20,6 +20,7 @@ const PROJECT_RESOURCES: Readonly<Record<string, string>> = {
   dashboards: 'dashboard',
   experiments: 'experiment',
   actions: 'action',
+  session_recordings: 'session_recording',
 }
 
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])

@@ -218,10 +218,11 @@ for (const choice of [
     expect(stored.properties.$ip).toBeUndefined()
   })
 
-  test('session recordings (/s/) are answered and dropped', async () => {
-      const r = await post(stack, '/s/?compression=gzip-js', gzipSync('[{"event":"$snapshot"}]'))
+  test('session recordings (/s/) are acknowledged and counted (stored: test/integration/replay.test.ts)', async () => {
+      const body = [{ event: '$snapshot', properties: { $session_id: 's-1', $window_id: 'w-1', $snapshot_data: [{ type: 4, data: { href: 'https://x' }, timestamp: 1 }], token: PROJECT_KEY } }]
+      const r = await post(stack, '/s/?compression=gzip-js', gzipSync(JSON.stringify(body)))
       expect(r.status).toBe(200)
-      expect(await (await stack.app.handle(new Request(`${BASE}/metrics`))).text()).toContain('recordings_dropped_total 1')
+      expect(await (await stack.app.handle(new Request(`${BASE}/metrics`))).text()).toContain('recording_events_received_total 1')
     })
 
     test('the events API pages through 250 events sharing one timestamp without skipping or repeating', async () => {
