@@ -1,5 +1,5 @@
-// The project token (copy, reset behind a confirmation), personal API keys (create shown once, roll, revoke) and
-// SDK snippets pointing at this host.
+// The project token (copy, reset behind a confirmation), personal API keys (create shown once, roll, revoke), the
+// organization's members and SDK snippets pointing at this host.
 import { useState } from 'preact/hooks'
 import { api, projectPath } from '../lib/api'
 import { Confirm, ErrorNote, Field, Loading, Page, setDisplayZone, useAsync, valueOf } from '../lib/ui'
@@ -7,6 +7,7 @@ import { SaveFooter, useAction } from '../lib/forms'
 import { timezoneChoices } from '../lib/timezone'
 import { ADMIN_LEVEL, levelIn, useSession } from '../lib/session'
 import { PersonalKeys } from './PersonalKeys'
+import { Members } from './Members'
 import { CopyButton } from './CopyButton'
 
 interface Project {
@@ -113,6 +114,7 @@ export function Settings() {
       </section>
       {project.data ? <ProjectTimezone key={project.data.timezone ?? ''} project={project.data} onSaved={project.reload} /> : null}
       <PersonalKeys />
+      <Members />
       <section aria-labelledby="sdk-title">
         <h2 id="sdk-title">SDK snippets</h2>
         <h3>Web (posthog-js)</h3>
