@@ -82,6 +82,16 @@ describe('round three: lifecycle, stickiness, a person breakdown, retention peri
     expect(retentionIntervals({ ...newRetentionForm(), dateFrom: '-7d' })).toBe(8)
   })
 
+  test('retention over the last 90 days: 91 daily cohorts, as PostHog draws it (not an off-by-one)', () => {
+    // PostHog (QueryDateRangeWithIntervals, its date-range retention of 2025) counts the periods from the start of
+    // date_from's period to the end of the current one: -90d by Day is the day 90 days ago through today, 91 rows,
+    // as its trends' "Last 7 days" has 8 days. The API draws the rows the same way; the console asks for as many
+    // values per row (totalIntervals), so the oldest cohort can be followed to today.
+    expect(retentionIntervals({ ...newRetentionForm(), dateFrom: '-90d', period: 'Day' })).toBe(91)
+    expect(retentionIntervals({ ...newRetentionForm(), dateFrom: '-30d', period: 'Day' })).toBe(31)
+    expect(retentionIntervals({ ...newRetentionForm(), dateFrom: '-90d', period: 'Week' })).toBe(14)
+  })
+
   test('a funnel waits for every step to name its event', () => {
     expect(funnelProblem(newFunnelForm())).toBe('Step 2 needs an event.')
     expect(funnelProblem({ ...newFunnelForm(), steps: ['a', 'b'] })).toBeNull()
