@@ -149,6 +149,9 @@ export function dialectFor(versionText: string, database: string, cluster?: stri
     'MergeTree(schema_migrations)': engine('MergeTree', 'schema_migrations', 'cluster'),
     // the person mapping is small next to the events: every node holds all of it (a local join on every shard)
     'ReplacingMergeTree(person_distinct_id, version)': engine('ReplacingMergeTree', 'person_distinct_id', 'cluster', 'version'),
+    // session recordings (src/replay/): sharded by session, like the events by distinct id
+    session_replay_storage: cluster ? 'session_replay_blocks_local' : 'session_replay_blocks',
+    'ReplacingMergeTree(session_replay_blocks, _inserted_at)': engine('ReplacingMergeTree', cluster ? 'session_replay_blocks_local' : 'session_replay_blocks', 'shard', '_inserted_at'),
   }
 
   return {

@@ -1,0 +1,305 @@
+// The recording store on ClickHouse (CLICKHOUSE_URL): the table session_replay_blocks (sql/clickhouse/0003), one row
+// per block with its metadata and its JSON lines. A session's metadata is folded at read time (GROUP BY session_id,
+// over FINAL rows, so that a block written twice counts once); the active time joins the blocks' activity spans in
+// code. Deletions are mutations (lightweight deletes from 23.3), waited for as the event store's erasure waits.
+import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client'
+import { eraseMethod, type EraseMethod } from '../events/clickhouse-erase'
+import { parseClickHouseUrl, type ClickHouseTarget } from '../events/clickhouse-target'
+import { stringLiteral } from '../events/dialect'
+import { ACTIVITY_THRESHOLD_MS } from './metadata'
+import type { BlockInfo, BlockWrite, RecordingListQuery, RecordingRow, RecordingStore } from './store'
+
+/** Longest wait for a deletion on servers that run it in the background (18.16). */
+const MUTATION_WAIT_MS = 60_000
+/** sessions per deletion statement (well under max_query_size) */
+const SESSIONS_PER_STATEMENT = 200
+
+interface SessionRow {
+  session_id: string
+  owner: string
+  first_ts: string | number
+  last_ts: string | number
+  url: string
+  clicks: string | number
+  keys: string | number
+  mouse: string | number
+  active: string | number
+  spans: [string | number, string | number, string | number][]
+  logs: string | number
+  warns: string | number
+  errors: string | number
+  bytes: string | number
+  events: string | number
+  blocks: string | number
+  source: string
+  library: string
+}
+
+/** The active time of a session from its blocks' own active time and activity spans (first, last): a gap of at most 5 s between blocks counts. */
+export function joinedActiveMs(ownMs: number, spans: [first: number, last: number][]): number {
+  const sorted = spans.filter(([first]) => first >= 0).sort((a, b) => a[0] - b[0])
+  let ms = ownMs
+  for (let i = 1; i < sorted.length; i++) {
+    const gap = sorted[i][0] - sorted[i - 1][1]
+    if (gap > 0 && gap <= ACTIVITY_THRESHOLD_MS) ms += gap
+  }
+  return ms
+}
+
+function fromRow(teamId: number, r: SessionRow): RecordingRow {
+  const own = Number(r.active)
+  return {
+    teamId,
+    sessionId: r.session_id,
+    distinctId: r.owner,
+    firstTimestamp: Number(r.first_ts),
+    lastTimestamp: Number(r.last_ts),
+    firstUrl: r.url === '' ? null : r.url,
+    clickCount: Number(r.clicks),
+    keypressCount: Number(r.keys),
+    mouseActivityCount: Number(r.mouse),
+    activeMs: joinedActiveMs(own, r.spans.map(([first, last]) => [Number(first), Number(last)])),
+    consoleLogCount: Number(r.logs),
+    consoleWarnCount: Number(r.warns),
+    consoleErrorCount: Number(r.errors),
+    size: Number(r.bytes),
+    eventCount: Number(r.events),
+    blockCount: Number(r.blocks),
+    source: r.source,
+    library: r.library === '' ? null : r.library,
+  }
+}
+
+const int = (n: number) => String(Math.trunc(n))
+
+/** A block's id: its content's hash (a retried write replaces itself; two processes never collide). */
+function blockIdOf(w: BlockWrite): string {
+  return new Bun.CryptoHasher('sha256').update(w.block.sessionId).update('\n').update(w.block.lines).digest('hex').slice(0, 32)
+}
+
+export class ClickHouseRecordingStore implements RecordingStore {
+  private readonly client: ClickHouseClient
+  private readonly target: ClickHouseTarget
+  private method: EraseMethod = 'mutation_polled'
+
+  constructor(
+    url: string,
+    private readonly cluster?: string,
+  ) {
+    this.target = parseClickHouseUrl(url)
+    this.client = createClient({
+      url: this.target.url,
+      username: this.target.username,
+      password: this.target.password,
+      request_timeout: 60_000,
+      max_open_connections: 2,
+      compression: { request: false, response: false },
+      log: { level: ClickHouseLogLevel.OFF },
+    })
+  }
+
+  /** Reads and writes go through the Distributed table in a cluster; deletions to the local one, ON CLUSTER. */
+  private get table(): string {
+    return `${this.target.database}.session_replay_blocks`
+  }
+
+  /** The table exists once the event store migrated (services.ts opens it first). */
+  async init(): Promise<void> {
+    const rs = await this.client.query({ query: 'SELECT version() AS v', format: 'JSONEachRow' })
+    const [{ v }] = (await rs.json()) as { v: string }[]
+    this.method = eraseMethod(v)
+  }
+
+  async write(blocks: BlockWrite[]): Promise<void> {
+    if (blocks.length === 0) return
+    const values = blocks.map((w) => {
+      const s = w.block.summary
+      return {
+        team_id: w.teamId,
+        session_id: w.block.sessionId,
+        block_id: blockIdOf(w),
+        distinct_id: w.block.distinctId,
+        first_timestamp: s.firstTimestamp,
+        last_timestamp: s.lastTimestamp,
+        first_url: s.firstUrl ?? '',
+        click_count: s.clickCount,
+        keypress_count: s.keypressCount,
+        mouse_activity_count: s.mouseActivityCount,
+        active_milliseconds: s.activeMs,
+        first_activity: s.firstActivity ?? -1,
+        last_activity: s.lastActivity ?? -1,
+        console_log_count: s.consoleLogCount,
+        console_warn_count: s.consoleWarnCount,
+        console_error_count: s.consoleErrorCount,
+        size: s.size,
+        event_count: s.eventCount,
+        snapshot_source: w.block.source,
+        snapshot_library: w.block.library ?? '',
+        lines: w.block.lines,
+      }
+    })
+    await this.client.insert({
+      table: this.table,
+      values,
+      format: 'JSONEachRow',
+      // in a cluster, readable from any node once acknowledged
+      clickhouse_settings: this.cluster ? { insert_distributed_sync: 1 } : {},
+    })
+  }
+
+  private async sessions(teamId: number, where: string, having: string, tail: string): Promise<RecordingRow[]> {
+    const rs = await this.client.query({
+      query: `
+        SELECT session_id,
+               argMin(distinct_id, first_timestamp) AS owner,
+               min(first_timestamp) AS first_ts, max(last_timestamp) AS last_ts,
+               argMin(first_url, if(first_url = '', toInt64(9223372036854775807), first_timestamp)) AS url,
+               sum(click_count) AS clicks, sum(keypress_count) AS keys, sum(mouse_activity_count) AS mouse,
+               sum(active_milliseconds) AS active, groupArray((first_activity, last_activity, 0)) AS spans,
+               sum(console_log_count) AS logs, sum(console_warn_count) AS warns, sum(console_error_count) AS errors,
+               sum(size) AS bytes, sum(event_count) AS events, count() AS blocks,
+               argMin(snapshot_source, first_timestamp) AS source, argMin(snapshot_library, first_timestamp) AS library
+          FROM ${this.table} FINAL
+         WHERE team_id = ${int(teamId)} ${where}
+         GROUP BY session_id
+        ${having ? `HAVING ${having}` : ''}
+        ${tail}`,
+      format: 'JSONEachRow',
+    })
+    return ((await rs.json()) as SessionRow[]).map((r) => fromRow(teamId, r))
+  }
+
+  async list(q: RecordingListQuery): Promise<RecordingRow[]> {
+    const where: string[] = []
+    const having: string[] = []
+    if (q.distinctIds) {
+      if (q.distinctIds.length === 0) return []
+      where.push(`distinct_id IN (${q.distinctIds.map(stringLiteral).join(', ')})`)
+    }
+    if (q.dateFrom !== undefined) having.push(`first_ts >= ${int(q.dateFrom)}`)
+    if (q.dateTo !== undefined) having.push(`first_ts < ${int(q.dateTo)}`)
+    if (q.minDurationSeconds !== undefined) having.push(`last_ts - first_ts >= ${int(q.minDurationSeconds * 1000)}`)
+    if (q.urlContains) having.push(`position(url, ${stringLiteral(q.urlContains)}) > 0`)
+    return this.sessions(q.teamId, where.map((w) => `AND ${w}`).join(' '), having.join(' AND '), `ORDER BY first_ts DESC, session_id LIMIT ${int(q.limit)} OFFSET ${int(q.offset)}`)
+  }
+
+  async get(teamId: number, sessionId: string): Promise<RecordingRow | null> {
+    const [row] = await this.sessions(teamId, `AND session_id = ${stringLiteral(sessionId)}`, '', '')
+    return row ?? null
+  }
+
+  private async blockRows(teamId: number, sessionId: string, columns: string, tail = ''): Promise<Record<string, string | number>[]> {
+    const rs = await this.client.query({
+      query: `SELECT ${columns} FROM ${this.table} FINAL
+               WHERE team_id = ${int(teamId)} AND session_id = ${stringLiteral(sessionId)}
+               ORDER BY first_timestamp, block_id ${tail}`,
+      format: 'JSONEachRow',
+    })
+    return (await rs.json()) as Record<string, string | number>[]
+  }
+
+  async blocks(teamId: number, sessionId: string): Promise<BlockInfo[]> {
+    const rows = await this.blockRows(teamId, sessionId, 'first_timestamp, last_timestamp, size')
+    return rows.map((r) => ({ firstTimestamp: Number(r.first_timestamp), lastTimestamp: Number(r.last_timestamp), size: Number(r.size) }))
+  }
+
+  async lines(teamId: number, sessionId: string, from: number, to: number, maxBytes: number): Promise<{ text: string; complete: boolean }> {
+    // sizes first: blocks past the budget are not even read
+    const sizes = await this.blockRows(teamId, sessionId, 'block_id, size', `LIMIT ${int(to - from + 1)} OFFSET ${int(from)}`)
+    let bytes = 0
+    const wanted: string[] = []
+    let complete = true
+    for (const r of sizes) {
+      if (bytes + Number(r.size) > maxBytes) {
+        complete = false
+        break
+      }
+      bytes += Number(r.size)
+      wanted.push(String(r.block_id))
+    }
+    if (wanted.length === 0) return { text: '', complete }
+    const rows = await this.blockRows(teamId, sessionId, 'lines', `LIMIT ${wanted.length} OFFSET ${int(from)}`)
+    return { text: rows.map((r) => String(r.lines)).join(''), complete }
+  }
+
+  private async deleteWhere(where: string): Promise<void> {
+    const storage = this.cluster ? 'session_replay_blocks_local' : 'session_replay_blocks'
+    const table = `${this.target.database}.${storage}`
+    const onCluster = this.cluster ? ` ON CLUSTER ${this.cluster}` : ''
+    if (this.method === 'lightweight_delete') {
+      await this.client.command({ query: `DELETE FROM ${table}${onCluster} WHERE ${where}`, clickhouse_settings: { lightweight_deletes_sync: '2' } })
+    } else if (this.method === 'mutation_sync') {
+      await this.client.command({ query: `ALTER TABLE ${table}${onCluster} DELETE WHERE ${where}`, clickhouse_settings: { mutations_sync: '2' } })
+    } else {
+      await this.client.command({ query: `ALTER TABLE ${table}${onCluster} DELETE WHERE ${where}` })
+      await this.waitForMutations(storage)
+    }
+  }
+
+  private async waitForMutations(storage: string): Promise<void> {
+    const deadline = Date.now() + MUTATION_WAIT_MS
+    for (let pause = 20; ; pause = Math.min(500, pause * 2)) {
+      const rs = await this.client.query({
+        query: `SELECT count() AS n FROM system.mutations WHERE database = ${stringLiteral(this.target.database)} AND table = ${stringLiteral(storage)} AND is_done = 0`,
+        format: 'JSONEachRow',
+      })
+      const [{ n }] = (await rs.json()) as { n: string | number }[]
+      if (Number(n) === 0) return
+      if (Date.now() > deadline) throw new Error(`the deletion is still running in ClickHouse after ${MUTATION_WAIT_MS / 1000} s; it finishes in the background`)
+      await Bun.sleep(pause)
+    }
+  }
+
+  private async deleteSessions(teamId: number, sessionIds: string[]): Promise<void> {
+    for (let i = 0; i < sessionIds.length; i += SESSIONS_PER_STATEMENT) {
+      const ids = sessionIds.slice(i, i + SESSIONS_PER_STATEMENT).map(stringLiteral).join(', ')
+      await this.deleteWhere(`team_id = ${int(teamId)} AND session_id IN (${ids})`)
+    }
+  }
+
+  async delete(teamId: number, sessionId: string): Promise<boolean> {
+    if (!(await this.get(teamId, sessionId))) return false
+    await this.deleteSessions(teamId, [sessionId])
+    return true
+  }
+
+  private async sessionIds(query: string): Promise<string[]> {
+    const rs = await this.client.query({ query, format: 'JSONEachRow' })
+    return ((await rs.json()) as { session_id: string }[]).map((r) => r.session_id)
+  }
+
+  async deleteDistinctIds(teamId: number, distinctIds: string[]): Promise<number> {
+    if (distinctIds.length === 0) return 0
+    const ids = await this.sessionIds(
+      `SELECT DISTINCT session_id FROM ${this.table} WHERE team_id = ${int(teamId)} AND distinct_id IN (${distinctIds.map(stringLiteral).join(', ')})`,
+    )
+    await this.deleteSessions(teamId, ids)
+    return ids.length
+  }
+
+  async expire(cutoffOf: (teamId: number) => number): Promise<number> {
+    const rs = await this.client.query({ query: `SELECT DISTINCT team_id FROM ${this.table}`, format: 'JSONEachRow' })
+    let expired = 0
+    for (const { team_id } of (await rs.json()) as { team_id: string | number }[]) {
+      const teamId = Number(team_id)
+      const ids = await this.sessionIds(
+        `SELECT session_id FROM ${this.table} WHERE team_id = ${int(teamId)} GROUP BY session_id HAVING max(last_timestamp) < ${int(cutoffOf(teamId))}`,
+      )
+      await this.deleteSessions(teamId, ids)
+      expired += ids.length
+    }
+    return expired
+  }
+
+  async health(): Promise<boolean> {
+    try {
+      return (await this.client.ping()).success
+    } catch {
+      return false
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.client.close()
+  }
+}
