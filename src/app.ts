@@ -171,7 +171,7 @@ export function createApp(services: Services) {
     .use(captureRoutes({ capture: services.capture, metrics, body: bodyLimits, trustProxy: services.auth.trustProxy }))
     .use(decideRoutes({ decide: services.flags.decide, metrics, body: bodyLimits, trustProxy: services.auth.trustProxy }))
     .use(recordingIngestRoutes({ ingest: services.recordingIngest, body: { ...bodyLimits, maxBytes: maxRecordingBytes }, trustProxy: services.auth.trustProxy }))
-    .use(remoteConfigRoutes({ tokens: services.tokens }))
+    .use(remoteConfigRoutes({ tokens: services.tokens, projects: services.flags.cache }))
     .use(privateApiRoutes(services, privateApi, bodyLimits))
     // console sign-in and sign-out: JSON read within their own small cap (users/login-body.ts), outside the private
     // API's parse hook, which would ask for a key first
@@ -208,7 +208,20 @@ function privateApiRoutes(services: Services, privateApi: PrivateApiDeps, bodyLi
       if (request.body !== null) await services.auth.authenticateRequest(request, address)
       return parse(request, contentType, address)
     })
-    .use(projectRoutes({ sql: services.db.sql, auth: services.auth, tokens: services.tokens, limiter: services.apiLimiter, trustProxy: services.config.TRUST_PROXY }))
+    .use(
+      projectRoutes({
+        sql: services.db.sql,
+        auth: services.auth,
+        tokens: services.tokens,
+        limiter: services.apiLimiter,
+        trustProxy: services.config.TRUST_PROXY,
+        // the replay settings travel with the project's flags: other processes reload them as they reload flags
+        recordingSettings: {
+          changedIn: (tx, teamId) => bumpFlagVersion(tx, teamId, services.db.supportsNotify),
+          onChanged: (teamId) => services.flags.cache.refresh(teamId),
+        },
+      }),
+    )
     .use(eventRoutes({ offload, auth: services.auth, limiter: services.apiLimiter, trustProxy: services.config.TRUST_PROXY }))
     .use(eventValueRoutes({ offload, auth: services.auth, limiter: services.apiLimiter }))
     .use(personalKeyRoutes(privateApi))

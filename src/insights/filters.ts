@@ -2,6 +2,8 @@
 // negative operators (is_not, not_icontains), as in PostHog; comparisons read the property as a number.
 import type { Static } from 'elysia'
 import { likeEscaped } from '../lib/hogql-text'
+import { QueryError } from '../query/errors'
+import { checkRegex } from '../query/regex-check'
 import { and, literal, str, time, unsupported, userProp } from './hogql'
 import { Value } from '@sinclair/typebox/value'
 import { Properties, type PropertyFilter } from './model'
@@ -36,6 +38,17 @@ export function personFilters(input: PropertiesInput, attr: string): PersonFilte
       ? isPersonFilter(value) ? [{ filter: value, attr: `${attr}__values__${i}` }] : []
       : value.values.flatMap((filter, j) => (isPersonFilter(filter) ? [{ filter, attr: `${attr}__values__${i}__values__${j}` }] : [])),
   )
+}
+
+/** A filter's regular expression as match() takes it, or a refusal naming `attr`. */
+function checkedRegex(pattern: string, attr: string): string {
+  try {
+    checkRegex(pattern, 'match')
+  } catch (error) {
+    if (error instanceof QueryError) unsupported(error.message, attr)
+    throw error
+  }
+  return pattern
 }
 
 /** One property filter as a condition: an event property's, or the persons a person or cohort filter holds. */
@@ -73,6 +86,13 @@ export function propertyCondition(filter: PropertyFilter, attr: string, persons?
       if (!Number.isFinite(n)) unsupported(`The "${operator}" filter needs a number`, attr)
       const op = { gt: '>', gte: '>=', lt: '<', lte: '<=' }[operator]
       return `toFloat(${column}) ${op} ${n}`
+    }
+    case 'regex':
+    case 'not_regex': {
+      // HogQL's match() (RE2 on ClickHouse and DuckDB; the SQLite store refuses it by name)
+      needsValue()
+      const any = list.map((v) => `match(toString(${column}), ${str(checkedRegex(String(v), `${attr}__value`))})`).join(' OR ')
+      return operator === 'regex' ? any : `${column} IS NULL OR NOT (${any})`
     }
     case 'is_set':
       return `${column} IS NOT NULL`

@@ -2,6 +2,7 @@
 import type { Sql } from 'postgres'
 import { inTransaction } from '../db/postgres'
 import { generateKey, hashKey, maskKey } from './keys'
+import { recordingSettingsColumn, type RecordingSettings } from './recording-settings'
 
 export interface ProjectRow {
   id: number
@@ -16,6 +17,8 @@ export interface ProjectRow {
   timezone: string
   /** 0 Sunday, 1 Monday */
   weekStartDay: number
+  /** session replay settings (PostHog's team fields) */
+  recording: RecordingSettings
 }
 
 export interface UserRow {
@@ -149,7 +152,7 @@ export async function allProjects(sql: Tx): Promise<ProjectRow[]> {
 
 const PROJECT_COLUMNS = (sql: Tx) => sql`
   p.id, p.uuid, p.organization_id as "organizationId", p.name, p.api_token_mask as "apiTokenMask", p.api_token as "apiToken",
-  p.created_at as "createdAt", p.timezone, p.week_start_day as "weekStartDay"`
+  p.created_at as "createdAt", p.timezone, p.week_start_day as "weekStartDay", ${recordingSettingsColumn(sql)} as recording`
 
 /** The user's projects; with a key limited to some projects or organizations, only those. */
 export async function projectsOfUser(

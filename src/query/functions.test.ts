@@ -94,6 +94,13 @@ describe('every function compiles on every store, with its type', () => {
     for (const dialect of ['duckdb', 'clickhouse-legacy', 'clickhouse-modern'] as const) expect(compile("SELECT extract(event, 'a(b)') FROM events", dialect).types).toEqual(['String'])
     expect(refusal("SELECT extract(event, 'a(b)') FROM events", 'sqlite')).toMatch(/extract\(\) is not available on the embedded SQLite store: SQLite has no regular expressions/)
   })
+  test('match (RE2) on DuckDB and ClickHouse, a boolean; refused on SQLite naming the stores that have it; its pattern checked', () => {
+    for (const dialect of ['duckdb', 'clickhouse-legacy', 'clickhouse-modern'] as const) expect(compile("SELECT match(event, '^a.c$') FROM events", dialect).types).toEqual(['Bool'])
+    expect(compile("SELECT count() FROM events WHERE match(properties.$current_url, 'x$')", 'duckdb').sql).toContain(", 's')")
+    expect(refusal("SELECT match(event, 'a') FROM events", 'sqlite')).toMatch(/match\(\) is not available on the embedded SQLite store.*EMBEDDED_EVENT_STORE=duckdb/)
+    expect(refusal("SELECT match(event, '(?=a)') FROM events", 'duckdb')).toMatch(/match\(\): the regular expression looks around/)
+    expect(refusal('SELECT match(event, event) FROM events', 'duckdb')).toMatch(/string literal/)
+  })
 })
 
 describe('each store written for the same answer', () => {

@@ -29,7 +29,7 @@ const SCALARS = new Set([
   'addWeeks', 'addMonths', 'addQuarters', 'addYears', 'subtractSeconds', 'subtractMinutes', 'subtractHours',
   'subtractDays', 'subtractWeeks', 'subtractMonths', 'subtractQuarters', 'subtractYears', 'JSONExtractString',
   'JSONExtractInt', 'JSONExtractFloat', 'JSONExtractBool', 'JSONExtractRaw', 'splitByChar', 'replaceAll', 'position',
-  'extract', 'arrayJoin',
+  'extract', 'match', 'arrayJoin',
 ])
 /** Other names ClickHouse gives the same functions. */
 const ALIASES: Record<string, string> = {
@@ -49,8 +49,8 @@ const REFUSED = new Map<string, string>([
     .map((n): [string, string] => [n, 'another definition of the quantile; quantile(p)(x) here is quantileExact']),
   ...['uniqCombined', 'uniqCombined64', 'uniqHLL12', 'uniqTheta', 'topK', 'topKWeighted']
     .map((n): [string, string] => [n, 'it is approximate; uniq() here counts exactly on every store']),
-  ...['match', 'like', 'notLike', 'ilike', 'replaceRegexpAll', 'replaceRegexpOne', 'extractAll', 'extractGroups', 'extractAllGroups', 'multiMatchAny', 'multiSearchAny', 'countMatches', 'regexpExtract']
-    .map((n): [string, string] => [n, 'of regular expressions only extract() is supported (LIKE and ILIKE for patterns)']),
+  ...['like', 'notLike', 'ilike', 'replaceRegexpAll', 'replaceRegexpOne', 'extractAll', 'extractGroups', 'extractAllGroups', 'multiMatchAny', 'multiSearchAny', 'countMatches', 'regexpExtract']
+    .map((n): [string, string] => [n, 'of regular expressions only extract() and match() are supported (LIKE and ILIKE for patterns)']),
   ...['has', 'hasAny', 'hasAll', 'indexOf', 'arrayElement', 'arrayMap', 'arrayFilter', 'arraySort', 'arrayDistinct', 'arrayConcat', 'arraySlice', 'arrayReduce', 'arrayStringConcat', 'range', 'array', 'emptyArrayString', 'groupUniqArray', 'groupArraySample', 'groupArraySorted', 'groupArrayInsertAt', 'groupArrayMovingSum', 'splitByString', 'splitByRegexp', 'tuple', 'tupleElement']
     .map((n): [string, string] => [n, 'of arrays only groupArray, quantiles, splitByChar, arrayJoin and length are supported']),
   ...['JSONExtract', 'JSONExtractUInt', 'JSONExtractKeys', 'JSONExtractKeysAndValues', 'JSONExtractArrayRaw', 'JSONHas', 'JSONLength', 'JSONType', 'JSONExtractKeysAndValuesRaw', 'visitParamExtractString', 'visitParamExtractRaw', 'visitParamExtractInt', 'visitParamExtractFloat', 'visitParamExtractBool', 'visitParamHas']
@@ -415,6 +415,20 @@ export function compileCall(compiler: Compiler, e: Call, arg: Arg): Compiled {
       // rule); `.` matches a line break on both, as in ClickHouse
       if (duck) return combine([a], `regexp_extract(${text}, ${p}, ${groups > 0 ? 1 : 0}, 's')`, 'String')
       return combine([a], `extract(${text}, ${p})`, 'String')
+    }
+    case 'match': {
+      // whether the text holds a match anywhere (RE2 on both stores; `.` matches a line break, as ClickHouse's)
+      arity(name, args, 2)
+      const pattern = stringLiteral(name, args[1], 'its regular expression (second)')
+      checkRegex(pattern, 'match')
+      if (compiler.dialect === 'sqlite') {
+        throw new QueryError('match() is not available on the embedded SQLite store: SQLite has no regular expressions (the embedded DuckDB store, EMBEDDED_EVENT_STORE=duckdb, and ClickHouse have them)')
+      }
+      const a = arg(args[0], 'string')
+      if (duck) return combine([a], `regexp_matches(${asText(compiler, a)}, ${compiler.params.string(pattern)}, 's')`, 'Bool')
+      // in a group: ClickHouse 18.16 looks for the pattern's outermost literal text case-sensitively before RE2
+      // runs, whatever (?i) says (match('SHOP', '(?i)shop') was 0); it does not look inside groups
+      return combine([a], `match(${asText(compiler, a)}, ${compiler.params.string(`(?:${pattern})`)})`, 'Bool')
     }
     case 'toString': {
       arity(name, args, 1)

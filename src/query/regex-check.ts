@@ -1,15 +1,15 @@
-// extract()'s regular expressions, checked before they reach a store.
+// extract()'s and match()'s regular expressions, checked before they reach a store.
 import { QueryError } from './errors'
 
 /**
- * A regular expression for extract(), checked before it reaches a store: both stores that run it use RE2 (linear in
- * the text, no backtracking), and what RE2 has no meaning for is refused here by name (back-references,
- * look-around, possessive or atomic groups); counted repetitions are at most 1000 (RE2's own bound) and the pattern
- * 1000 characters. Answers how many capturing groups it has.
+ * A regular expression for extract() or match() (`fn`), checked before it reaches a store: both stores that run it
+ * use RE2 (linear in the text, no backtracking), and what RE2 has no meaning for is refused here by name
+ * (back-references, look-around, possessive or atomic groups); counted repetitions are at most 1000 (RE2's own
+ * bound) and the pattern 1000 characters. Answers how many capturing groups it has.
  */
-export function checkRegex(pattern: string): number {
+export function checkRegex(pattern: string, fn = 'extract'): number {
   const refuse = (why: string): never => {
-    throw new QueryError(`extract(): the regular expression ${why}`)
+    throw new QueryError(`${fn}(): the regular expression ${why}`)
   }
   if (pattern.length > 1000) refuse('is longer than 1000 characters')
   let groups = 0

@@ -256,6 +256,14 @@ export const FUNCTIONS_CASES: Case[] = [
     sqlite: /extract\(\) is not available on the embedded SQLite store/,
   },
   {
+    name: 'match: a match anywhere (RE2), `.` across lines, NULL for a missing property (refused on SQLite)',
+    query: `SELECT countIf(match(properties.$current_url, 'items/[0-9]+')), countIf(match(properties.$current_url, '^https://shop\\\\.test/(cart|items)')),
+      countIf(match(properties.note, 'line.break')), countIf(match(properties.nope, '.*')), countIf(NOT match(properties.$current_url, '(?i)SHOP'))
+      FROM events WHERE ${NOT_LONG}`,
+    rows: [[2, 3, 1, 0, 1]],
+    sqlite: /match\(\) is not available on the embedded SQLite store/,
+  },
+  {
     name: 'round halves to even, floor and ceil, to decimals or tens',
     query: `SELECT round(2.5), round(3.5), round(-2.5), round(0.125, 2), round(2.675, 2), round(1.005, 2), round(1234.5, -1), round(25, -1), round(-25, -1),
       round(15, -1), floor(2.7), floor(-2.5), floor(2.675, 2), ceil(2.1), ceiling(-2.1, 0), round(7), floor(-7), round(properties.price, 1), round(properties.n)
@@ -332,7 +340,8 @@ export const FUNCTIONS_REFUSALS: [string, RegExp][] = [
   ['SELECT round(event) FROM events', /round\(\) takes a number, not a String/],
   ['SELECT round(properties.n, 1.5) FROM events', /round\(\) takes its decimals as a whole number from -15 to 15/],
   ['SELECT toStartOfInterval(timestamp, INTERVAL 1 DAY) FROM events', /toStartOfInterval\(\) is not supported/],
-  ["SELECT match(event, 'a') FROM events", /match\(\) is not supported: of regular expressions only extract\(\)/],
+  ["SELECT countMatches(event, 'a') FROM events", /countMatches\(\) is not supported: of regular expressions only extract\(\) and match\(\)/],
+  ["SELECT match(event, '(?<=a)b') FROM events", /match\(\): the regular expression looks around/],
   ["SELECT extract(event, event) FROM events", /extract\(\) takes its regular expression \(second\) as a string literal/],
   ["SELECT extract(event, '(a)\\\\1') FROM events", /refers back to a group/],
   ["SELECT extract(event, '(?=a)b') FROM events", /looks around/],
