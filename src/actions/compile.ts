@@ -2,14 +2,17 @@
 // Every value a user wrote enters the text only as a quoted literal (src/lib/hogql-text.ts), so the condition is
 // parsed, checked and compiled for each store like any HogQL; LIKE is compiled per dialect to match identically.
 //
-// What the HogQL layer cannot compare the same way on every store is refused by name (docs/actions.md):
-// - regex matching (`url_matching` or `text_matching` "regex"): the layer has no regular-expression function that
-//   every store computes identically yet;
-// - `href`, `selector` and `tag_name`: phog keeps no elements chain (the autocaptured elements) beside an event.
+// Regex matching (`url_matching` / `text_matching` "regex") and the element parts (`href`, `selector`, `tag_name`,
+// read from the `$elements_chain` posthog-js sends: elements.ts) run through HogQL's match(): RE2 on ClickHouse and on
+// the embedded DuckDB store; the embedded SQLite store has no regular expressions and refuses them by name. Every
+// expression is checked here (RE2's syntax, at most 1000 characters) so that a refusal names the step's member.
 // The clicked element's text is read from the `$el_text` property, which posthog-js sends with autocaptured clicks.
 import { errors } from '../http/errors'
 import { and, isEvent, likeEscaped, prop, str } from '../lib/hogql-text'
 import { balanced } from '../query/budget'
+import { QueryError } from '../query/errors'
+import { checkRegex } from '../query/regex-check'
+import { chainKeyRegex, chainMatches, selectorRegex, tagNameRegex } from './elements'
 import type { StepInput } from './validation'
 
 /** The property compiler of the insight running (person and cohort filters resolved to their persons). */
@@ -22,29 +25,37 @@ function refused(detail: string, attr: string): never {
   throw errors.validation('unsupported', detail, attr)
 }
 
+/** A regular expression HogQL's match() takes, or a refusal naming `attr` (RE2's syntax, its length). */
+function checked(regex: string, attr: string): string {
+  try {
+    checkRegex(regex, 'match')
+  } catch (error) {
+    if (error instanceof QueryError) refused(error.message, attr)
+    throw error
+  }
+  return regex
+}
+
 /** `column` compared with `value` as `matching` says (contains and exact: case-sensitive, as PostHog compares). */
-function matches(column: string, value: string, matching: string | null | undefined, what: string, attr: string): string {
+function matches(column: string, value: string, matching: string | null | undefined, attr: string): string {
   switch (matching ?? 'contains') {
     case 'exact':
       return `${column} = ${str(value)}`
     case 'contains':
       return `toString(${column}) LIKE ${str(`%${likeEscaped(value)}%`)}`
     default:
-      return refused(`${what} matching by regex is not supported by insights yet (no regular-expression function answers the same on every store): use contains or exact`, attr)
+      return `match(${column}, ${str(checked(value, attr))})`
   }
 }
 
 /** One step as a condition ('true' when it sets nothing: every event matches it). */
 async function stepCondition(step: StepInput, attr: string, properties: PropertiesCompiler): Promise<string> {
-  for (const part of ['href', 'selector', 'tag_name'] as const) {
-    const value = step[part]
-    if (value !== null && value !== undefined && value !== '') {
-      refused(`Matching by ${part} is not supported: phog keeps no elements chain with events (match the element's text, the URL or properties instead)`, `${attr}__${part}`)
-    }
-  }
   const parts: (string | null)[] = [isEvent(step.event === '' ? null : step.event)]
-  if (step.url) parts.push(matches(prop('$current_url'), step.url, step.url_matching, 'URL', `${attr}__url_matching`))
-  if (step.text) parts.push(matches(prop('$el_text'), step.text, step.text_matching, 'Text', `${attr}__text_matching`))
+  if (step.selector) parts.push(chainMatches(checked(selectorRegex(step.selector), `${attr}__selector`)))
+  if (step.tag_name) parts.push(chainMatches(checked(tagNameRegex(step.tag_name), `${attr}__tag_name`)))
+  if (step.href) parts.push(chainMatches(checked(chainKeyRegex('href', step.href, step.href_matching), `${attr}__href`)))
+  if (step.url) parts.push(matches(prop('$current_url'), step.url, step.url_matching, `${attr}__url`))
+  if (step.text) parts.push(matches(prop('$el_text'), step.text, step.text_matching, `${attr}__text`))
   parts.push(await properties(step.properties ?? [], `${attr}__properties`))
   return and(parts)
 }
