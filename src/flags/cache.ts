@@ -7,6 +7,8 @@
 // are then spaced out so that requests never queue behind a dead connection.
 import { CohortSet, compileFlag, DependencyGraph, type CompiledFlag } from './engine'
 import type { CachedCohortRow, CachedFlagRow, ProjectFlags, ProjectStamp } from './repository'
+import { clientCapabilities, DEFAULT_CAPABILITIES, type ClientCapabilities } from '../remote-config/capabilities'
+import { recordingSettingsOf } from '../projects/recording-settings'
 
 export interface FlagSource {
   load(teamId: number): Promise<ProjectFlags>
@@ -37,6 +39,13 @@ export interface ProjectEntry {
   readonly cohorts: CohortSet
   /** which active flags depend on which: the order /decide evaluates them in */
   readonly dependencies: DependencyGraph
+  /**
+   * what /decide, /flags and the remote config tell posthog-js (session replay from the project's settings): made
+   * when the project is loaded, the same object while its settings do not change (answers memoise their text by it)
+   */
+  readonly capabilities: ClientCapabilities
+  /** the settings it was made from, as JSON (a reload compares them to keep the object) */
+  readonly capabilitiesSource: string
   readonly loadedAt: number
   /** memo for local_evaluation (body and ETag), made on first use; one with cohorts (send_cohorts), one without */
   localEvaluation?: { body: string; etag: string }
@@ -88,6 +97,13 @@ export function buildEntry(teamId: number, data: ProjectFlags, now = Date.now(),
   const previousVersions = new Map((previous?.cohortRows ?? []).map((c) => [c.id, c.version]))
   const versions = new Map(cohortRows.map((c) => [c.id, c.version]))
   const cohorts = cohortRows.length === 0 ? CohortSet.EMPTY : new CohortSet(cohortRows, previous?.cohorts, (id) => previousVersions.get(id) === versions.get(id))
+  const capabilitiesSource = JSON.stringify(data.recording ?? null)
+  const capabilities =
+    previous?.capabilitiesSource === capabilitiesSource
+      ? previous.capabilities
+      : data.recording
+        ? Object.freeze(clientCapabilities(recordingSettingsOf(data.recording)))
+        : DEFAULT_CAPABILITIES
   return {
     teamId,
     version: data.version,
@@ -100,6 +116,8 @@ export function buildEntry(teamId: number, data: ProjectFlags, now = Date.now(),
     cohortRows,
     cohorts,
     dependencies: new DependencyGraph(active),
+    capabilities,
+    capabilitiesSource,
     loadedAt: now,
   }
 }

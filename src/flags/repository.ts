@@ -6,6 +6,7 @@ import type { Sql } from 'postgres'
 import { cancelledWithRequest } from '../db/cancel'
 import { asJson, inTransaction } from '../db/postgres'
 import { groupTypeMapping } from '../people/stored-properties'
+import { recordingSettingsColumn, type RecordingSettings } from '../projects/recording-settings'
 import { COHORT_VALUES_PATH } from './references'
 import type { FlagRow } from './serialize'
 import type { FlagInput } from './validation'
@@ -157,12 +158,15 @@ export interface ProjectFlags {
   groupTypes: [number, string][]
   /** the cohorts the flags use (absent: none) */
   cohorts?: CachedCohortRow[]
+  /** the project's session replay settings (absent: the defaults, recording off) */
+  recording?: Partial<RecordingSettings> | null
 }
 
 export async function loadProjectFlags(sql: Sql, teamId: number): Promise<ProjectFlags> {
-  const [row] = await sql<{ version: number; flags: CachedFlagRow[] | null; group_types: [number, string][] | null; cohorts: CachedCohortRow[] | null }[]>`
+  const [row] = await sql<{ version: number; flags: CachedFlagRow[] | null; group_types: [number, string][] | null; cohorts: CachedCohortRow[] | null; recording: Partial<RecordingSettings> | null }[]>`
     select
       coalesce((select version from feature_flag_versions where team_id = ${teamId}), 0)::bigint as version,
+      (select ${recordingSettingsColumn(sql)} from projects p where p.id = ${teamId}) as recording,
       (select json_agg(json_build_object(
           'id', f.id, 'team_id', f.team_id, 'key', f.key, 'name', f.name, 'filters', f.filters,
           'rollout_percentage', f.rollout_percentage, 'active', f.active, 'deleted', f.deleted,
@@ -183,7 +187,7 @@ export async function loadProjectFlags(sql: Sql, teamId: number): Promise<Projec
         )
         select json_agg(json_build_object('id', c.id, 'is_static', c.is_static, 'filters', c.filters, 'version', c.version) order by c.id)
           from cohorts c where c.team_id = ${teamId} and not c.deleted and c.id in (select id from used)) as cohorts`
-  return { version: Number(row.version), flags: row.flags ?? [], groupTypes: row.group_types ?? [], cohorts: row.cohorts ?? [] }
+  return { version: Number(row.version), flags: row.flags ?? [], groupTypes: row.group_types ?? [], cohorts: row.cohorts ?? [], recording: row.recording }
 }
 
 export interface ProjectStamp {

@@ -11,7 +11,7 @@ import { errors } from '../http/errors'
 import { checkedBody } from '../http/openapi'
 import { announceKeyChange } from './key-changes'
 import { Project, ProjectPage, ProjectUpdate } from './model'
-import { changeProjectSettings } from './settings'
+import { changeProjectSettings, type RecordingSettingsHooks } from './settings'
 import { isOrganizationAdmin, projectsOfUser, resetProjectToken, type ProjectRow } from './repository'
 import type { ProjectTokenCache } from './token-cache'
 
@@ -27,6 +27,7 @@ export function projectJson(p: ProjectRow) {
     created_at: isoDate(p.createdAt),
     timezone: p.timezone,
     week_start_day: p.weekStartDay,
+    ...p.recording,
   }
 }
 
@@ -36,6 +37,8 @@ export function projectRoutes(deps: {
   tokens: ProjectTokenCache
   limiter?: RateLimiter
   trustProxy: boolean
+  /** the replay settings reach the clients' config (cached with the project's flags) */
+  recordingSettings?: RecordingSettingsHooks
 }) {
   const list = new Elysia({ name: 'projects' })
     .use(personalKeyGuard(deps.auth, deps.limiter))
@@ -67,14 +70,14 @@ export function projectRoutes(deps: {
     .patch(
       '/api/projects/:project_id/',
       async ({ principal, project, body }) => {
-        await changeProjectSettings(deps.sql, project.id, body)
+        await changeProjectSettings(deps.sql, project.id, body, deps.recordingSettings)
         return projectJson(await deps.auth.project(principal, String(project.id)))
       },
       {
         params: t.Object({ project_id: t.String({ description: 'numeric id or @current' }) }),
         response: { 200: Project },
         detail: {
-          summary: 'Change the project’s timezone or first day of the week (the answer’s other members are ignored, unknown ones refused)',
+          summary: 'Change the project’s timezone, first day of the week or session replay settings (the answer’s other members are ignored, unknown ones refused)',
           tags: ['projects'],
           requestBody: checkedBody(ProjectUpdate),
         },

@@ -5,6 +5,8 @@
 import type { Sql } from 'postgres'
 import { errors } from '../http/errors'
 import { isKnownTimezone } from '../lib/timezone'
+import { inTransaction } from '../db/postgres'
+import { isRecordingField, parseRecordingSettings, updateRecordingSettings, type RecordingSettings } from './recording-settings'
 import { updateProjectSettings } from './repository'
 
 /** Members of the project's answer (projectJson) that a PATCH leaves alone. */
@@ -13,6 +15,16 @@ const READ_ONLY = new Set(['id', 'uuid', 'organization', 'name', 'api_token', 'a
 export interface ProjectSettings {
   timezone?: string
   weekStartDay?: number
+  /** session replay members given (src/projects/recording-settings.ts) */
+  recording?: Partial<RecordingSettings>
+}
+
+/** What else must happen when the replay settings change: the clients' config is cached with the project's flags. */
+export interface RecordingSettingsHooks {
+  /** inside the writing transaction (bumps the version other processes compare) */
+  changedIn?(tx: Sql, projectId: number): Promise<void>
+  /** after it committed (this process's caches) */
+  onChanged?(projectId: number): Promise<void>
 }
 
 /** The settings a PATCH body asks for; a 400 naming the member for anything invalid. */
@@ -21,9 +33,9 @@ export function parseProjectSettings(body: unknown): ProjectSettings {
   const input = body as Record<string, unknown>
   const settings: ProjectSettings = {}
   for (const key of Object.keys(input)) {
-    if (key === 'timezone' || key === 'week_start_day' || READ_ONLY.has(key)) continue
+    if (key === 'timezone' || key === 'week_start_day' || isRecordingField(key) || READ_ONLY.has(key)) continue
     const shown = key.slice(0, 64)
-    throw errors.validation('invalid_input', `Unknown field "${shown}": only timezone and week_start_day can be changed.`, shown)
+    throw errors.validation('invalid_input', `Unknown field "${shown}": only timezone, week_start_day and the session recording settings can be changed.`, shown)
   }
   if ('timezone' in input) {
     const timezone = input.timezone
@@ -41,11 +53,22 @@ export function parseProjectSettings(body: unknown): ProjectSettings {
     }
     settings.weekStartDay = day ?? 0
   }
+  const recording = parseRecordingSettings(input)
+  if (Object.keys(recording).length > 0) settings.recording = recording
   return settings
 }
 
-export async function changeProjectSettings(sql: Sql, projectId: number, body: unknown): Promise<void> {
+export async function changeProjectSettings(sql: Sql, projectId: number, body: unknown, hooks: RecordingSettingsHooks = {}): Promise<void> {
   const settings = parseProjectSettings(body)
-  if (settings.timezone === undefined && settings.weekStartDay === undefined) return
-  await updateProjectSettings(sql, projectId, settings)
+  const { recording } = settings
+  if (settings.timezone !== undefined || settings.weekStartDay !== undefined) {
+    if (!recording) return updateProjectSettings(sql, projectId, settings)
+  } else if (!recording) return
+  await sql.begin(async (transaction) => {
+    const tx = inTransaction(transaction)
+    await updateProjectSettings(tx, projectId, settings)
+    await updateRecordingSettings(tx, projectId, recording)
+    await hooks.changedIn?.(tx, projectId)
+  })
+  await hooks.onChanged?.(projectId)
 }

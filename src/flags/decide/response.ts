@@ -7,7 +7,7 @@ import type { CompiledFlag, FlagResult, MatchReason } from '../engine'
 import { pyTruthy } from '../engine/operators'
 import type { ResponseFormat } from './request'
 
-import { clientCapabilities, SUPPORTED_COMPRESSION } from '../../remote-config/capabilities'
+import { DEFAULT_CAPABILITIES, SUPPORTED_COMPRESSION, type ClientCapabilities } from '../../remote-config/capabilities'
 
 /** What GET /decide answers (no evaluation, no authentication). */
 export function minimalDecide() {
@@ -22,19 +22,28 @@ export function minimalDecide() {
   }
 }
 
-/** The client configuration merged into every evaluated answer: what this service offers, the rest off. */
-export function baseConfig(): Record<string, unknown> {
+/** The client configuration merged into every evaluated answer: what this service offers (replay as the project's settings say), the rest off. */
+export function baseConfig(capabilities: ClientCapabilities = DEFAULT_CAPABILITIES): Record<string, unknown> {
   return {
     config: { enable_collect_everything: true },
     editorParams: {},
     toolbarParams: {},
     isAuthenticated: false,
-    ...clientCapabilities(),
+    ...capabilities,
   }
 }
 
-/** `{"config":…,"siteApps":[]` — the configuration members, ready to be followed by `,"…"`. */
-const CONFIG_MEMBERS = JSON.stringify(baseConfig()).slice(0, -1)
+/** `{"config":…,"siteApps":[]` per capabilities object (one per project's settings): written once, then reused. */
+const configMembers = new WeakMap<ClientCapabilities, string>()
+
+function configMembersOf(capabilities: ClientCapabilities): string {
+  let text = configMembers.get(capabilities)
+  if (text === undefined) {
+    text = JSON.stringify(baseConfig(capabilities)).slice(0, -1)
+    configMembers.set(capabilities, text)
+  }
+  return text
+}
 
 const DESCRIPTIONS: Record<MatchReason, string> = {
   condition_match: '',
@@ -207,9 +216,18 @@ export function flagSection(format: ResponseFormat, e: Evaluated): string {
 
 const NOTHING: Evaluated = { flags: [], results: [], errors: false }
 
-/** The whole answer as JSON text: configuration (when asked for), the flag section, requestId (and evaluatedAt on /flags). */
-export function decideResponse(format: ResponseFormat, evaluated: Evaluated | 'disabled', requestId: string, now = Date.now()): string {
+/**
+ * The whole answer as JSON text: configuration (when asked for; the project's capabilities, recording off when they
+ * are not known), the flag section, requestId (and evaluatedAt on /flags).
+ */
+export function decideResponse(
+  format: ResponseFormat,
+  evaluated: Evaluated | 'disabled',
+  requestId: string,
+  now = Date.now(),
+  capabilities: ClientCapabilities = DEFAULT_CAPABILITIES,
+): string {
   const section = flagSection(format, evaluated === 'disabled' ? NOTHING : evaluated)
   const evaluatedAt = format.shape === 'flags-v2' || format.shape === 'flags-legacy' ? `,"evaluatedAt":${now}` : ''
-  return `${format.config ? `${CONFIG_MEMBERS},` : '{'}${section},"requestId":"${requestId}"${evaluatedAt}}`
+  return `${format.config ? `${configMembersOf(capabilities)},` : '{'}${section},"requestId":"${requestId}"${evaluatedAt}}`
 }

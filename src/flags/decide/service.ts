@@ -99,18 +99,20 @@ export class DecideService {
     if (wait > 0) throw errors.throttled(wait)
     const distinctId = findDistinctId(data)
     const requestId = crypto.randomUUID()
-    if (processBool(data.disable_flags)) return { body: decideResponse(format, 'disabled', requestId), errors: false }
 
+    // the project's entry also holds what the config tells posthog-js (session replay): read even with disable_flags
     let entry: ProjectEntry | undefined = this.deps.cache.peek(teamId)
     if (entry === undefined) {
       try {
         entry = await this.deps.cache.get(teamId)
       } catch (error) {
-        // never loaded and Postgres unreachable: nothing can be computed
+        // never loaded and Postgres unreachable: nothing can be computed (recording stays off)
         this.deps.onError?.(error, 'flag cache load')
+        if (processBool(data.disable_flags)) return { body: decideResponse(format, 'disabled', requestId), errors: false }
         return { body: decideResponse(format, { flags: [], results: [], errors: true }, requestId), errors: true }
       }
     }
+    if (processBool(data.disable_flags)) return { body: decideResponse(format, 'disabled', requestId, Date.now(), entry.capabilities), errors: false }
     const overrides = overridesOf(data, distinctId)
     for (const name in overrides.groups) {
       if (!entry.groupTypeIndexes.has(name)) {
@@ -119,7 +121,7 @@ export class DecideService {
       }
     }
     const evaluated = await this.evaluate(entry, data, distinctId, overrides, raw.query)
-    return { body: decideResponse(format, evaluated, requestId), errors: evaluated.errors }
+    return { body: decideResponse(format, evaluated, requestId, Date.now(), entry.capabilities), errors: evaluated.errors }
   }
 
   private selectFlags(entry: ProjectEntry, data: Record<string, unknown>, query: URLSearchParams): readonly CompiledFlag[] {
