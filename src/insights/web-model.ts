@@ -29,10 +29,14 @@ export const WebOverviewQuery = t.Object(
   { additionalProperties: false },
 )
 
-/** The breakdowns served, and the event property each reads (the session's first event's for Initial*). */
+/**
+ * The breakdowns served, and the event property each reads: a session's (`initial`: its first event's; `last`: its
+ * last event's that carries the property, as PostHog's session end URL) or each pageview's.
+ */
 export const WEB_BREAKDOWNS = {
   Page: { property: '$pathname', initial: false },
   InitialPage: { property: '$pathname', initial: true },
+  ExitPage: { property: '$pathname', initial: true, last: true },
   InitialReferringDomain: { property: '$referring_domain', initial: true },
   InitialUTMSource: { property: 'utm_source', initial: true },
   InitialUTMCampaign: { property: 'utm_campaign', initial: true },
@@ -47,7 +51,7 @@ export const WEB_BREAKDOWNS = {
   City: { property: '$geoip_city_name', initial: true },
   Language: { property: '$browser_language', initial: true },
   ScreenName: { property: '$screen_name', initial: false },
-} as const satisfies Record<string, { property: string; initial: boolean }>
+} as const satisfies Record<string, { property: string; initial: boolean; last?: boolean }>
 
 export type WebBreakdown = keyof typeof WEB_BREAKDOWNS
 

@@ -106,19 +106,40 @@ export async function runWebOverview(node: WebOverviewNode, ctx: InsightContext)
 /** Rows of one period: breakdown value → [visitors, views, bounce rate %|null]. */
 type PeriodRows = Map<string, [number, number, number | null]>
 
-async function tableRows(node: WebStatsTableNode, range: ResolvedDateRange, filters: string | null, ctx: InsightContext, cap: number): Promise<{ rows: PeriodRows; more: boolean }> {
-  const breakdown = WEB_BREAKDOWNS[node.breakdownBy] as { property: string; initial: boolean }
+/** The shown values a read of another period (or of entry bounce rates) may name in its statement, at most. */
+const MAX_ONLY_CHARS = 64 * 1024
+
+/**
+ * A condition on `column` holding one of the shown values (the `(none)` row: NULL or ''), or null when naming them
+ * would make the statement too long (the read is then capped by rows instead).
+ */
+function oneOf(column: string, values: readonly string[]): string | null {
+  const named = values.filter((v) => v !== NULL_LABEL).map(str)
+  if (named.reduce((n, v) => n + v.length + 2, 0) > MAX_ONLY_CHARS) return null
+  const parts = named.length > 0 ? [`${column} IN (${named.join(', ')})`] : []
+  if (values.includes(NULL_LABEL)) parts.push(`${column} IS NULL`, `${column} = ''`)
+  return parts.length === 0 ? '1 = 0' : parts.join(' OR ')
+}
+
+/**
+ * One period's rows by the node's breakdown, at most `cap`; with `only`, of those values alone (the rows shown): the
+ * previous period and the entry bounce rates are read for them, not for the 10,000 values of the most visitors.
+ */
+async function tableRows(node: WebStatsTableNode, range: ResolvedDateRange, filters: string | null, ctx: InsightContext, cap: number, only?: readonly string[]): Promise<{ rows: PeriodRows; more: boolean }> {
+  const breakdown = WEB_BREAKDOWNS[node.breakdownBy] as { property: string; initial: boolean; last?: boolean }
   const value = userProp(breakdown.property, 'query__breakdownBy')
   const order = 'ORDER BY visitors DESC, pageviews DESC, value ASC'
   let text: string
   if (breakdown.initial) {
-    // a session-level value: the session's first event's
-    const inner = sessions(range, filters, [`argMin(${value}, timestamp) AS value`])
-    text = `SELECT value, count(DISTINCT person) AS visitors, sum(views) AS pageviews, avg(${bounced}) FROM (${inner}) GROUP BY value ${order} LIMIT ${cap + 1}`
+    // a session-level value: the session's first event's, or the last one's that carries it (the exit page)
+    const pick = breakdown.last ? `argMaxIf(${value}, timestamp, ${value} IS NOT NULL)` : `argMin(${value}, timestamp)`
+    const inner = sessions(range, filters, [`${pick} AS value`])
+    const where = only ? oneOf('value', only) : null
+    text = `SELECT value, count(DISTINCT person) AS visitors, sum(views) AS pageviews, avg(${bounced}) FROM (${inner})${where ? ` WHERE ${where}` : ''} GROUP BY value ${order} LIMIT ${cap + 1}`
   } else {
     // a page-level value: every pageview (or screen) of a session counts where it happened
     const event = node.breakdownBy === 'ScreenName' ? str('$screen') : str('$pageview')
-    const where = and([`event = ${event}`, `${prop('$session_id')} IS NOT NULL`, inRange(range.from, range.to), filters])
+    const where = and([`event = ${event}`, `${prop('$session_id')} IS NOT NULL`, inRange(range.from, range.to), filters, only ? oneOf(value, only) : null])
     text = `SELECT ${value} AS value, count(DISTINCT person_id) AS visitors, count() AS pageviews FROM events WHERE ${where} GROUP BY value ${order} LIMIT ${cap + 1}`
   }
   const answer = await ctx.hogql(text)
@@ -136,12 +157,13 @@ export async function runWebStatsTable(node: WebStatsTableNode, ctx: InsightCont
   const limit = node.limit ?? DEFAULT_LIMIT
   const offset = node.offset ?? 0
   const now = await tableRows(node, current, filters, ctx, offset + limit)
+  const entries = [...now.rows.entries()].slice(offset, offset + limit)
+  const shown = entries.map(([value]) => value)
   // the previous period's figures of the same values (a value new in this period has none)
-  const before = previous ? (await tableRows(node, previous, filters, ctx, 10_000)).rows : null
+  const before = previous ? (await tableRows(node, previous, filters, ctx, 10_000, shown)).rows : null
   // a page's bounce rate is that of the sessions entering on it, as PostHog counts it
   let entryBounce: PeriodRows | null = null
-  if (node.breakdownBy === 'Page' && node.includeBounceRate) entryBounce = (await tableRows({ ...node, breakdownBy: 'InitialPage' }, current, filters, ctx, 10_000)).rows
-  const entries = [...now.rows.entries()].slice(offset, offset + limit)
+  if (node.breakdownBy === 'Page' && node.includeBounceRate) entryBounce = (await tableRows({ ...node, breakdownBy: 'InitialPage' }, current, filters, ctx, 10_000, shown)).rows
   const totalVisitors = [...now.rows.values()].reduce((sum, r) => sum + r[0], 0)
   const withBounce = node.includeBounceRate === true && node.breakdownBy !== 'ScreenName'
   const results = entries.map(([value, [visitors, views, bounce]]) => {

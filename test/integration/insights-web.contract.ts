@@ -88,6 +88,15 @@ export const WEB_CHECKS: Record<string, (post: RunQuery) => Promise<void>> = {
       ['Safari', 1, 1],
     ])
   },
+  'exit pages: a session counted once, by the last of its events that has a page (a click or signup after it is not one)': async (post) => {
+    // s1 leaves on /pricing, s2 on /home, s3 on /docs (its click has no page), s4 on /home (its signup has none)
+    const exits = await post({ kind: 'WebStatsTableQuery', breakdownBy: 'ExitPage', dateRange: RANGE, includeBounceRate: true, compareFilter: { compare: true } })
+    expect(exits.results.map((r: unknown[]) => [r[0], r[1], r[2], (r[3] as number[])[0]])).toEqual([
+      ['/home', [2, 1], [2, 1], 50],
+      ['/pricing', [1, 0], [2, 0], 0],
+      ['/docs', [1, 0], [1, 0], 0],
+    ])
+  },
 }
 
 export function insightsWebContract(name: string, start: () => Promise<Stack>): void {
