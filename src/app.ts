@@ -31,6 +31,8 @@ import { dashboardRoutes } from './dashboards/dashboard-routes'
 import { decideRoutes } from './flags/decide/routes'
 import { remoteConfigRoutes } from './remote-config/routes'
 import type { Services } from './services'
+import { clientScriptRoutes } from './client-scripts/routes'
+import { ClientScripts } from './client-scripts/scripts'
 import { currentUserRoutes, signInRoutes } from './users/routes'
 import { CSRF_COOKIE, CSRF_HEADER, SESSION_COOKIE } from './users/rules'
 import { consoleRoutes } from './console/routes'
@@ -173,6 +175,7 @@ export function createApp(services: Services) {
     .use(recordingIngestRoutes({ ingest: services.recordingIngest, body: { ...bodyLimits, maxBytes: maxRecordingBytes }, trustProxy: services.auth.trustProxy }))
     .use(remoteConfigRoutes({ tokens: services.tokens, projects: services.flags.cache }))
     .use(privateApiRoutes(services, privateApi, bodyLimits))
+    .use(clientScriptRoutes({ scripts: ClientScripts.fromPackage() }))
     // console sign-in and sign-out: JSON read within their own small cap (users/login-body.ts), outside the private
     // API's parse hook, which would ask for a key first
     .use(
