@@ -3,6 +3,7 @@
 import { api, projectPath, query } from '../lib/api'
 import { Field, Options, useAsync, valueOf } from '../lib/ui'
 import { useSession } from '../lib/session'
+import { ActionSelect, useActions } from './ActionSelect'
 import { PropertyNames, PropertyValues } from '../definitions/suggestions'
 import { COHORT_OPERATORS, DATE_RANGES, INTERVALS, MATHS, OPERATORS, ORDERS, PERIODS, PROPERTY_MATHS, RETENTION_TYPES, seriesLetter, WINDOW_UNITS, type FunnelForm, type LifecycleForm, type RetentionForm, type TrendForm } from './query'
 
@@ -28,10 +29,10 @@ export function EventNames() {
   )
 }
 
-function EventInput(props: { value: string; onChange: (value: string) => void }) {
+function EventInput(props: { value: string; onChange: (value: string) => void; byAction?: boolean }) {
   return (
-    <Field label="Event" hint="empty: every event">
-      <input list={EVENT_LIST} value={props.value} maxLength={400} onInput={(e) => props.onChange(valueOf(e))} />
+    <Field label="Event" hint={props.byAction ? 'the action is counted instead' : 'empty: every event'}>
+      <input list={EVENT_LIST} value={props.value} maxLength={400} disabled={props.byAction} onInput={(e) => props.onChange(valueOf(e))} />
     </Field>
   )
 }
@@ -108,13 +109,15 @@ export function TrendBuilder(props: { form: TrendForm; onChange: (form: TrendFor
   const { form, onChange } = props
   const set = (patch: Partial<TrendForm>) => onChange({ ...form, ...patch })
   const setSeries = (index: number, patch: Partial<TrendForm['series'][number]>) => set({ series: form.series.map((s, i) => (i === index ? { ...s, ...patch } : s)) })
+  const actions = useActions()
   return (
     <div class="builder">
       {form.series.map((s, i) => (
         <fieldset key={i}>
           <legend>{`Series ${seriesLetter(i)}`}</legend>
           <div class="filters">
-            <EventInput value={s.event} onChange={(event) => setSeries(i, { event })} />
+            <EventInput value={s.event} byAction={Boolean(s.action)} onChange={(event) => setSeries(i, { event })} />
+            <ActionSelect actions={actions} value={s.action} onChange={(action) => setSeries(i, { action })} />
             <Field label="Math">
               <select value={s.math} onChange={(e) => setSeries(i, { math: valueOf(e) })}>
                 <Options choices={MATHS} />
@@ -194,15 +197,19 @@ export function TrendBuilder(props: { form: TrendForm; onChange: (form: TrendFor
 export function FunnelBuilder(props: { form: FunnelForm; onChange: (form: FunnelForm) => void }) {
   const { form, onChange } = props
   const set = (patch: Partial<FunnelForm>) => onChange({ ...form, ...patch })
+  const actions = useActions()
+  // one action (or null) per step, kept beside the steps as they are added and removed
+  const stepActions = form.steps.map((_, i) => form.stepActions?.[i] ?? null)
   return (
     <div class="builder">
       {form.steps.map((step, i) => (
         <fieldset key={i}>
           <legend>{`Step ${i + 1}`}</legend>
           <div class="filters">
-            <EventInput value={step} onChange={(event) => set({ steps: form.steps.map((s, j) => (j === i ? event : s)) })} />
+            <EventInput value={step} byAction={Boolean(stepActions[i])} onChange={(event) => set({ steps: form.steps.map((s, j) => (j === i ? event : s)) })} />
+            <ActionSelect actions={actions} value={stepActions[i]} onChange={(action) => set({ stepActions: stepActions.map((a, j) => (j === i ? action : a)) })} />
             {form.steps.length > 2 ? (
-              <button type="button" onClick={() => set({ steps: form.steps.filter((_, j) => j !== i) })}>
+              <button type="button" onClick={() => set({ steps: form.steps.filter((_, j) => j !== i), stepActions: stepActions.filter((_, j) => j !== i) })}>
                 {`Remove step ${i + 1}`}
               </button>
             ) : null}
@@ -210,7 +217,7 @@ export function FunnelBuilder(props: { form: FunnelForm; onChange: (form: Funnel
         </fieldset>
       ))}
       {form.steps.length < 20 ? (
-        <button type="button" onClick={() => set({ steps: [...form.steps, ''] })}>
+        <button type="button" onClick={() => set({ steps: [...form.steps, ''], stepActions: [...stepActions, null] })}>
           Add step
         </button>
       ) : null}

@@ -93,7 +93,7 @@ describe('round three: lifecycle, stickiness, a person breakdown, retention peri
   })
 
   test('a funnel waits for every step to name its event', () => {
-    expect(funnelProblem(newFunnelForm())).toBe('Step 2 needs an event.')
+    expect(funnelProblem(newFunnelForm())).toBe('Step 2 needs an event or an action.')
     expect(funnelProblem({ ...newFunnelForm(), steps: ['a', 'b'] })).toBeNull()
   })
 })
@@ -108,5 +108,28 @@ describe('round three: person and cohort filters', () => {
     expect(trendFormOf(cohort).filter).toEqual({ key: 'id', operator: 'not_in', value: '7', type: 'cohort' })
     // no cohort chosen yet: no filter
     expect(trendsQuery({ ...newTrendForm(), filter: { key: 'id', operator: 'in', value: '', type: 'cohort' } }).properties).toBeUndefined()
+  })
+})
+
+describe('actions as series and steps', () => {
+  test('a series with an action sends an ActionsNode (its math kept) and reads back into the form', () => {
+    const form = { ...newTrendForm(), series: [{ event: '$pageview', math: 'dau', mathProperty: '', action: { id: 7, name: 'Signed up' } }] }
+    const node = trendsQuery(form)
+    expect(node.series).toEqual([{ kind: 'ActionsNode', id: 7, name: 'Signed up', math: 'dau' }])
+    expect(trendFormOf(node).series[0]).toEqual({ event: '', math: 'dau', mathProperty: '', action: { id: 7, name: 'Signed up' } })
+    expect(trendFormOf(trendsQuery(newTrendForm())).series[0].action).toBeUndefined()
+  })
+
+  test('a funnel step may be an action; an empty step with an action is complete', () => {
+    const form = { ...newFunnelForm(), steps: ['$pageview', ''], stepActions: [null, { id: 3, name: 'Purchased' }] }
+    expect(funnelProblem(form)).toBeNull()
+    const node = funnelsQuery(form)
+    expect(node.series).toEqual([
+      { kind: 'EventsNode', event: '$pageview', name: '$pageview' },
+      { kind: 'ActionsNode', id: 3, name: 'Purchased' },
+    ])
+    expect(funnelFormOf(node).stepActions).toEqual([null, { id: 3, name: 'Purchased' }])
+    // a saved node naming no valid id is read as the event
+    expect(funnelFormOf({ ...node, series: [{ kind: 'ActionsNode', id: 'x' }, { kind: 'EventsNode', event: 'b' }] }).stepActions).toBeUndefined()
   })
 })

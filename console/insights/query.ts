@@ -1,11 +1,19 @@
 // The query nodes the Insights page sends, built from its forms (pure: unit-tested in query.test.ts). Only what a
 // person typed goes in, as values: the server checks every node by its own schema.
 
+/** An action chosen as a series or a step (its name labels the line or the step). */
+export interface ActionChoice {
+  id: number
+  name: string
+}
+
 export interface SeriesForm {
   /** '' means every event */
   event: string
   math: string
   mathProperty: string
+  /** when set, the series counts this action's events instead of `event` */
+  action?: ActionChoice | null
 }
 
 export interface FilterForm {
@@ -34,6 +42,8 @@ export interface TrendForm {
 
 export interface FunnelForm {
   steps: string[]
+  /** per step, an action used instead of the step's event (absent or null: the event) */
+  stepActions?: (ActionChoice | null)[]
   windowInterval: number
   windowUnit: string
   order: 'ordered' | 'strict' | 'unordered'
@@ -107,6 +117,11 @@ function eventsNode(event: string): Record<string, unknown> {
   return { kind: 'EventsNode', event: event.trim() === '' ? null : event.trim(), name: event.trim() === '' ? 'All events' : event.trim() }
 }
 
+/** A series or a step: PostHog's ActionsNode when an action is chosen, else the event's EventsNode. */
+function entityNode(event: string, action: ActionChoice | null | undefined): Record<string, unknown> {
+  return action ? { kind: 'ActionsNode', id: action.id, name: action.name } : eventsNode(event)
+}
+
 /** A filter as PostHog writes it: numbers for gt/lt, no value for is_set. */
 function propertyFilter(filter: FilterForm): Record<string, unknown>[] {
   if (filter.type === 'cohort') {
@@ -126,7 +141,7 @@ export function trendsQuery(form: TrendForm): Record<string, unknown> {
   const node: Record<string, unknown> = {
     kind: 'TrendsQuery',
     series: form.series.map((s) => {
-      const series = { ...eventsNode(s.event), math: s.math }
+      const series = { ...entityNode(s.event, s.action), math: s.math }
       return PROPERTY_MATHS.has(s.math) ? { ...series, math_property: s.mathProperty.trim() } : series
     }),
     interval: form.interval,
@@ -142,7 +157,7 @@ export function trendsQuery(form: TrendForm): Record<string, unknown> {
 export function funnelsQuery(form: FunnelForm): Record<string, unknown> {
   const node: Record<string, unknown> = {
     kind: 'FunnelsQuery',
-    series: form.steps.map(eventsNode),
+    series: form.steps.map((step, i) => entityNode(step, form.stepActions?.[i])),
     dateRange: { date_from: form.dateFrom },
     funnelsFilter: { funnelWindowInterval: form.windowInterval, funnelWindowIntervalUnit: form.windowUnit, funnelOrderType: form.order },
   }
@@ -228,8 +243,8 @@ export function trendProblem(form: TrendForm): string | null {
 export function funnelProblem(form: FunnelForm): string | null {
   if (form.steps.length < 2) return 'A funnel needs at least two steps.'
   // an empty step would mean "any event", which makes a new funnel look converted before it is built
-  const empty = form.steps.findIndex((step, i) => i > 0 && !step.trim())
-  return empty > 0 ? `Step ${empty + 1} needs an event.` : null
+  const empty = form.steps.findIndex((step, i) => i > 0 && !step.trim() && !form.stepActions?.[i])
+  return empty > 0 ? `Step ${empty + 1} needs an event or an action.` : null
 }
 
 export function seriesLetter(index: number): string {
@@ -244,6 +259,14 @@ export function sourceOf(query: unknown): Record<string, any> | null {
   return node
 }
 
+/** The action of a saved ActionsNode (null for an EventsNode). */
+function actionOf(node: any): ActionChoice | null {
+  if (node?.kind !== 'ActionsNode') return null
+  const id = Number(node.id)
+  if (!Number.isInteger(id) || id <= 0) return null
+  return { id, name: typeof node.name === 'string' && node.name ? node.name : `Action ${id}` }
+}
+
 /** The trend form of a saved TrendsQuery (what the form cannot show, e.g. a second filter, is left out). */
 export function trendFormOf(node: Record<string, any>): TrendForm {
   const base = newTrendForm()
@@ -251,7 +274,12 @@ export function trendFormOf(node: Record<string, any>): TrendForm {
   const first = Array.isArray(node.properties) ? node.properties.find((p: any) => p && typeof p.key === 'string') : undefined
   const interval = INTERVALS.some(([v]) => v === node.interval) ? node.interval : base.interval
   return {
-    series: series.map((s: any) => ({ event: typeof s?.event === 'string' ? s.event : '', math: typeof s?.math === 'string' ? s.math : 'total', mathProperty: typeof s?.math_property === 'string' ? s.math_property : '' })),
+    series: series.map((s: any) => ({
+      event: typeof s?.event === 'string' ? s.event : '',
+      math: typeof s?.math === 'string' ? s.math : 'total',
+      mathProperty: typeof s?.math_property === 'string' ? s.math_property : '',
+      ...(actionOf(s) ? { action: actionOf(s) } : {}),
+    })),
     filter: first
       ? {
           key: first.key,
@@ -272,9 +300,12 @@ export function trendFormOf(node: Record<string, any>): TrendForm {
 export function funnelFormOf(node: Record<string, any>): FunnelForm {
   const base = newFunnelForm()
   const filter = node.funnelsFilter ?? {}
-  const steps = Array.isArray(node.series) && node.series.length >= 2 ? node.series.slice(0, 20).map((s: any) => (typeof s?.event === 'string' ? s.event : '')) : base.steps
+  const saved = Array.isArray(node.series) && node.series.length >= 2 ? node.series.slice(0, 20) : null
+  const steps = saved ? saved.map((s: any) => (typeof s?.event === 'string' ? s.event : '')) : base.steps
+  const stepActions = saved ? saved.map(actionOf) : []
   return {
     steps,
+    ...(stepActions.some(Boolean) ? { stepActions } : {}),
     windowInterval: Number.isInteger(filter.funnelWindowInterval) ? filter.funnelWindowInterval : base.windowInterval,
     windowUnit: WINDOW_UNITS.includes(filter.funnelWindowIntervalUnit) ? filter.funnelWindowIntervalUnit : base.windowUnit,
     order: ORDERS.some(([v]) => v === filter.funnelOrderType) ? filter.funnelOrderType : base.order,
