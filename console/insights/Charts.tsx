@@ -4,12 +4,12 @@ import type { ComponentChildren } from 'preact'
 import { axisTicks, labelledIndexes, tickText } from '../lib/axis'
 import { colourOf, durationText, linePath, linearScale, retentionGrid, total, type FunnelGroup, type TrendLine } from './chart-data'
 
-const WIDTH = 640
-const LEFT = 44
-const HEIGHT = 180
+export const WIDTH = 640
+export const LEFT = 44
+export const HEIGHT = 180
 const TOP_PAD = 10
 
-function ValueAxis(props: { ticks: number[]; y: (v: number) => number; tick?: (v: number) => string }) {
+export function ValueAxis(props: { ticks: number[]; y: (v: number) => number; tick?: (v: number) => string }) {
   return (
     <>
       {props.ticks.map((t) => (
@@ -40,7 +40,7 @@ function Legend(props: { items: { label: string; dashed?: boolean }[] }) {
 }
 
 /** A chart's numbers as a table (for screen readers, and for reading exact values), folded under the chart. */
-function TableView(props: { name: string; corner: string; headers: string[]; children: ComponentChildren }) {
+export function TableView(props: { name: string; corner: string; headers: string[]; children: ComponentChildren }) {
   return (
     <details>
       <summary>Table view</summary>
@@ -70,7 +70,7 @@ function valueAxis(max: number) {
 }
 
 /** An axis that also reaches below zero (a lifecycle's dormant persons): the negative ticks mirror the positive ones. */
-function signedAxis(min: number, max: number) {
+export function signedAxis(min: number, max: number) {
   if (min >= 0) return valueAxis(max)
   const up = max > 0 ? axisTicks(max) : [0]
   const down = axisTicks(-min).map((t) => -t)

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { breakdownText, durationText, funnelGroups, funnelSteps, lifecycleLines, linePath, linearScale, percent, retentionGrid, roundTo, total, trendLines } from './chart-data'
+import { breakdownText, durationText, funnelGroups, funnelSteps, lifecycleBars, lifecycleLines, linePath, linearScale, percent, retentionGrid, roundTo, total, trendLines } from './chart-data'
 
 describe('trend lines from a TrendsQuery answer', () => {
   test('one line per result, with its labels; breakdown values and periods named for people', () => {
@@ -144,5 +144,26 @@ describe('round three: sums, lifecycle, funnels per value, retention blanks', ()
       [5, null, null],
     ])
     expect(grid.rows.map((r) => r.size)).toEqual([4, 3, 5])
+  })
+})
+
+describe('lifecycle as stacked bars', () => {
+  test('new, returning, resurrecting stack above the axis in that order; dormant below', () => {
+    const answer = [
+      { status: 'dormant', data: [0, -2], labels: ['1-Jan', '2-Jan'], label: '$pageview - dormant' },
+      { status: 'new', data: [3, 1], labels: ['1-Jan', '2-Jan'], label: '$pageview - new' },
+      { status: 'resurrecting', data: [0, 1], labels: ['1-Jan', '2-Jan'], label: '$pageview - resurrecting' },
+      { status: 'returning', data: [0, 2], labels: ['1-Jan', '2-Jan'], label: '$pageview - returning' },
+    ]
+    const { labels, bars, min, max } = lifecycleBars(lifecycleLines(answer))
+    expect(labels).toEqual(['1-Jan', '2-Jan'])
+    expect(bars[1]).toEqual([
+      { status: 'New', value: 1, from: 0, to: 1 },
+      { status: 'Returning', value: 2, from: 1, to: 3 },
+      { status: 'Resurrecting', value: 1, from: 3, to: 4 },
+      { status: 'Dormant', value: -2, from: 0, to: -2 },
+    ])
+    expect([min, max]).toEqual([-2, 4])
+    expect(lifecycleBars([]).bars).toEqual([])
   })
 })

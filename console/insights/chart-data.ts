@@ -178,3 +178,41 @@ export function retentionGrid(results: unknown): { periods: string[]; rows: Rete
   })
   return { periods, rows }
 }
+
+/** The lifecycle's statuses in PostHog's stacking order: new, returning, resurrecting above the axis, dormant below. */
+export const LIFECYCLE_ORDER = ['New', 'Returning', 'Resurrecting', 'Dormant'] as const
+
+export interface LifecycleSegment {
+  status: string
+  value: number
+  /** where the segment starts and ends on the value axis (dormant ones below zero) */
+  from: number
+  to: number
+}
+
+/**
+ * Stacked bars of a lifecycle: per period, each status's segment on top of the previous ones (dormant, which the API
+ * answers as negative counts, stacked downwards from zero), and the extent the value axis must reach.
+ */
+export function lifecycleBars(lines: TrendLine[]): { labels: string[]; bars: LifecycleSegment[][]; min: number; max: number } {
+  const ordered = LIFECYCLE_ORDER.map((status) => lines.find((l) => l.label === status)).filter((l): l is TrendLine => l !== undefined)
+  const n = Math.max(0, ...ordered.map((l) => l.values.length))
+  let min = 0
+  let max = 0
+  const bars = Array.from({ length: n }, (_, i) => {
+    let up = 0
+    let down = 0
+    return ordered.map((line) => {
+      const value = line.values[i] ?? 0
+      const below = line.label === 'Dormant' || value < 0
+      const from = below ? down : up
+      const to = from + (below ? -Math.abs(value) : value)
+      if (below) down = to
+      else up = to
+      min = Math.min(min, to)
+      max = Math.max(max, to)
+      return { status: line.label, value, from, to }
+    })
+  })
+  return { labels: ordered[0]?.labels ?? [], bars, min, max }
+}

@@ -121,8 +121,19 @@ describe('console: insights, round three', () => {
     expect(rows.slice(0, -1).map((row) => row[0])).toEqual(byStatus[0].labels)
     expect(byStatus.slice(0, 3).reduce((n: number, r: any) => n + r.count, 0)).toBeGreaterThan(0)
     await page.getByText('Dates in UTC').waitFor()
-    await page.getByText('The last point is the current period, not over yet').waitFor()
+    await page.getByText('The last bar is the current period, not over yet').waitFor()
+    // drawn as PostHog draws it: stacked bars, new, returning and resurrecting above the axis, dormant below
+    const chart = page.getByRole('img', { name: 'Lifecycle', exact: true })
+    const segments = await chart.locator('rect title').allTextContents()
+    const drawn = byStatus.flatMap((r: any) => r.data.filter((v: number) => v !== 0)).length
+    expect(segments.length).toBe(drawn)
+    expect(await page.getByRole('list', { name: 'Legend' }).getByRole('listitem').allTextContents()).toEqual(['New', 'Returning', 'Resurrecting', 'Dormant'])
+    // over 14 days the visitors of 10 days ago are new, then dormant (below the axis), then resurrecting today
+    await page.getByLabel('Date range').selectOption('-14d')
+    await chart.locator('rect title', { hasText: 'dormant' }).first().waitFor({ state: 'attached' })
+    await chart.locator('rect title', { hasText: 'resurrecting' }).first().waitFor({ state: 'attached' })
     await page.screenshot({ path: screenshot('console-lifecycle.png') })
+    await page.getByLabel('Date range').selectOption('-7d')
 
     await page.getByRole('tab', { name: 'Stickiness' }).click()
     await page.getByRole('combobox', { name: 'Event' }).fill('$pageview')
@@ -231,6 +242,44 @@ describe('console: insights, round three', () => {
     expect(shown.filter((r) => r[1] === 'pro').map((r) => Number(r[2]))).toEqual([3, 2])
     await page.getByLabel('Breakdown').fill('')
     await page.getByLabel('Properties of').selectOption('event')
+  })
+
+  test('an action as a trends series and as a funnel step, as the query API answers them', async () => {
+    const created = await service.api('/api/projects/1/actions/', { method: 'POST', json: { name: 'Bought something', steps: [{ event: 'purchased' }] } })
+    expect(created.status).toBe(201)
+    const action = { kind: 'ActionsNode', id: created.body.id, name: 'Bought something' }
+    // the Insights page reads the project's actions when it opens
+    await go('Live events')
+    await go('Insights')
+    await page.getByRole('tab', { name: 'Trends' }).click()
+    const series = page.getByRole('group', { name: 'Series A' })
+    await series.getByRole('combobox', { name: 'Action' }).selectOption({ label: 'Bought something' })
+    expect(await series.getByRole('combobox', { name: 'Event' }).isDisabled()).toBe(true)
+    const trend = await runQuery({ kind: 'TrendsQuery', series: [{ ...action, math: 'total' }], interval: 'day', dateRange: { date_from: '-7d' } })
+    expect(trend.results[0].count).toBe(REVENUES.length)
+    const trendTable = await tableView('Trend')
+    const totals = await eventually(() => tableRows(trendTable), (rows) => rows.at(-1)?.[1] === String(trend.results[0].count))
+    expect(totals.at(-1)).toEqual(['Total', String(REVENUES.length)])
+
+    await page.getByRole('tab', { name: 'Funnel' }).click()
+    await page.getByRole('group', { name: 'Step 1' }).getByRole('combobox', { name: 'Event' }).fill('$pageview')
+    await page.getByRole('group', { name: 'Step 2' }).getByRole('combobox', { name: 'Action' }).selectOption({ label: 'Bought something' })
+    const funnel = await runQuery({
+      kind: 'FunnelsQuery',
+      series: [seriesNode('$pageview'), action],
+      dateRange: { date_from: '-30d' },
+      funnelsFilter: { funnelWindowInterval: 14, funnelWindowIntervalUnit: 'day', funnelOrderType: 'ordered' },
+    })
+    const expected = funnel.results.map((s: any, i: number) => [`${i + 1}. ${s.name}`, String(s.count)])
+    expect(expected[1]).toEqual(['2. Bought something', String(REVENUES.length)])
+    const funnelTable = await tableView('Funnel')
+    const rows = await eventually(() => tableRows(funnelTable), (r) => r.length === 2 && r[1][0] === '2. Bought something')
+    expect(rows.map((r) => r.slice(0, 2))).toEqual(expected)
+    await page.screenshot({ path: screenshot('console-actions.png') })
+    // back to events for the tests after this one
+    await page.getByRole('group', { name: 'Step 2' }).getByRole('combobox', { name: 'Action' }).selectOption({ label: 'No action' })
+    await page.getByRole('tab', { name: 'Trends' }).click()
+    await series.getByRole('combobox', { name: 'Action' }).selectOption({ label: 'No action' })
   })
 
   test("retention by week, first time: a cohort size column, and periods not over yet left blank", async () => {
