@@ -25,6 +25,7 @@ import { actionRoutes } from './actions/routes'
 import { recordingIngestRoutes } from './replay/ingest-routes'
 import { recordingRoutes } from './replay/routes'
 import { memberRoutes } from './members/routes'
+import { backupRoutes } from './backup/routes'
 import { queryRoutes } from './insights/routes'
 import { insightRoutes } from './dashboards/insight-routes'
 import { dashboardRoutes } from './dashboards/dashboard-routes'
@@ -243,6 +244,7 @@ function privateApiRoutes(services: Services, privateApi: PrivateApiDeps, bodyLi
     .use(actionRoutes(privateApi))
     .use(recordingRoutes({ offload, auth: services.auth, limiter: services.apiLimiter }))
     .use(memberRoutes(privateApi))
+    .use(backupRoutes({ ...privateApi, dataDir: services.config.DATA_DIR, backups: services.backups }))
     // the signed-in user (sign-in and sign-out read their own bodies: mounted beside this group, in createApp)
     .use(currentUserRoutes({ users: services.users, auth: services.auth, limiter: services.apiLimiter }))
     .use(flagHistoryRoutes(privateApi))

@@ -17,6 +17,7 @@ import { dlqCommand } from './pipeline/dlq-cli'
 import { openLearnerReplay } from './people/learner-replay'
 import { checkedPasswordOr, readPasswordFromStdin, userCommand } from './users/cli'
 import { ownIfFirstToSignIn, setPassword } from './users/service'
+import { backupCommand, ReportedFailure } from './backup/cli'
 
 const USAGE = `usage: npm run cli -- <command>
   project create --name NAME [--organization UUID]   create a project; prints {"id", "api_token"}
@@ -37,7 +38,12 @@ const USAGE = `usage: npm run cli -- <command>
   migrate                                             apply Postgres and event-store migrations
   dlq list                                            dead-lettered events, by file and reason
   dlq replay [--file NAME]                            hand dead-lettered events back to the event store or the learner
-  user set-password --email E --password-stdin        a console password; ends the user's sessions; prints {"id", "email"}`
+  user set-password --email E --password-stdin        a console password; ends the user's sessions; prints {"id", "email"}
+  backup --to DIR                                     a consistent copy of the embedded stores into a new or empty
+                                                      directory, while the service runs (or without it)
+  verify --from DIR                                   check a backup: its manifest, every checksum, that the copies
+                                                      open; exit 1 with the problems when it does not verify
+  restore --from DIR                                  a backup into DATA_DIR, which must be empty or absent`
 
 export class UsageError extends Error {}
 
@@ -108,6 +114,8 @@ function parse(argv: string[]) {
         scopes: { type: 'string' },
         file: { type: 'string' },
         id: { type: 'string' },
+        to: { type: 'string' },
+        from: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
         'password-stdin': { type: 'boolean' },
       },
@@ -226,6 +234,8 @@ export async function runCli(argv: string[], config: Config): Promise<unknown> {
       learner: () => openLearnerReplay(config),
     })
   }
+  const backupResult = await backupCommand(group, values, config, (m) => new UsageError(m))
+  if (backupResult !== null) return backupResult
   throw new UsageError(`unknown command "${positionals.join(' ')}"\n${USAGE}`)
 }
 
@@ -249,6 +259,10 @@ if (import.meta.main) {
     if (error instanceof UsageError) {
       process.stderr.write(`${error.message}\n`)
       process.exit(64)
+    }
+    if (error instanceof ReportedFailure) {
+      print(error.report)
+      process.exit(1)
     }
     log.error({ err: error }, 'command failed')
     process.stderr.write(`error: ${(error as Error).message}\n`)

@@ -42,6 +42,9 @@ import { CompileThread } from './query/compile-thread'
 import { QueryService } from './query/service'
 import { createQueryRunner } from './query/factory'
 import { AnalyticsThreads } from './analytics/threads'
+import { BackupService } from './backup/service'
+import { serviceSources } from './backup/sources'
+import { serveBackupControl } from './backup/control'
 
 export interface Lifecycle {
   draining: boolean
@@ -72,6 +75,8 @@ export interface Services {
   query: QueryService
   /** the threads that run the private API's analytics: query API, insights, dashboards, results, events API */
   analytics: AnalyticsThreads
+  /** backups of the embedded stores (null on Postgres or ClickHouse: their own tools back them up) */
+  backups: BackupService | null
   lifecycle: Lifecycle
   readiness(): Promise<Readiness>
   close(): Promise<void>
@@ -205,6 +210,10 @@ export async function startServices(config: Config, log: Logger, options: { metr
     // Closers run in reverse: the log drains (the worker catches up) before the stores close.
     closers.push(() => captureLog.drain(closingTimeLeft()).then(() => undefined))
     await captureLog.start()
+    // backups while serving (src/backup/): the HTTP route, and the CLI through a socket only this user reaches
+    const backupSources = serviceSources(config, db, captureLog)
+    const backups = backupSources ? new BackupService(backupSources) : null
+    if (backups) closers.push(serveBackupControl(config.DATA_DIR, backups, log))
     // the serving thread's connection to the recordings: erasures delete there (the flush worker writes, the
     // analytics threads read, each with its own)
     const recordingStore = createRecordingStore(config)
@@ -318,6 +327,7 @@ export async function startServices(config: Config, log: Logger, options: { metr
       users,
       query,
       analytics,
+      backups,
       lifecycle,
       readiness,
       close,

@@ -13,6 +13,8 @@ import type { FromPgliteThread, ToPgliteThread } from './pglite-thread'
 export interface EmbeddedPostgres {
   /** postgres.js connection options reaching this instance */
   connection: { path: string }
+  /** write a tar of the database directory to `file` (a consistent state: see pglite-queue.ts `exclusive`); its size */
+  dump(file: string): Promise<number>
   stop(): Promise<void>
 }
 
@@ -52,10 +54,16 @@ function privateDir(dir: string): string {
 
 /** Where the socket goes: DATA_DIR/run, or a private directory under the temp dir when that path is too long. */
 function socketPath(root: string): string {
-  const inDataDir = join(root, 'run', 'pg.sock')
-  if (Buffer.byteLength(inDataDir) < MAX_SOCKET_PATH) return join(privateDir(join(root, 'run')), 'pg.sock')
+  return privateSocketPath(root, 'pg.sock')
+}
+
+/** A Unix socket `name` only this user can reach, for the process owning DATA_DIR (the database, the backup control). */
+export function privateSocketPath(dataDir: string, name: string): string {
+  const root = resolve(dataDir)
+  const inDataDir = join(root, 'run', name)
+  if (Buffer.byteLength(inDataDir) < MAX_SOCKET_PATH) return join(privateDir(join(root, 'run')), name)
   const tag = createHash('sha256').update(root).digest('hex').slice(0, 16)
-  return join(privateDir(join(tmpdir(), `phog-${process.getuid?.() ?? 0}-${tag}`)), 'pg.sock')
+  return join(privateDir(join(tmpdir(), `phog-${process.getuid?.() ?? 0}-${tag}`)), name)
 }
 
 /** Directories whose database this process serves: a second PGlite on the same files would corrupt them. */
@@ -89,6 +97,7 @@ export async function startEmbeddedPostgres(dataDir: string, options: { fsync?: 
     writeFileSync(lockFile(dataDir), JSON.stringify({ pid: process.pid, ...connection } satisfies ConnectionInfo), { mode: 0o600 })
     return {
       connection,
+      dump: (file) => thread.dump(file),
       async stop() {
         await thread.stop()
         rmSync(sockPath, { force: true })
@@ -150,6 +159,14 @@ class PgliteThread {
   async start(dataDir: string, socketPath: string, fsync: boolean): Promise<void> {
     this.spawn()
     throwIfFailed(await this.ask({ type: 'start', dataDir, socketPath, fsync }))
+  }
+
+  /** One dump at a time (the caller's: backups are one at a time); its answer is the tar's size. */
+  async dump(file: string): Promise<number> {
+    if (!this.worker || this.exited) throw new Error('the embedded database is not running')
+    const answer = await this.ask({ type: 'dump', file })
+    throwIfFailed(answer)
+    return answer.type === 'dumped' ? answer.bytes : 0
   }
 
   private spawn(): void {

@@ -30,6 +30,10 @@ export class ExclusiveQueryQueue {
   private queue: Pending[] = []
   private owner: number | null = null
   private running = false
+  /** work that must see no query between its steps (a copy of the files): the queue waits for it */
+  private holding: Promise<void> | null = null
+  /** exclusive work is waiting: no new exchange starts (the one in progress, or its transaction, ends first) */
+  private wanted = 0
 
   /** `afterEach`: called once a message has run (the thread that hosts PGlite paces its collections by it) */
   constructor(
@@ -63,7 +67,27 @@ export class ExclusiveQueryQueue {
     void this.run()
   }
 
+  /**
+   * Run `work` with the database to itself: once no connection holds an exchange or a transaction open, and with
+   * nothing else run until it ends (a backup's copy of the data directory is then one state of it).
+   */
+  async exclusive<T>(work: () => Promise<T>): Promise<T> {
+    this.wanted++
+    while (this.holding || this.running || this.owner !== null) await (this.holding ?? Bun.sleep(5))
+    let release = () => undefined as void
+    this.holding = new Promise<void>((done) => (release = done))
+    this.wanted--
+    try {
+      return await work()
+    } finally {
+      this.holding = null
+      release()
+      void this.run()
+    }
+  }
+
   private next(): Pending | undefined {
+    if (this.holding || (this.wanted > 0 && this.owner === null)) return undefined
     if (this.owner === null) return this.queue.shift()
     const index = this.queue.findIndex((p) => p.handlerId === this.owner)
     return index === -1 ? undefined : this.queue.splice(index, 1)[0]

@@ -21,6 +21,8 @@ export type ToPgliteThread =
   | { type: 'initdb'; dataDir: string; fsync: boolean }
   | { type: 'start'; dataDir: string; socketPath: string; fsync: boolean }
   | { type: 'stop' }
+  /** a copy of the data directory as it is between two exchanges (a tar file, for backups) */
+  | { type: 'dump'; file: string }
 /** A failure crosses the thread as its message and the fields boot diagnostics read (code, path, syscall). */
 export interface ThreadError {
   message: string
@@ -30,7 +32,7 @@ export interface ThreadError {
   syscall?: string
 }
 
-export type FromPgliteThread = { type: 'ready' } | { type: 'failed'; error: ThreadError } | { type: 'stopped' }
+export type FromPgliteThread = { type: 'ready' } | { type: 'failed'; error: ThreadError } | { type: 'stopped' } | { type: 'dumped'; bytes: number }
 
 /**
  * Each query leaves about 30 KB of JavaScript garbage in PGlite's glue (buffers, promises, closures): 6 000
@@ -43,6 +45,7 @@ const send = (message: FromPgliteThread) => self.postMessage(message)
 
 let db: PGlite | undefined
 let server: Server | undefined
+let queue: ExclusiveQueryQueue | undefined
 const handlers = new Set<PGLiteSocketHandler>()
 
 function open(dataDir: string, fsync: boolean): Promise<PGlite> {
@@ -55,7 +58,7 @@ function open(dataDir: string, fsync: boolean): Promise<PGlite> {
 async function start(dataDir: string, socketPath: string, fsync: boolean): Promise<void> {
   db = await open(dataDir, fsync)
   let messages = 0
-  const queue = new ExclusiveQueryQueue(db, () => {
+  queue = new ExclusiveQueryQueue(db, () => {
     if (++messages % MESSAGES_PER_COLLECTION === 0) Bun.gc(false)
   })
   server = createServer((socket: Socket) => {
@@ -80,6 +83,15 @@ async function stop(): Promise<void> {
   await db?.close().catch(() => undefined)
   server = undefined
   db = undefined
+  queue = undefined
+}
+
+/** The data directory as a tar, written to `file`, while no connection is in the middle of an exchange. */
+async function dump(file: string): Promise<number> {
+  const database = db
+  if (!database || !queue) throw new Error('the embedded database is not running')
+  const tar = await queue.exclusive(() => database.dumpDataDir('none'))
+  return Bun.write(file, tar)
 }
 
 function threadError(error: unknown): ThreadError {
@@ -104,6 +116,12 @@ self.onmessage = async (event: MessageEvent<ToPgliteThread>) => {
       send({ type: 'ready' })
     } catch (error) {
       await stop()
+      send({ type: 'failed', error: threadError(error) })
+    }
+  } else if (m.type === 'dump') {
+    try {
+      send({ type: 'dumped', bytes: await dump(m.file) })
+    } catch (error) {
       send({ type: 'failed', error: threadError(error) })
     }
   } else if (m.type === 'stop') {

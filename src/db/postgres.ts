@@ -22,6 +22,8 @@ export interface Database {
   supportsNotify: boolean
   /** how to reach the database, without credentials, for logs */
   describe: string
+  /** the embedded database this process serves: a tar of its directory written to `file` (backups) */
+  dumpTo?(file: string): Promise<number>
   close(): Promise<void>
 }
 
@@ -92,6 +94,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     embedded: embedded !== undefined,
     supportsNotify: false,
     describe: `embedded PGlite in ${options.dataDir}${owner ? ` (served by process ${owner.pid})` : ''}`,
+    ...(embedded ? { dumpTo: (file: string) => embedded.dump(file) } : {}),
     async close() {
       await sql.end({ timeout: 5 })
       await embedded?.stop()

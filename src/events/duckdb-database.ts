@@ -43,6 +43,9 @@ const DEFAULT_SPILL_MB = 4096
 export type SqlValue = string | number | boolean | null
 
 /** What the event store and the person mapping need of the database, on the owner's thread or from another. */
+/** Where a backup's copy of the DuckDB file is written before it is moved into the backup (src/backup/). */
+export const duckDbBackupDir = (file: string) => `${file}.backup`
+
 export interface DuckDbAccess {
   /** rows as arrays of plain values (integers as numbers, or text past 2^53) */
   all(sql: string, params?: SqlValue[]): Promise<unknown[][]>
@@ -125,16 +128,24 @@ export class DuckDbDatabase {
       autoload_known_extensions: 'false',
       // SQL reaches no file or URL but the database's own (no read_csv, COPY, ATTACH, INSTALL), and no statement may
       // change these settings afterwards: the query API's compiler refuses such SQL, this is the second wall
-      enable_external_access: 'false',
       allow_community_extensions: 'false',
       // spilled pages go beside the file (DuckDB's default, `<file>.tmp`; naming it counts as external access),
       // within a budget (DuckDB's own is 90 % of the free disk)
       max_temp_directory_size: `${settings.spillMb ?? DEFAULT_SPILL_MB}MB`,
-      lock_configuration: 'true',
     })
     if (file !== ':memory:') for (const f of [file, `${file}.wal`]) if (existsSync(f)) chmodSync(f, 0o600)
     const writer = await instance.connect()
     const db = new DuckDbDatabase(file, instance, writer)
+    // ... but a backup's copy (src/backup/event-copy.ts) is attached in a directory of its own beside the file; the
+    // list can only be given by SET, before external access is shut and the configuration locked
+    const setup = await instance.connect()
+    try {
+      if (file !== ':memory:') await setup.run(`SET allowed_directories = ['${duckDbBackupDir(file).replaceAll("'", "''")}/']`)
+      await setup.run('SET enable_external_access = false')
+      await setup.run('SET lock_configuration = true')
+    } finally {
+      setup.closeSync()
+    }
     await db.migrate()
     await writer.run('CREATE TEMP TABLE IF NOT EXISTS staged_events AS SELECT * FROM events LIMIT 0')
     await writer.run('CREATE TEMP TABLE IF NOT EXISTS staged_mapping AS SELECT * FROM person_distinct_id LIMIT 0')

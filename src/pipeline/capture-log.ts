@@ -120,6 +120,8 @@ export class CaptureLog {
   private readonly shareRefusalLogged = new Map<number, number>()
   /** per consumer: since when it has had work waiting without moving (absent when caught up) */
   private readonly behindSince = new Map<string, number>()
+  /** backups copying the log's segments: while any runs, none is released (recycled) under it */
+  private segmentHolds = 0
 
   constructor(
     private readonly options: CaptureLogOptions,
@@ -234,7 +236,7 @@ export class CaptureLog {
       if (this.progress?.positions[name] !== position) this.behindSince.delete(name) // it moved: not stuck
     }
     this.progress = progress
-    this.wal.release(this.minPosition(progress))
+    if (this.segmentHolds === 0) this.wal.release(this.minPosition(progress))
     this.shares.release(this.minPosition(progress))
     this.backlog.release(this.minPosition(progress))
     this.updateGauges()
@@ -351,7 +353,7 @@ export class CaptureLog {
     try {
       this.wal.forgetLogged()
       // consumers that already passed everything report no progress until new records come: release now
-      if (this.progress) this.wal.release(this.minPosition(this.progress))
+      if (this.progress && this.segmentHolds === 0) this.wal.release(this.minPosition(this.progress))
     } catch (error) {
       this.deps.log.warn({ err: error }, 'write-ahead log: could not start a new segment after an erasure; the current one is deleted once full and consumed')
     }
@@ -374,6 +376,22 @@ export class CaptureLog {
       this.deps.log.warn({ projectId, unflushedBytes: held, shareBytes: share }, 'capture refused for a project over its share of the write-ahead log (429)')
     }
     throw errors.rateLimited('Too many events of this project are waiting to be written. Please retry shortly.')
+  }
+
+  /**
+   * Keep every segment the log holds now until the answer is called (a backup copies them after the stores: a
+   * record the consumers finish meanwhile must still be in the copy). The log may grow past its cap meanwhile only by
+   * what capture accepts; capture's own cap is by backlog, which this does not change.
+   */
+  holdSegments(): () => void {
+    this.segmentHolds++
+    let released = false
+    return () => {
+      if (released) return
+      released = true
+      this.segmentHolds--
+      if (this.segmentHolds === 0 && this.progress && !this.closed) this.wal.release(this.minPosition(this.progress))
+    }
   }
 
   /** Pass a notice to the flush worker's consumers (e.g. persons erased: the learner forgets their ids). */
