@@ -55,6 +55,7 @@ export const ProjectUpdate = model('ProjectUpdate', t.Object(
     timezone: t.Optional(t.String({ maxLength: 64, description: 'an IANA timezone name, or "UTC"' })),
     week_start_day: t.Optional(t.Union([t.Literal(0), t.Literal(1), t.Null()], { description: '0 Sunday, 1 Monday; null: Sunday' })),
     ...optionalRecordingMembers,
+    session_recording_sample_rate: t.Optional(t.Union([t.String({ maxLength: 16 }), t.Number({ minimum: 0, maximum: 1 }), t.Null()], { description: '"0.50" or 0.5: at most two decimals, 0 to 1; null: every session' })),
   },
   { additionalProperties: true, description: 'the other members of the project’s answer are ignored; any other member is refused' },
 ))
