@@ -2,7 +2,7 @@
 // strict_script_versioning, which falls back to the first form on a 404): the lazily loaded posthog-js scripts.
 // CORS-open like every public endpoint (set by the app for /static/), cached a week by browsers with an ETag,
 // gzip or brotli when the client accepts them.
-import { Elysia } from 'elysia'
+import { Elysia, t } from 'elysia'
 import { errors } from '../http/errors'
 import type { ClientScripts, Script } from './scripts'
 
@@ -42,23 +42,30 @@ export function clientScriptRoutes(deps: { scripts: ClientScripts }) {
     summary,
     responses: { 200: { description: 'the script', content: { 'application/javascript': { schema: { type: 'string' } } } }, 304: { description: 'not modified (ETag)' } } as never,
   })
-  return new Elysia({ name: 'client-scripts' }).get(
-    '/static/*',
-    ({ params, request }) => {
-      // <name>.js, or <version>/<name>.js with only the installed version here (posthog-js then asks the first form)
-      const path = params['*']
-      if (path.length > 200) throw errors.notFound('No such script.')
-      const slash = path.indexOf('/')
-      if (slash === -1) return serve(request, path)
-      if (path.slice(0, slash) !== deps.scripts.version) throw errors.notFound('No such script version.')
-      return serve(request, path.slice(slash + 1))
-    },
-    {
+  const answers = { 200: { description: 'the script', content: { 'application/javascript': { schema: { type: 'string' } } } }, 304: { description: 'not modified (ETag)' } } as never
+  // One parameter name for the first segment in both routes (the router wants it so): a script's name, or in the
+  // longer form the posthog-js version, only the installed one being here (posthog-js then asks the first form).
+  return new Elysia({ name: 'client-scripts' })
+    .get('/static/:name', ({ params, request }) => serve(request, params.name), {
+      params: t.Object({ name: t.String({ description: 'a script of the posthog-js package, e.g. lazy-recorder.js' }) }),
       detail: {
         tags: ['remote config'],
-        summary: 'A script posthog-js loads lazily (lazy-recorder.js, recorder.js, surveys.js, exception-autocapture.js, web-vitals.js, …), from the installed posthog-js; also /static/<version>/<name>.js for that version',
-        responses: { 200: { description: 'the script', content: { 'application/javascript': { schema: { type: 'string' } } } }, 304: { description: 'not modified (ETag)' } } as never,
+        summary: 'A script posthog-js loads lazily (lazy-recorder.js, recorder.js, surveys.js, exception-autocapture.js, web-vitals.js, …), from the installed posthog-js',
+        responses: answers,
       },
-    },
-  )
+    })
+    .get(
+      '/static/:name/:script',
+      ({ params, request }) => {
+        if (params.name !== deps.scripts.version) throw errors.notFound('No such script version.')
+        return serve(request, params.script)
+      },
+      {
+        params: t.Object({
+          name: t.String({ description: 'the posthog-js version (strict_script_versioning): only the installed one; 404 otherwise' }),
+          script: t.String({ description: 'the script, e.g. lazy-recorder.js' }),
+        }),
+        detail: { tags: ['remote config'], summary: 'The same script by posthog-js version', responses: answers },
+      },
+    )
 }
