@@ -1,5 +1,6 @@
 // The backup's manifest (manifest.json beside the copies) and the answers of POST /api/instance/backup/.
 import { t, type Static } from 'elysia'
+import { model } from '../http/openapi'
 
 /** Bumped when what a backup directory holds changes in a way an older `restore` cannot read. */
 export const BACKUP_FORMAT = 1
@@ -34,7 +35,10 @@ export const Manifest = t.Object({
 })
 export type Manifest = Static<typeof Manifest>
 
-export const BackupAnswer = t.Object({
-  path: t.String({ description: 'the backup directory on the server' }),
-  manifest: Manifest,
-})
+export const BackupAnswer = model(
+  'InstanceBackup',
+  t.Object({
+    path: t.String({ description: 'the backup directory on the server (DATA_DIR/backups/phog-backup-<time>)' }),
+    manifest: Manifest,
+  }),
+)
