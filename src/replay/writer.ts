@@ -11,6 +11,8 @@ import { blockOf } from './metadata'
 import type { BlockWrite, RecordingStore } from './store'
 
 export const RECORDING_WRITER = 'recordings'
+/** Bytes of JSON lines written at a time. */
+const WRITE_BYTES = 8 * 1024 * 1024
 
 /** A request's snapshot batches by session, in order (posthog-js sends one or a few sessions per request). */
 export function bySession(batches: SnapshotBatch[]): SnapshotBatch[] {
@@ -39,7 +41,10 @@ export class RecordingWriter implements BatchHandler {
   ) {}
 
   async handle(batch: Batch): Promise<void> {
-    // one request decoded at a time: a batch of large recordings never sits decoded in memory at once
+    // blocks are written WRITE_BYTES at a time: many small requests make one insert (ClickHouse makes a part per
+    // insert), and a batch of large recordings never sits decoded in memory at once
+    let pending: BlockWrite[] = []
+    let pendingBytes = 0
     for (const record of batch.records) {
       if (!record.recording) continue
       let writes: BlockWrite[]
@@ -51,8 +56,17 @@ export class RecordingWriter implements BatchHandler {
         this.deps.log.error({ err: error, seq: record.seq }, 'a logged session recording could not be decoded; skipped')
         continue
       }
-      await this.deps.recordings.write(writes)
+      for (const w of writes) {
+        pending.push(w)
+        pendingBytes += w.block.summary.size
+      }
+      if (pendingBytes >= WRITE_BYTES) {
+        await this.deps.recordings.write(pending)
+        pending = []
+        pendingBytes = 0
+      }
     }
+    await this.deps.recordings.write(pending)
   }
 
   probe(): Promise<boolean> {

@@ -1,0 +1,52 @@
+import { describe, expect, test } from 'bun:test'
+import { joinedActiveMs } from './clickhouse-store'
+import { activeMsJoining, blockOf } from './metadata'
+
+const T = 1_700_000_000_000
+const click = (t: number, type = 2) => ({ type: 3, data: { source: 2, type, id: 1, x: 0, y: 0 }, timestamp: t })
+const input = (t: number) => ({ type: 3, data: { source: 5, text: 'a', id: 2 }, timestamp: t })
+const move = (t: number) => ({ type: 3, data: { source: 1, positions: [] }, timestamp: t })
+const mutation = (t: number) => ({ type: 3, data: { source: 0, adds: [], removes: [], texts: [], attributes: [] }, timestamp: t })
+const meta = (t: number, href: string) => ({ type: 4, data: { href, width: 1, height: 1 }, timestamp: t })
+const log = (t: number, level: string) => ({ type: 6, data: { plugin: 'rrweb/console@1', payload: { level, payload: ['x'] } }, timestamp: t })
+
+const block = (events: Record<string, unknown>[]) => blockOf({ sessionId: 's', windowId: 'w', distinctId: 'd', source: 'web', library: 'web', events })
+
+describe("a block's metadata, PostHog's rules", () => {
+  test('clicks are Click, DblClick and TouchEnd; keypresses are inputs; mouse activity counts moves and interactions', () => {
+    const s = block([click(T), click(T + 1, 4), click(T + 2, 9), click(T + 3, 0), input(T + 4), input(T + 5), move(T + 6)]).summary
+    expect(s.clickCount).toBe(3)
+    expect(s.keypressCount).toBe(2)
+    expect(s.mouseActivityCount).toBe(5)
+  })
+
+  test('active time: gaps of at most 5 s between user interactions; mutations are not activity', () => {
+    const s = block([click(T), input(T + 4000), mutation(T + 6000), click(T + 20_000), move(T + 25_000)]).summary
+    expect(s.activeMs).toBe(4000 + 5000)
+    expect([s.firstActivity, s.lastActivity]).toEqual([T, T + 25_000])
+    expect(s.firstTimestamp).toBe(T)
+    expect(s.lastTimestamp).toBe(T + 25_000)
+  })
+
+  test('between blocks, the gap from one block’s last activity to the next one’s first counts when ≤ 5 s', () => {
+    const next = block([click(T + 10_000), click(T + 11_000)]).summary
+    expect(activeMsJoining(T + 7000, next)).toBe(1000 + 3000)
+    expect(activeMsJoining(T, next)).toBe(1000)
+    expect(joinedActiveMs(2000, [[T + 10_000, T + 11_000], [T, T + 1000], [-1, -1]])).toBe(2000)
+    expect(joinedActiveMs(2000, [[T + 3000, T + 4000], [T, T + 1000]])).toBe(4000)
+  })
+
+  test('the first URL is the earliest meta event’s; console levels are counted', () => {
+    const s = block([meta(T + 5, 'https://later'), meta(T, 'https://first'), log(T, 'log'), log(T, 'info'), log(T, 'warn'), log(T, 'error'), log(T, 'error')]).summary
+    expect(s.firstUrl).toBe('https://first')
+    expect([s.consoleLogCount, s.consoleWarnCount, s.consoleErrorCount]).toEqual([2, 1, 2])
+  })
+
+  test('lines are [windowId, event] JSON, the events unchanged; size is their bytes', () => {
+    const events = [{ type: 2, data: '\u001f\u008b\u0000é', timestamp: T, cv: '2024-10' }]
+    const b = block(events)
+    expect(b.lines.trim().split('\n').map((l) => JSON.parse(l))).toEqual([['w', events[0]]])
+    expect(b.summary.size).toBe(Buffer.byteLength(b.lines))
+    expect(b.summary.eventCount).toBe(1)
+  })
+})
