@@ -42,3 +42,6 @@ export const BackupAnswer = model(
     manifest: Manifest,
   }),
 )
+
+/** The route takes no settings yet: where the copy goes is the server's choice (DATA_DIR/backups/). */
+export const BackupRequest = model('InstanceBackupRequest', t.Object({}, { description: 'empty: the backup is written to DATA_DIR/backups/phog-backup-<time>/' }))

@@ -7,7 +7,8 @@ import { errors } from '../http/errors'
 import type { RateLimiter } from '../http/rate-limit'
 import type { PersonalKeyAuth, Principal } from '../projects/auth'
 import { personalKeyGuard } from '../projects/guards'
-import { BackupAnswer } from './model'
+import { documentedAs } from '../http/openapi'
+import { BackupAnswer, BackupRequest } from './model'
 import type { BackupService } from './service'
 import { isInstanceOwner } from './repository'
 
@@ -34,6 +35,7 @@ export function backupRoutes(deps: { sql: Sql; auth: PersonalKeyAuth; limiter?: 
       return deps.backups.run(backupDirectory(deps.dataDir))
     },
     {
+      body: documentedAs(BackupRequest),
       response: { 200: BackupAnswer },
       detail: {
         tags: ['instance'],
