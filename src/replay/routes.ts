@@ -95,7 +95,7 @@ export function recordingRoutes(deps: { offload: Offload<typeof replayOperations
         set.status = 204
         return ''
       },
-      { params, detail: { tags: ['session recordings'], summary: 'Delete a session recording (its blocks and metadata)' } },
+      { params, detail: { tags: ['session recordings'], summary: 'Delete a session recording (its blocks and metadata)', responses: { 204: { description: 'deleted' } } } },
     )
     .get(
       '/api/projects/:project_id/session_recordings/:session_id/snapshots',
