@@ -29,6 +29,7 @@ import { LEARNER } from './people/learner'
 import { notifyPersonChange } from './people/person-changes'
 import { CohortService } from './cohorts/service'
 import { experimentBudgets, ExperimentsService } from './experiments/service'
+import { ActionService } from './actions/service'
 import { PersonErasure } from './people/erasure'
 import { listenPersonChanges } from './people/person-changes'
 import { STORE_WRITER } from './pipeline/store-writer'
@@ -290,11 +291,13 @@ export async function startServices(config: Config, log: Logger, options: { metr
 
     metrics.beforeScrape.push(readiness) // store_up is current at every scrape
     const query = new QueryService(queryRunner, { timeoutMs: config.QUERY_TIMEOUT_MS, maxResultBytes: config.QUERY_MAX_RESULT_BYTES, metrics, compiler: queryCompiler })
+    const experimentActions = new ActionService({ sql: db.sql })
     const experiments = new ExperimentsService({
       sql: db.sql,
       flags: flags.service,
       query,
       ...experimentBudgets(config, metrics),
+      actionCondition: (teamId, id, attr) => experimentActions.eventCondition(teamId, id, attr),
     })
     // the private API's reads of the event store, and the encoding of their answers, run on threads of their own
     const analytics = new AnalyticsThreads({ config, log, metrics })

@@ -4,6 +4,7 @@ import type { Sql } from 'postgres'
 import { databaseWork, errors } from '../http/errors'
 import { NUMERIC_ID } from '../http/fields'
 import { isoDate } from '../http/format'
+import { propertiesCondition } from '../insights/filters'
 import { actionCondition, type PropertiesCompiler } from './compile'
 import { actionNamed, createAction, getAction, listActions, updateAction, withActionLock, type ActionListOptions, type ActionRow } from './repository'
 import { validateActionBody, type ActionInput, type StepInput } from './validation'
@@ -101,6 +102,14 @@ export class ActionService {
     const row = await db(() => getAction(this.deps.sql, teamId, id))
     if (!row) return null
     return { name: row.name, condition: await actionCondition(row.steps, attr, properties) }
+  }
+
+  /**
+   * An action's events as one condition where no person sets are at hand (experiment metrics): event property
+   * filters only, a person or cohort filter of a step refused by name.
+   */
+  async eventCondition(teamId: number, id: number, attr: string): Promise<string | null> {
+    return (await this.condition(teamId, id, async (input, at) => propertiesCondition(input, at), attr))?.condition ?? null
   }
 }
 

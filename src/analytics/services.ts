@@ -58,13 +58,14 @@ export async function startAnalyticsServices(config: Config, log: Logger, metric
     closers.push(() => runner.close())
     // compiled here too (no compile thread of its own): this thread is the one that waits for it anyway
     const query = new QueryService(runner, { timeoutMs: config.QUERY_TIMEOUT_MS, maxResultBytes: config.QUERY_MAX_RESULT_BYTES, metrics })
+    // ActionsNode series, steps, entities and experiment metrics read their actions' steps from Postgres here
+    const actions = new ActionService({ sql: db.sql })
     const experiments = new ExperimentsService({
       sql: db.sql,
       query,
       ...experimentBudgets(config, metrics),
+      actionCondition: (teamId, id, attr) => actions.eventCondition(teamId, id, attr),
     })
-    // ActionsNode series, steps and entities read their actions' steps from Postgres here
-    const actions = new ActionService({ sql: db.sql })
     const insights = createInsightsService(query, { cacheTtlMs: config.INSIGHTS_CACHE_TTL_MS, cacheMaxBytes: config.INSIGHTS_CACHE_MAX_BYTES, actions }, {
       funnels: { maxEvents: config.INSIGHTS_FUNNEL_MAX_EVENTS, timeoutMs: config.QUERY_TIMEOUT_MS, onEvents: (outcome, count) => metrics.insightFunnelEvents.inc({ outcome }, count) },
       sql: db.sql,

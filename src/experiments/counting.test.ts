@@ -7,7 +7,7 @@ import { str as hogqlString } from '../lib/hogql-text'
 import { compileQuery } from '../query/compile'
 import type { DialectName } from '../query/dialect'
 import {
-  canCheckExposures, exposedPerVariantQuery, exposuresFrom, joinedExposuresQuery, metricRowsQuery, MetricTally, overviewQuery, SAMPLE_SPACE, sampleOf, sampleRate,
+  canCheckExposures, exposedPerVariantQuery, exposuresFrom, joinedExposuresQuery, metricEvents, metricRowsQuery, MetricTally, overviewQuery, SAMPLE_SPACE, sampleOf, sampleRate,
   type Exposure, type Window,
 } from './counting'
 import { isFlood, resultWarnings, type VariantTally } from './results'
@@ -30,14 +30,18 @@ describe('the shared HogQL string literal (lib/hogql-text.ts)', () => {
       const window: Window = { flagKey: value, variants: ['control', value], from: Date.UTC(2024, 0, 1), to: Date.UTC(2024, 1, 1) }
       const metric: Metric = { kind: 'ExperimentMetric', metric_type: 'mean', source: { kind: 'EventsNode', event: value, math: 'sum', math_property: value.replace(/["\\\n]/g, '') } }
       const funnel: Metric = { kind: 'ExperimentMetric', metric_type: 'funnel', series: [{ kind: 'EventsNode', event: value }, { kind: 'EventsNode', event: 'b' }] }
+      const actionFunnel: Metric = { kind: 'ExperimentMetric', metric_type: 'funnel', series: [{ kind: 'ActionsNode', id: 7 }, { kind: 'EventsNode', event: 'b' }] }
       for (const sample of [null, sampleOf(0.25)]) {
         const texts = [
           exposedPerVariantQuery(window, sample),
-          overviewQuery(metric, window),
-          overviewQuery(funnel, { ...window, flagKey: 'new-checkout_2' }), // with the check of exposures
-          joinedExposuresQuery(metric, window, sample, 10, 0),
-          joinedExposuresQuery(funnel, window, sample, 10, 0),
-          metricRowsQuery(metric, window, sample, 10, 0),
+          overviewQuery(metricEvents(metric), window),
+          overviewQuery(metricEvents(funnel), { ...window, flagKey: 'new-checkout_2' }), // with the check of exposures
+          joinedExposuresQuery(metricEvents(metric), window, sample, 10, 0),
+          joinedExposuresQuery(metricEvents(funnel), window, sample, 10, 0),
+          metricRowsQuery(metric, metricEvents(metric), window, sample, 10, 0),
+          metricRowsQuery(funnel, metricEvents(funnel), window, sample, 10, 0),
+          // an action's condition: no prefilter by name
+          overviewQuery(metricEvents(actionFunnel, new Map([[7, `event = ${hogqlString(value)}`]])), { ...window, flagKey: 'new-checkout_2' }),
         ]
         for (const text of texts) {
           const parsed = parseQuery(text)
@@ -46,7 +50,7 @@ describe('the shared HogQL string literal (lib/hogql-text.ts)', () => {
       }
       // the check of exposures names the flag as a property: only for keys a flag may have
       expect(canCheckExposures(window)).toBe(false)
-      expect(overviewQuery(metric, window)).not.toContain('$feature/')
+      expect(overviewQuery(metricEvents(metric), window)).not.toContain('$feature/')
     }
     expect(canCheckExposures({ flagKey: 'new-checkout_2', variants: ['control', 'test'], from: 0, to: 1000 })).toBe(true)
   })
@@ -60,7 +64,7 @@ describe('the sample by person id', () => {
     expect(sampleOf(0.5)).toEqual({ threshold: SAMPLE_SPACE / 2 })
     expect(sampleRate(sampleOf(0.001))).toBeCloseTo(0.001, 9)
     expect(sampleOf(1e-12)!.threshold).toBe(1) // never an empty sample
-    const text = joinedExposuresQuery({ kind: 'ExperimentMetric', metric_type: 'funnel', series: [{ kind: 'EventsNode', event: 'a' }] }, { flagKey: 'k', variants: ['control', 'test'], from: 0, to: 1000 }, sampleOf(0.5), 10, 0)
+    const text = joinedExposuresQuery(metricEvents({ kind: 'ExperimentMetric', metric_type: 'funnel', series: [{ kind: 'EventsNode', event: 'a' }] }), { flagKey: 'k', variants: ['control', 'test'], from: 0, to: 1000 }, sampleOf(0.5), 10, 0)
     expect(text).toContain("substring(toString(person_id), 29, 8) < '80000000'")
   })
 
@@ -136,17 +140,36 @@ describe('exposures and metric tallies', () => {
     ])
   })
 
+  test('funnel of actions: an event that is two steps (both actions match it) reaches one of them at a time', () => {
+    const exposures = new Map<string, Exposure>([['a', { variant: 'control', at: T0 }], ['b', { variant: 'test', at: T0 }]])
+    const metric: Metric = { kind: 'ExperimentMetric', metric_type: 'funnel', series: [{ kind: 'ActionsNode', id: 1 }, { kind: 'ActionsNode', id: 2 }] }
+    const tally = new MetricTally(metric, exposures)
+    tally.add([
+      ['a', iso(T0 + 1), 3, 1], // both steps: the first
+      ['a', iso(T0 + 2), 3, 1], // both steps: the second
+      ['b', iso(T0 + 1), 3, 1],
+      ['b', iso(T0 + 2), 0, 1], // neither
+    ])
+    expect(tally.counts(['control', 'test'])).toEqual([
+      { key: 'control', number_of_samples: 1, sum: 1, sum_squares: 1, step_counts: [1, 1] },
+      { key: 'test', number_of_samples: 1, sum: 0, sum_squares: 0, step_counts: [1, 0] },
+    ])
+    expect(metricEvents(metric, new Map([[1, "event = 'a'"], [2, 'properties.x = 1']]))).toEqual({ conditions: ["event = 'a'", 'properties.x = 1'], names: null })
+    expect(() => metricEvents(metric)).toThrow(/not resolved/)
+  })
+
   test('funnel: steps in order after the exposure; step counts per step', () => {
     const exposures = new Map<string, Exposure>([['a', { variant: 'control', at: T0 }], ['b', { variant: 'control', at: T0 }], ['c', { variant: 'test', at: T0 }]])
     const metric: Metric = { kind: 'ExperimentMetric', metric_type: 'funnel', series: [{ kind: 'EventsNode', event: 'view' }, { kind: 'EventsNode', event: 'buy' }] }
     const tally = new MetricTally(metric, exposures)
+    // the third column: the steps an event is, a bit each (view 1, buy 2)
     tally.add([
-      ['a', iso(T0 + 1), 'buy', 1], // buy before view: not step 2 yet
-      ['a', iso(T0 + 2), 'view', 1],
-      ['a', iso(T0 + 3), 'buy', 1],
-      ['b', iso(T0 + 1), 'view', 1],
-      ['c', iso(T0 - 1), 'view', 1], // before exposure
-      ['c', iso(T0 + 1), 'buy', 1],
+      ['a', iso(T0 + 1), 2, 1], // buy before view: not step 2 yet
+      ['a', iso(T0 + 2), 1, 1],
+      ['a', iso(T0 + 3), 2, 1],
+      ['b', iso(T0 + 1), 1, 1],
+      ['c', iso(T0 - 1), 1, 1], // before exposure
+      ['c', iso(T0 + 1), 2, 1],
     ])
     expect(tally.counts(['control', 'test'])).toEqual([
       { key: 'control', number_of_samples: 2, sum: 1, sum_squares: 1, step_counts: [2, 1] },

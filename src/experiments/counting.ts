@@ -81,10 +81,22 @@ export const EVIDENCE_EVENTS = ['$pageview', '$pageleave', '$autocapture', '$scr
  * `$feature/<flag>`. Null when the flag's key cannot be named as a property on every store (flag keys are letters,
  * digits, '-' and '_': only keys made some other way).
  */
-function seenWithFlag(metric: Metric, w: Window): { names: string[]; condition: string } | null {
+function seenWithFlag(events: MetricEvents, w: Window): { names: string[] | null; condition: string } | null {
   if (!canCheckExposures(w)) return null
-  const names = [...new Set([...EVIDENCE_EVENTS, ...metricEvents(metric)])].filter((n) => n !== '$feature_flag_called')
-  return { names, condition: `event IN (${names.map(str).join(', ')}) AND properties[${str(`$feature/${w.flagKey}`)}] IS NOT NULL` }
+  const flag = `properties[${str(`$feature/${w.flagKey}`)}] IS NOT NULL`
+  if (events.names === null) {
+    // an action's events: any event may be one
+    return { names: null, condition: `(event IN (${EVIDENCE_EVENTS.map(str).join(', ')}) OR (${isMetricEvent(events)})) AND event != '$feature_flag_called' AND ${flag}` }
+  }
+  const names = [...new Set([...EVIDENCE_EVENTS, ...events.names])].filter((n) => n !== '$feature_flag_called')
+  return { names, condition: `event IN (${names.map(str).join(', ')}) AND ${flag}` }
+}
+
+/** `event IN (…)` of these names and the exposure's, or null when an action may match any event. */
+function namesRead(...lists: (readonly string[] | null)[]): string | null {
+  if (lists.some((l) => l === null)) return null
+  const names = [...new Set(['$feature_flag_called', ...lists.flatMap((l) => l!)])]
+  return `event IN (${names.map(str).join(', ')})`
 }
 
 /**
@@ -92,16 +104,16 @@ function seenWithFlag(metric: Metric, w: Window): { names: string[]; condition: 
  * and `multiple` (1: the person saw more than one variant), the persons, those of them with a metric event in the
  * window, their metric events, and those seen with the flag on another event (seenWithFlag; 0 when not checkable).
  */
-export function overviewQuery(metric: Metric, w: Window): string {
+export function overviewQuery(events: MetricEvents, w: Window): string {
   const exposure = isExposure(w)
-  const seen = seenWithFlag(metric, w)
-  const names = [...new Set(['$feature_flag_called', ...metricEvents(metric), ...(seen?.names ?? [])])]
-  const any = [`(${exposure})`, `(${isMetricEvent(metric)})`, ...(seen ? [`(${seen.condition})`] : [])].join(' OR ')
-  const where = [`event IN (${names.map(str).join(', ')})`, 'person_id IS NOT NULL', timeRange(w), `(${any})`].join(' AND ')
+  const seen = seenWithFlag(events, w)
+  const names = namesRead(events.names, seen ? seen.names : [])
+  const any = [`(${exposure})`, `(${isMetricEvent(events)})`, ...(seen ? [`(${seen.condition})`] : [])].join(' OR ')
+  const where = [names, 'person_id IS NOT NULL', timeRange(w), `(${any})`].filter((c) => c !== null).join(' AND ')
   return `SELECT ${variantOf('first_seen', w)} AS variant, if(variants > 1, 1, 0) AS multiple, count() AS persons,
   sum(if(metric_rows > 0, 1, 0)) AS with_metric, sum(metric_rows) AS metric_events, sum(seen_elsewhere) AS seen
 FROM (SELECT person_id, count(DISTINCT if(${exposure}, toString(properties.$feature_flag_response), NULL)) AS variants,
-    min(if(${exposure}, ${FIRST_SEEN}, NULL)) AS first_seen, sum(if(${isMetricEvent(metric)}, 1, 0)) AS metric_rows,
+    min(if(${exposure}, ${FIRST_SEEN}, NULL)) AS first_seen, sum(if(${isMetricEvent(events)}, 1, 0)) AS metric_rows,
     ${seen ? `max(if(${seen.condition}, 1, 0))` : '0'} AS seen_elsewhere
   FROM events WHERE ${where} GROUP BY person_id)
 GROUP BY variant, multiple ORDER BY variant, multiple LIMIT 1000`
@@ -128,35 +140,63 @@ GROUP BY variant, multiple ORDER BY variant, multiple LIMIT 1000`
  * One row per person both exposed and with a metric event in the window: person_id, the first exposure's time,
  * how many variants the person saw, and the first exposure's `time|variant` (the rows exposuresFrom reads).
  */
-export function joinedExposuresQuery(metric: Metric, w: Window, sample: Sample | null, limit: number, offset: number): string {
+export function joinedExposuresQuery(events: MetricEvents, w: Window, sample: Sample | null, limit: number, offset: number): string {
   const exposure = isExposure(w)
-  const names = [...new Set(['$feature_flag_called', ...metricEvents(metric)])]
-  const where = [`event IN (${names.map(str).join(', ')})`, 'person_id IS NOT NULL', timeRange(w), `((${exposure}) OR (${isMetricEvent(metric)}))`, ...inSample(sample)]
+  const names = namesRead(events.names)
+  const where = [...(names ? [names] : []), 'person_id IS NOT NULL', timeRange(w), `((${exposure}) OR (${isMetricEvent(events)}))`, ...inSample(sample)]
   return `SELECT person_id, min(if(${exposure}, timestamp, NULL)) AS exposed_at,
   count(DISTINCT if(${exposure}, toString(properties.$feature_flag_response), NULL)) AS variants,
   min(if(${exposure}, ${FIRST_SEEN}, NULL)) AS first_seen
 FROM events WHERE ${where.join(' AND ')}
-GROUP BY person_id HAVING max(if(${exposure}, 1, 0)) = 1 AND max(if(${isMetricEvent(metric)}, 1, 0)) = 1
+GROUP BY person_id HAVING max(if(${exposure}, 1, 0)) = 1 AND max(if(${isMetricEvent(events)}, 1, 0)) = 1
 ORDER BY person_id LIMIT ${limit} OFFSET ${offset}`
 }
 
-/** The events a metric reads: a mean's source, a funnel's steps. */
-export function metricEvents(metric: Metric): string[] {
-  const nodes = metric.metric_type === 'mean' ? [metric.source!] : metric.series!
-  return [...new Set(nodes.map((n) => n.event))]
+/** A metric's nodes: a mean's source, a funnel's steps. */
+export function metricNodes(metric: Metric): NonNullable<Metric['source']>[] {
+  return metric.metric_type === 'mean' ? [metric.source!] : metric.series!
+}
+
+/**
+ * What a metric reads: each node's condition, in order (an event's name, or an action's steps as one condition),
+ * and the event names they are limited to (null when an action may match any event).
+ */
+export interface MetricEvents {
+  conditions: string[]
+  names: string[] | null
+}
+
+/** The metric's events; `actions`: the condition of each action its nodes name (resolved beforehand). */
+export function metricEvents(metric: Metric, actions: ReadonlyMap<number, string> = new Map()): MetricEvents {
+  let names: string[] | null = []
+  const conditions = metricNodes(metric).map((node) => {
+    if (node.kind === 'EventsNode') {
+      names?.push(node.event)
+      return `event = ${str(node.event)}`
+    }
+    names = null
+    const condition = actions.get(node.id)
+    if (condition === undefined) throw new Error(`action ${node.id} was not resolved`)
+    return condition
+  })
+  return { conditions, names: names === null ? null : [...new Set(names as string[])] }
 }
 
 /** An event the metric reads (any person, any time). */
-function isMetricEvent(metric: Metric): string {
-  return `event IN (${metricEvents(metric).map(str).join(', ')})`
+function isMetricEvent(events: MetricEvents): string {
+  return [...new Set(events.conditions)].map((c) => `(${c})`).join(' OR ')
 }
 
-/** The metric's events of the window (of the sample's persons), by person and time: person_id, timestamp, event, value. */
-export function metricRowsQuery(metric: Metric, w: Window, sample: Sample | null, limit: number, offset: number): string {
+/**
+ * The metric's events of the window (of the sample's persons), by person and time: person_id, timestamp, the steps
+ * it is (a bit per funnel step: an event may be several), value.
+ */
+export function metricRowsQuery(metric: Metric, events: MetricEvents, w: Window, sample: Sample | null, limit: number, offset: number): string {
   const source = metric.metric_type === 'mean' ? metric.source! : null
   const value = source?.math === 'sum' ? `toFloat(properties[${str(source.math_property!)}])` : '1'
-  const where = [isMetricEvent(metric), 'person_id IS NOT NULL', timeRange(w), ...inSample(sample)].join(' AND ')
-  return `SELECT person_id, timestamp, event, ${value} FROM events WHERE ${where}
+  const steps = metric.metric_type === 'funnel' ? events.conditions.map((c, i) => `if(${c}, ${2 ** i}, 0)`).join(' + ') : '0'
+  const where = [isMetricEvent(events), 'person_id IS NOT NULL', timeRange(w), ...inSample(sample)].map((c) => `(${c})`).join(' AND ')
+  return `SELECT person_id, timestamp, ${steps}, ${value} FROM events WHERE ${where}
 ORDER BY person_id, timestamp, uuid LIMIT ${limit} OFFSET ${offset}`
 }
 
@@ -197,19 +237,19 @@ export function conversionWindowMs(metric: Metric): number {
 export class MetricTally {
   private readonly values = new Map<string, number>()
   private readonly window: number
-  private readonly steps: string[]
+  private readonly steps: number
 
   constructor(
     private readonly metric: Metric,
     private readonly exposures: ReadonlyMap<string, Exposure>,
   ) {
     this.window = conversionWindowMs(metric)
-    this.steps = metric.metric_type === 'funnel' ? metric.series!.map((s) => s.event) : []
+    this.steps = metric.metric_type === 'funnel' ? metric.series!.length : 0
   }
 
   add(rows: readonly unknown[][]): void {
     const math = this.metric.metric_type === 'mean' ? (this.metric.source!.math ?? 'total') : null
-    for (const [person, timestamp, event, value] of rows) {
+    for (const [person, timestamp, steps, value] of rows) {
       const exposure = this.exposures.get(String(person))
       if (!exposure) continue
       const at = Date.parse(String(timestamp))
@@ -220,21 +260,21 @@ export class MetricTally {
       else if (math === 'sum') this.values.set(key, current + (Number.isFinite(Number(value)) && value !== null ? Number(value) : 0))
       else if (math === 'total') this.values.set(key, current + 1)
       // funnel: the steps reached so far, in order (the earliest event that matches the next step)
-      else if (current < this.steps.length && this.steps[current] === event) this.values.set(key, current + 1)
+      else if (current < this.steps && (Number(steps) & (2 ** current)) !== 0) this.values.set(key, current + 1)
     }
   }
 
   /** What each variant counted, the control first (the order of `variants`). */
   counts(variants: readonly string[]): VariantCounts[] {
     const funnel = this.metric.metric_type === 'funnel'
-    const out = new Map(variants.map((key) => [key, { key, number_of_samples: 0, sum: 0, sum_squares: 0, ...(funnel ? { step_counts: this.steps.map(() => 0) } : {}) } as VariantCounts]))
+    const out = new Map(variants.map((key) => [key, { key, number_of_samples: 0, sum: 0, sum_squares: 0, ...(funnel ? { step_counts: new Array<number>(this.steps).fill(0) } : {}) } as VariantCounts]))
     for (const [person, exposure] of this.exposures) {
       const counts = out.get(exposure.variant)
       if (!counts) continue
       const reached = this.values.get(person) ?? 0
       counts.number_of_samples++
       if (funnel) {
-        const done = reached === this.steps.length ? 1 : 0
+        const done = reached === this.steps ? 1 : 0
         counts.sum += done
         counts.sum_squares += done
         for (let i = 0; i < reached; i++) counts.step_counts![i]!++

@@ -29,6 +29,25 @@ export const EventsNode = model(
   ),
 )
 
+export const ActionsNode = model(
+  'ExperimentActionsNode',
+  t.Object(
+    {
+      kind: t.Literal('ActionsNode'),
+      id: t.Integer({ minimum: 0, maximum: 2_147_483_647, description: "the project's action counted (its events: those matching any of its steps)" }),
+      name: t.Optional(t.String({ maxLength: 400 })),
+      custom_name: t.Optional(nullable(t.String({ maxLength: 400 }))),
+      math: t.Optional(t.Union([t.Literal('total'), t.Literal('sum'), t.Literal('dau')], { description: 'total: events per person (default); sum: of math_property; dau: 1 if the person did it' })),
+      math_property: t.Optional(t.String({ minLength: 1, maxLength: 400 })),
+      properties: t.Optional(t.Array(t.Any(), { maxItems: 0, description: 'event filters are not supported yet: empty or absent' })),
+    },
+    { additionalProperties: false },
+  ),
+)
+
+/** What a metric counts: an event's (EventsNode) or an action's (ActionsNode) events. */
+const MetricNode = t.Union([EventsNode, ActionsNode])
+
 export const ExperimentMetric = model(
   'ExperimentMetric',
   t.Object(
@@ -37,13 +56,13 @@ export const ExperimentMetric = model(
       metric_type: t.Union([t.Literal('mean'), t.Literal('funnel')]),
       name: t.Optional(nullable(t.String({ maxLength: 400 }))),
       uuid: t.Optional(t.String({ maxLength: 64 })),
-      source: t.Optional(EventsNode),
-      series: t.Optional(t.Array(EventsNode, { minItems: 1, maxItems: MAX_FUNNEL_STEPS, description: 'funnel steps after exposure' })),
+      source: t.Optional(MetricNode),
+      series: t.Optional(t.Array(MetricNode, { minItems: 1, maxItems: MAX_FUNNEL_STEPS, description: 'funnel steps after exposure' })),
       goal: t.Optional(t.Union([t.Literal('increase'), t.Literal('decrease')])),
       conversion_window: t.Optional(nullable(t.Integer({ minimum: 1, maximum: 100_000 }))),
       conversion_window_unit: t.Optional(nullable(t.Union(['second', 'minute', 'hour', 'day', 'week', 'month'].map((u) => t.Literal(u))))),
     },
-    { additionalProperties: false, description: 'mean: `source` (an EventsNode); funnel: `series` (steps after exposure)' },
+    { additionalProperties: false, description: 'mean: `source` (an EventsNode or ActionsNode); funnel: `series` (steps after exposure)' },
   ),
 )
 

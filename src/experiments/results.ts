@@ -4,8 +4,8 @@
 // persons are a uniform sample (by person id) and the answer says at what rate.
 import type { QueryService } from '../query/service'
 import {
-  canCheckExposures, EVIDENCE_EVENTS, exposedPerVariantQuery, exposuresFrom, joinedExposuresQuery, metricRowsQuery, MetricTally, overviewQuery, sampleOf, sampleRate,
-  type Exposure, type Sample, type Window,
+  canCheckExposures, EVIDENCE_EVENTS, exposedPerVariantQuery, exposuresFrom, joinedExposuresQuery, metricEvents, metricRowsQuery, MetricTally, overviewQuery, sampleOf, sampleRate,
+  type Exposure, type MetricEvents, type Sample, type Window,
 } from './counting'
 import { bayesian, estimate, frequentist, recommendedSampleSize, validationFailures, type Method, type VariantCounts } from './stats/methods'
 import type { Metric } from './validation'
@@ -60,6 +60,8 @@ export async function countVariants(
   handling: 'exclude' | 'first_seen',
   caps: ResultCaps,
   signal?: AbortSignal,
+  /** the metric's events (an action's resolved beforehand); by default its events' names */
+  events: MetricEvents = metricEvents(metric),
 ): Promise<VariantTally> {
   /** every row of a paged read: pages of PAGE_ROWS, or fewer when the byte budget cuts one short */
   const pages = async (text: (limit: number, offset: number) => string, take: (rows: unknown[][]) => void) => {
@@ -83,7 +85,7 @@ export async function countVariants(
     return { exposed, excluded }
   }
 
-  const overview = (await query.run(teamId, overviewQuery(metric, window), signal)).results
+  const overview = (await query.run(teamId, overviewQuery(events, window), signal)).results
   let persons = 0
   let metricEvents = 0
   const evidence = { exposed: 0, seen: 0 }
@@ -104,9 +106,9 @@ export async function countVariants(
 
   const { exposed, excluded } = perVariant(sample ? (await query.run(teamId, exposedPerVariantQuery(window, sample), signal)).results : overview)
   const exposures = new Map<string, Exposure>()
-  if (persons > 0) await pages((limit, offset) => joinedExposuresQuery(metric, window, sample, limit, offset), (rows) => exposuresFrom(rows, handling, exposures))
+  if (persons > 0) await pages((limit, offset) => joinedExposuresQuery(events, window, sample, limit, offset), (rows) => exposuresFrom(rows, handling, exposures))
   const tally = new MetricTally(metric, exposures)
-  if (exposures.size > 0) await pages((limit, offset) => metricRowsQuery(metric, window, sample, limit, offset), (rows) => tally.add(rows))
+  if (exposures.size > 0) await pages((limit, offset) => metricRowsQuery(metric, events, window, sample, limit, offset), (rows) => tally.add(rows))
   // the joined persons carry the sums; every exposed person (most did nothing) is a sample
   const counts = tally.counts(window.variants).map((c) => ({ ...c, number_of_samples: exposed.get(c.key) ?? 0 }))
   return {

@@ -8,7 +8,7 @@ import type { Config } from '../config'
 import type { FlagService } from '../flags/service'
 import type { Metrics } from '../ops/metrics'
 import type { QueryService } from '../query/service'
-import type { Window } from './counting'
+import { metricEvents, type Window } from './counting'
 import { countVariants, isFlood, resultsAnswer, resultWarnings, type ResultCaps, type SampledBy } from './results'
 import { countExperiments, experimentOnFlag, getExperiment, launchedOnFlag, insertExperiment, listExperiments, updateExperiment, type ExperimentListOptions, type ExperimentRow } from './repository'
 import { experimentJson } from './serialize'
@@ -31,6 +31,11 @@ export interface ExperimentsServiceOptions {
   onSampled?: (limit: SampledBy) => void
   /** a result answered with the note that its exposures look flooded */
   onExposureFlood?: () => void
+  /**
+   * The events of the project's action `id` as one HogQL condition (null: no such action), for metrics that count
+   * an action (ActionsNode); absent, such metrics are refused. The composition root hands src/actions/'s.
+   */
+  actionCondition?: (teamId: number, id: number, attr: string) => Promise<string | null>
   now?: () => number
 }
 
@@ -195,11 +200,26 @@ export class ExperimentsService {
     const window: Window = { flagKey: row.flag.key, variants: variants.map((v) => v.key), from, to }
     const handling = (row.exposure_criteria.multiple_variant_handling as 'exclude' | 'first_seen' | undefined) ?? 'exclude'
 
-    const tally = await countVariants(this.deps.query, teamId, window, chosen, handling, this.caps, signal)
+    const events = metricEvents(chosen, await this.actionsOf(teamId, chosen, metric != null ? 'metric' : `metrics__${metricIndex}`))
+    const tally = await countVariants(this.deps.query, teamId, window, chosen, handling, this.caps, signal, events)
     if (isFlood(tally.evidence)) this.deps.onExposureFlood?.()
     const method: Method = row.stats_config.method === 'frequentist' ? 'frequentist' : 'bayesian'
     const extra = { samplingRate: tally.samplingRate, warnings: resultWarnings(window, tally) }
     return resultsAnswer(chosen, tally.counts, method, row.parameters.minimum_detectable_effect as number | null | undefined, tally.excluded, extra)
+  }
+
+  /** The condition of each action the metric names, read once each (404 for an action the project does not have). */
+  private async actionsOf(teamId: number, metric: Metric, attr: string): Promise<Map<number, string>> {
+    const found = new Map<number, string>()
+    const nodes = metric.metric_type === 'mean' ? [{ node: metric.source!, at: `${attr}__source` }] : metric.series!.map((node, i) => ({ node, at: `${attr}__series__${i}` }))
+    for (const { node, at } of nodes) {
+      if (node.kind !== 'ActionsNode' || found.has(node.id)) continue
+      if (!this.deps.actionCondition) throw errors.validation('unsupported', 'Actions are not available here', at)
+      const condition = await this.deps.actionCondition(teamId, node.id, at)
+      if (condition === null) throw errors.notFound(`This project has no action with id ${node.id} (${at})`)
+      found.set(node.id, condition)
+    }
+    return found
   }
 
   private storedMetric(row: ExperimentRow, index: number): Metric {

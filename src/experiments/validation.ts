@@ -4,7 +4,7 @@ import { Value } from '@sinclair/typebox/value'
 import type { Static, TSchema } from '@sinclair/typebox'
 import { errors } from '../http/errors'
 import { assertStorable } from '../http/fields'
-import { Conclusion, ExperimentMetric, ExposureCriteria, MAX_METRICS, Parameters, StatsConfig } from './model'
+import { ActionsNode, Conclusion, EventsNode, ExperimentMetric, ExposureCriteria, MAX_METRICS, Parameters, StatsConfig } from './model'
 import type { ExperimentFields } from './repository'
 
 export type Metric = Static<typeof ExperimentMetric>
@@ -97,10 +97,19 @@ export function validateExperimentBody(body: unknown, method: 'POST' | 'PATCH'):
 
 /** A metric: its schema, then what the schema cannot say (a mean needs `source`, a funnel `series`; sum needs a property). */
 export function checkMetric(value: unknown, attr: string): Metric {
+  // each node against its own kind's schema first, so that a refusal names the member (the union's would not)
+  const node = (v: unknown, at: string) => {
+    if (v !== undefined) checked((v as { kind?: unknown } | null)?.kind === 'ActionsNode' ? ActionsNode : EventsNode, v, at)
+  }
+  if (value !== null && typeof value === 'object') {
+    const { source, series } = value as { source?: unknown; series?: unknown }
+    node(source, `${attr}__source`)
+    if (Array.isArray(series)) series.forEach((step, i) => node(step, `${attr}__series__${i}`))
+  }
   const metric = checked(ExperimentMetric, value, attr)
   assertStorable(metric, attr)
   if (metric.metric_type === 'mean') {
-    if (!metric.source) throw errors.validation('required', 'A mean metric needs `source` (an EventsNode).', `${attr}__source`)
+    if (!metric.source) throw errors.validation('required', 'A mean metric needs `source` (an EventsNode or ActionsNode).', `${attr}__source`)
     if (metric.source.math === 'sum' && !metric.source.math_property) throw errors.validation('required', 'math "sum" needs math_property.', `${attr}__source__math_property`)
     // not every store can address a property whose name holds these: the same 400 everywhere instead of a failure on one
     if (metric.source.math_property !== undefined && /["\\\0-\x1f]/.test(metric.source.math_property)) {

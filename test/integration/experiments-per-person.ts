@@ -1,7 +1,7 @@
 // The way experiment results were counted before exposed persons were counted in the store: every exposed person
 // read, one row each, then joined with every metric event of the window in TypeScript. Kept here as the reference
 // the store's counts must equal (experiments.contract.ts, experiments.chdb.test.ts).
-import { exposuresFrom, hogqlTime, metricRowsQuery, MetricTally, type Exposure, type Sample, type Window } from '../../src/experiments/counting'
+import { exposuresFrom, hogqlTime, metricEvents, metricRowsQuery, MetricTally, type Exposure, type Sample, type Window } from '../../src/experiments/counting'
 import type { VariantCounts } from '../../src/experiments/stats/methods'
 import type { Metric } from '../../src/experiments/validation'
 import { str } from '../../src/lib/hogql-text'
@@ -49,7 +49,7 @@ export async function perPersonCounts(
   const { excluded } = exposuresFrom(rows.filter((r) => inSampleHere(String(r[0]), sample)), handling, exposures)
   const tally = new MetricTally(metric, exposures)
   for (let offset = 0; ; ) {
-    const page = await query.run(teamId, metricRowsQuery(metric, window, null, PAGE, offset))
+    const page = await query.run(teamId, metricRowsQuery(metric, metricEvents(metric), window, null, PAGE, offset))
     tally.add(page.results)
     offset += page.results.length
     if (!page.hasMore || page.results.length === 0) break

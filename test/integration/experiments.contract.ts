@@ -250,6 +250,8 @@ export function experimentsContract(name: string, start: () => Promise<Stack>): 
       await refused({ name: 'M', feature_flag_key: 'm', metrics: [{ kind: 'ExperimentMetric', metric_type: 'mean' }] }, 'metrics__0__source')
       await refused({ name: 'M', feature_flag_key: 'm', metrics: [{ kind: 'ExperimentMetric', metric_type: 'mean', source: { kind: 'EventsNode', event: 'x', math: 'p99' } }] }, 'metrics__0__source__math')
       await refused({ name: 'M', feature_flag_key: 'm', metrics: [{ kind: 'ExperimentMetric', metric_type: 'mean', source: { kind: 'EventsNode', event: 'x', math: 'sum', math_property: 'a"b\\' } }] }, 'metrics__0__source__math_property')
+      await refused({ name: 'M', feature_flag_key: 'm', metrics: [{ kind: 'ExperimentMetric', metric_type: 'mean', source: { kind: 'ActionsNode', id: 'seven' } }] }, 'metrics__0__source__id')
+      await refused({ name: 'M', feature_flag_key: 'm', metrics: [{ kind: 'ExperimentMetric', metric_type: 'funnel', series: [{ kind: 'ActionsNode', id: 1 }, { kind: 'EventsNode', event: 'x', bogus: 1 }] }] }, 'metrics__0__series__1__bogus')
       await refused({ name: 'D', feature_flag_key: 'd', start_date: 'yesterday' }, 'start_date')
       await refused({ name: 'x'.repeat(401), feature_flag_key: 'd' }, 'name')
       expect((await api('/experiments/?status=nonsense')).status).toBe(400)
@@ -279,6 +281,33 @@ export function experimentsContract(name: string, start: () => Promise<Stack>): 
       const revenue = await stack.services.experiments.results(1, id, { ...PURCHASES, source: { kind: 'EventsNode', event: 'purchase', math: 'sum', math_property: 'price' } })
       expect(revenue.baseline).toEqual({ key: 'control', number_of_samples: 2, sum: 11, sum_squares: 101 })
       expect(revenue.variant_results[0]).toMatchObject({ number_of_samples: 3, sum: 25.5, sum_squares: 430.25 })
+
+      // the same metrics of an action (src/actions/): the events of its steps
+      const action = async (body: Record<string, unknown>) => {
+        const r = await api('/actions/', 'POST', body)
+        const made = await json(r)
+        if (r.status !== 201) throw new Error(`${r.status}: ${JSON.stringify(made)}`)
+        return made.id as number
+      }
+      const bought = await action({ name: 'Bought', steps: [{ event: 'purchase' }] })
+      const byAction = await stack.services.experiments.results(1, id, { ...PURCHASES, source: { kind: 'ActionsNode', id: bought } })
+      expect([byAction.baseline, byAction.variant_results[0]]).toEqual([(await results(id)).baseline, (await results(id)).variant_results[0]])
+      const revenueByAction = await stack.services.experiments.results(1, id, { ...PURCHASES, source: { kind: 'ActionsNode', id: bought, math: 'sum', math_property: 'price' } })
+      expect([revenueByAction.baseline, revenueByAction.variant_results[0]]).toEqual([revenue.baseline, revenue.variant_results[0]])
+      // a step's property filter narrows it: purchases of 10 or more (p1's 10 in control; p3's 20 in test, p4's 1000 too late)
+      const big = await action({ name: 'Big purchase', steps: [{ event: 'purchase', properties: [{ key: 'price', operator: 'gte', value: 10, type: 'event' }] }] })
+      const bigMetric = { ...PURCHASES, source: { kind: 'ActionsNode', id: big } }
+      const byBig = await stack.services.experiments.results(1, id, bigMetric)
+      expect(byBig.baseline).toEqual({ key: 'control', number_of_samples: 2, sum: 1, sum_squares: 1 })
+      expect(byBig.variant_results[0]).toMatchObject({ key: 'test', number_of_samples: 3, sum: 1, sum_squares: 1 })
+      // a funnel whose steps are actions, through the query API (an analytics thread): exposure, then a big purchase
+      const viaQuery = await stack.api('/api/projects/1/query/', { method: 'POST', json: { query: { kind: 'ExperimentQuery', experiment_id: id, metric: { kind: 'ExperimentMetric', metric_type: 'funnel', series: [{ kind: 'ActionsNode', id: big }], conversion_window: 1, conversion_window_unit: 'hour' } } } })
+      const queried = await json(viaQuery)
+      if (viaQuery.status !== 200) throw new Error(JSON.stringify(queried))
+      expect(queried.baseline).toMatchObject({ number_of_samples: 2, sum: 1, step_counts: [1] })
+      expect(queried.variant_results[0]).toMatchObject({ number_of_samples: 3, sum: 1, step_counts: [1] })
+      // an action the project does not have
+      expect(await stack.services.experiments.results(1, id, { ...PURCHASES, source: { kind: 'ActionsNode', id: 999_999 } }).catch((e) => e)).toMatchObject({ status: 404 })
     })
 
     const freqBaseline = (answer: { baseline: unknown }) => answer.baseline
