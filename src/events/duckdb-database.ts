@@ -111,6 +111,9 @@ export class DuckDbDatabase {
   private readonly streaming = new Map<string, { connection: DuckDBConnection | null; interrupted: boolean; stop: AbortController; done: Promise<void> }>()
   /** the query API statements' turns, whichever thread sent them: the memory they share is the instance's */
   private readonly turns = new StatementTurns()
+  /** the other reads running, so that closing waits for them too */
+  private readonly reads = new Set<{ connection: DuckDBConnection | null; done: Promise<void> }>()
+  private closing = false
 
   private constructor(
     readonly file: string,
@@ -133,9 +136,6 @@ export class DuckDbDatabase {
       // within a budget (DuckDB's own is 90 % of the free disk)
       max_temp_directory_size: `${settings.spillMb ?? DEFAULT_SPILL_MB}MB`,
     })
-    if (file !== ':memory:') for (const f of [file, `${file}.wal`]) if (existsSync(f)) chmodSync(f, 0o600)
-    const writer = await instance.connect()
-    const db = new DuckDbDatabase(file, instance, writer)
     // ... but a backup's copy (src/backup/event-copy.ts) is attached in a directory of its own beside the file; the
     // list can only be given by SET, before external access is shut and the configuration locked
     const setup = await instance.connect()
@@ -146,6 +146,9 @@ export class DuckDbDatabase {
     } finally {
       setup.closeSync()
     }
+    if (file !== ':memory:') for (const f of [file, `${file}.wal`]) if (existsSync(f)) chmodSync(f, 0o600)
+    const writer = await instance.connect()
+    const db = new DuckDbDatabase(file, instance, writer)
     await db.migrate()
     await writer.run('CREATE TEMP TABLE IF NOT EXISTS staged_events AS SELECT * FROM events LIMIT 0')
     await writer.run('CREATE TEMP TABLE IF NOT EXISTS staged_mapping AS SELECT * FROM person_distinct_id LIMIT 0')
@@ -173,17 +176,27 @@ export class DuckDbDatabase {
 
   /** One write at a time on the writer connection (its temp tables are the staging area). */
   private serial<T>(work: () => Promise<T>): Promise<T> {
+    if (this.closing) return Promise.reject(new Error('embedded store closed'))
     const next = this.writes.then(work, work)
     this.writes = next.catch(() => undefined)
     return next
   }
 
   async all(sql: string, params: SqlValue[] = []): Promise<unknown[][]> {
-    const c = await this.instance.connect()
+    if (this.closing) throw new Error('embedded store closed')
+    const finished = Promise.withResolvers<void>()
+    const read = { connection: null as DuckDBConnection | null, done: finished.promise }
+    this.reads.add(read)
     try {
-      return plainRows((await c.runAndReadAll(sql, params)).getRows())
+      const c = (read.connection = await this.instance.connect())
+      try {
+        return plainRows((await c.runAndReadAll(sql, params)).getRows())
+      } finally {
+        c.closeSync()
+      }
     } finally {
-      c.closeSync()
+      this.reads.delete(read)
+      finished.resolve()
     }
   }
 
@@ -268,6 +281,7 @@ export class DuckDbDatabase {
 
   /** `id` is the caller's, unique among its calls (`key` names the caller: ids of two callers may meet). */
   async stream(key: string, sql: string, params: SqlValue[], maxBytes: number, options: TurnOptions = {}): Promise<StreamedRows> {
+    if (this.closing) throw new Error('embedded store closed')
     const finished = Promise.withResolvers<void>()
     const running = { connection: null as DuckDBConnection | null, interrupted: false, stop: new AbortController(), done: finished.promise }
     this.streaming.set(key, running)
@@ -313,14 +327,18 @@ export class DuckDbDatabase {
   }
 
   async close(): Promise<void> {
+    this.closing = true
     const running = [...this.streaming.values()]
     for (const r of running) {
       r.stop.abort(interrupted())
       r.connection?.interrupt()
     }
+    const reads = [...this.reads]
+    for (const r of reads) r.connection?.interrupt()
     // DuckDB hears an interrupt between chunks of work: a statement still running when the database closed under it
-    // finished into a closed database, and its native callback aborted the whole process
-    await Promise.race([Promise.all(running.map((r) => r.done)), Bun.sleep(CLOSE_WAIT_MS)])
+    // (a query API statement, or any other read) finished into a closed database, and its native callback aborted
+    // the whole process
+    await Promise.race([Promise.all([...running, ...reads].map((r) => r.done)), Bun.sleep(CLOSE_WAIT_MS)])
     await this.writes.catch(() => undefined)
     this.writer.closeSync()
     // a checkpoint folds the WAL into the file: the next start has nothing to replay

@@ -83,6 +83,8 @@ self.onmessage = async (event: MessageEvent<OwnerCommand>) => {
     try {
       await close()
     } finally {
+      // nothing left to listen for: the thread ends once DuckDB's last native work has completed
+      self.onmessage = null
       send({ kind: 'closed' })
     }
   }
