@@ -138,7 +138,7 @@ export class SqliteRecordingStore implements RecordingStore {
     db.transaction(() => {
       for (const { teamId, id, block } of blocks) {
         const s = block.summary
-        const data = Bun.gzipSync(Buffer.from(block.lines), { level: 6 })
+        const data = Bun.gzipSync(Buffer.from(block.lines), { level: 1 })
         // written before (a batch replayed after a crash): its metadata is already counted
         if (insertBlock.run(teamId, block.sessionId, id, s.firstTimestamp, s.lastTimestamp, s.size, data).changes === 0) continue
         upsert.run({
