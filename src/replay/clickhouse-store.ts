@@ -79,15 +79,17 @@ function blockIdOf(w: BlockWrite): string {
 
 export class ClickHouseRecordingStore implements RecordingStore {
   private readonly client: ClickHouseClient
+  private readonly ownsClient: boolean
   private readonly target: ClickHouseTarget
+  private readonly cluster: string | undefined
   private method: EraseMethod = 'mutation_polled'
 
-  constructor(
-    url: string,
-    private readonly cluster?: string,
-  ) {
+  /** `client`: one to use instead of one made from the URL (its owner closes it) */
+  constructor(url: string, options: { cluster?: string; client?: ClickHouseClient } = {}) {
     this.target = parseClickHouseUrl(url)
-    this.client = createClient({
+    this.cluster = options.cluster
+    this.ownsClient = !options.client
+    this.client = options.client ?? createClient({
       url: this.target.url,
       username: this.target.username,
       password: this.target.password,
@@ -300,6 +302,6 @@ export class ClickHouseRecordingStore implements RecordingStore {
   }
 
   async close(): Promise<void> {
-    await this.client.close()
+    if (this.ownsClient) await this.client.close()
   }
 }

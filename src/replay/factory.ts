@@ -9,6 +9,6 @@ import type { RecordingStore } from './store'
 export const recordingsFile = (config: Config) => join(config.DATA_DIR, 'recordings.sqlite')
 
 export function createRecordingStore(config: Config): RecordingStore {
-  if (config.CLICKHOUSE_URL) return new ClickHouseRecordingStore(config.CLICKHOUSE_URL, config.CLICKHOUSE_CLUSTER)
+  if (config.CLICKHOUSE_URL) return new ClickHouseRecordingStore(config.CLICKHOUSE_URL, { cluster: config.CLICKHOUSE_CLUSTER })
   return new SqliteRecordingStore(recordingsFile(config))
 }
