@@ -9,25 +9,27 @@ import type { SqliteCopyAnswer, SqliteCopyRequest } from './sqlite-copy-thread'
 export interface EventCopy {
   migrations: string[]
   eventsByProject: Record<string, number>
+  /** sessions per project (the recordings' store's copy) */
+  recordingsByProject?: Record<string, number>
 }
 
 const SQLITE_COPY_THREAD = new URL('./sqlite-copy-thread.ts', import.meta.url)
 
-/** Copy a SQLite file into `to` (which must not exist) off this thread. */
-export function copySqlite(from: string, to: string, countEvents: boolean): Promise<EventCopy> {
+/** Copy a SQLite file into `to` (which must not exist) off this thread, counting the copy's events or recordings. */
+export function copySqlite(from: string, to: string, countEvents: boolean, countRecordings = false): Promise<EventCopy> {
   return new Promise((resolve, reject) => {
     const worker = new Worker(SQLITE_COPY_THREAD.href)
     worker.onmessage = (event: MessageEvent<SqliteCopyAnswer>) => {
       worker.terminate()
       const answer = event.data
-      if (answer.ok) resolve({ migrations: answer.migrations, eventsByProject: answer.eventsByProject })
+      if (answer.ok) resolve({ migrations: answer.migrations, eventsByProject: answer.eventsByProject, recordingsByProject: answer.recordingsByProject })
       else reject(Object.assign(new Error(answer.message), { code: answer.code }))
     }
     worker.onerror = (event: ErrorEvent) => {
       worker.terminate()
       reject(new Error(`the SQLite copy thread failed: ${event.message}`))
     }
-    worker.postMessage({ from, to, countEvents } satisfies SqliteCopyRequest)
+    worker.postMessage({ from, to, countEvents, countRecordings } satisfies SqliteCopyRequest)
   })
 }
 

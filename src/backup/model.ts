@@ -12,7 +12,7 @@ export const BackupFile = t.Object({
 })
 export type BackupFile = Static<typeof BackupFile>
 
-const Counts = t.Record(t.String(), t.Integer(), { description: 'rows per table (events: in the copied store, not counting the copied log)' })
+const Counts = t.Record(t.String(), t.Integer(), { description: 'rows per table (events: in the copied store, not counting the copied log; recordings: sessions in the copied recordings store, present once one was stored)' })
 
 export const Manifest = t.Object({
   format: t.Integer({ description: 'the layout of this directory (restore refuses a newer one)' }),

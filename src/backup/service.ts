@@ -3,9 +3,12 @@
 //   1. the log's segments are held (none is recycled until the end) and its checkpoint read: C;
 //   2. the event store is copied (it holds at least every record C says the store writer finished);
 //   3. the metadata store is copied (at least every record C says the learner finished);
-//   4. the log's segments are copied, with C as their checkpoint, every record after it marked *in doubt*.
+//   4. the recordings' store is copied (at least every record C says the recordings writer finished);
+//   5. the log's segments are copied, with C as their checkpoint, every record after it marked *in doubt*.
 // After a restore the flush worker replays the copied log from C: an event the store copy already holds is found by
-// its uuid and skipped, one it lacks is written. Nothing acknowledged before step 1 is missing, nothing is doubled.
+// its uuid and skipped, one it lacks is written; a recording block the copy already holds is found by its id (its
+// record's sequence number and position) and skipped. Nothing acknowledged before step 1 is missing, nothing is
+// doubled.
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { basename, join, resolve } from 'node:path'
 import type { Sql } from 'postgres'
@@ -38,6 +41,7 @@ export const PHOG_VERSION: string = (JSON.parse(readFileSync(new URL('../../pack
 
 export const EVENT_FILES: Readonly<Record<EmbeddedEventStore, string>> = { sqlite: 'events.sqlite', duckdb: 'events.duckdb' }
 export const METADATA_FILE = 'metadata.tar'
+export const RECORDINGS_FILE = 'recordings.sqlite'
 
 const backupRunning = () => new ApiError(409, 'invalid_request', 'backup_running', 'A backup is already running. Wait for it to finish, then try again.')
 
@@ -87,25 +91,34 @@ async function takeBackup(sources: BackupSources, to: string): Promise<Manifest>
     let log: Manifest['log']
     let metadata: Awaited<ReturnType<typeof countMetadata>>
     let postgresMigrations: string[]
+    let recordingsByProject: Record<string, number> | null = null
     try {
       const checkpoint = Checkpoint.read(join(dataDir, 'wal', 'checkpoint'))
       copy = await sources.copyEvents(join(to, EVENT_FILES[sources.eventStore]))
       metadata = await countMetadata(sources.sql)
       postgresMigrations = await appliedMigrations(sources.sql)
       await sources.dumpMetadata(join(to, METADATA_FILE))
+      // absent until the first recording is stored
+      const recordings = join(dataDir, RECORDINGS_FILE)
+      if (existsSync(recordings)) recordingsByProject = (await copySqlite(recordings, join(to, RECORDINGS_FILE), false, true)).recordingsByProject ?? {}
       log = await copyLog(sources.logSegments(), checkpoint, join(to, 'wal'), join(dataDir, 'wal', 'backlog'))
     } finally {
       release()
     }
     copyDirectory(join(dataDir, 'dlq'), join(to, 'dlq'))
-    const recordings = join(dataDir, 'recordings.sqlite')
-    if (existsSync(recordings)) await copySqlite(recordings, join(to, 'recordings.sqlite'), false)
 
     const counts: Record<string, number> = { events: 0, ...metadata.counts }
     const byProject = metadata.byProject
     for (const [team, n] of Object.entries(copy.eventsByProject)) {
       counts.events += n
       ;(byProject[team] ??= {}).events = n
+    }
+    if (recordingsByProject) {
+      counts.recordings = 0
+      for (const [team, n] of Object.entries(recordingsByProject)) {
+        counts.recordings += n
+        ;(byProject[team] ??= {}).recordings = n
+      }
     }
     const manifest: Manifest = {
       format: BACKUP_FORMAT,

@@ -9,13 +9,15 @@ export interface SqliteCopyRequest {
   to: string
   /** count events per team in the copy (the event store) */
   countEvents: boolean
+  /** count recorded sessions per team in the copy (the recordings' store) */
+  countRecordings?: boolean
 }
 export type SqliteCopyAnswer =
-  | { ok: true; migrations: string[]; eventsByProject: Record<string, number> }
+  | { ok: true; migrations: string[]; eventsByProject: Record<string, number>; recordingsByProject: Record<string, number> }
   | { ok: false; message: string; code?: string }
 
 self.onmessage = (event: MessageEvent<SqliteCopyRequest>) => {
-  const { from, to, countEvents } = event.data
+  const { from, to, countEvents, countRecordings } = event.data
   try {
     const source = new Database(from, { readonly: true })
     try {
@@ -31,7 +33,11 @@ self.onmessage = (event: MessageEvent<SqliteCopyRequest>) => {
       if (countEvents) {
         for (const r of copy.query('SELECT team_id, count(*) AS n FROM events GROUP BY team_id').all() as { team_id: number; n: number }[]) eventsByProject[String(r.team_id)] = r.n
       }
-      self.postMessage({ ok: true, migrations, eventsByProject } satisfies SqliteCopyAnswer)
+      const recordingsByProject: Record<string, number> = {}
+      if (countRecordings) {
+        for (const r of copy.query('SELECT team_id, count(*) AS n FROM recording_sessions GROUP BY team_id').all() as { team_id: number; n: number }[]) recordingsByProject[String(r.team_id)] = r.n
+      }
+      self.postMessage({ ok: true, migrations, eventsByProject, recordingsByProject } satisfies SqliteCopyAnswer)
     } finally {
       copy.close()
     }

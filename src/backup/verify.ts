@@ -9,7 +9,7 @@ import { openDatabase } from '../db/postgres'
 import { filesBelow, MANIFEST, readJson, sha256File } from './files'
 import { BACKUP_FORMAT, Manifest } from './model'
 import { appliedMigrations, countMetadata } from './repository'
-import { EVENT_FILES, METADATA_FILE } from './service'
+import { EVENT_FILES, METADATA_FILE, RECORDINGS_FILE } from './service'
 
 export interface VerifyReport {
   ok: boolean
@@ -64,6 +64,8 @@ export async function verifyBackup(from: string, options: { openCopies?: boolean
   }
   for (const extra of filesBelow(from)) if (extra !== MANIFEST && !listed.has(extra)) report.notes.push(`${extra}: not in the manifest (ignored by restore)`)
   for (const needed of [METADATA_FILE, EVENT_FILES[manifest.stores.events]]) if (!listed.has(needed)) report.problems.push(`${needed}: not in the manifest`)
+  // the manifest counts recordings when their store was copied: one without the other is a torn backup
+  if (manifest.counts.recordings !== undefined && !listed.has(RECORDINGS_FILE)) report.problems.push(`${RECORDINGS_FILE}: not in the manifest`)
 
   if (report.problems.length === 0 && options.openCopies !== false) await openCopies(from, manifest, report)
   report.ok = report.problems.length === 0
@@ -77,6 +79,14 @@ async function openCopies(from: string, manifest: Manifest, report: VerifyReport
     if (events !== manifest.counts.events) report.problems.push(`the event store copy holds ${events} events, the manifest says ${manifest.counts.events}`)
   } catch (error) {
     report.problems.push(`the event store copy does not open: ${(error as Error).message}`)
+  }
+  if (manifest.files.some((f) => f.path === RECORDINGS_FILE)) {
+    try {
+      const sessions = countRecordings(join(from, RECORDINGS_FILE))
+      if (sessions !== (manifest.counts.recordings ?? 0)) report.problems.push(`the recordings copy holds ${sessions} sessions, the manifest says ${manifest.counts.recordings ?? 0}`)
+    } catch (error) {
+      report.problems.push(`the recordings copy does not open: ${(error as Error).message}`)
+    }
   }
   const scratch = join(tmpdir(), `phog-verify-${process.pid}-${Date.now()}`)
   try {
@@ -106,6 +116,17 @@ export async function unpackMetadata(tar: string, pgDir: string): Promise<void> 
   mkdirSync(pgDir, { recursive: true, mode: 0o700 })
   const db = await PGlite.create(pgDir, { loadDataDir: Bun.file(tar) })
   await db.close()
+}
+
+function countRecordings(file: string): number {
+  const db = new Database(file, { readonly: true })
+  try {
+    const [check] = db.query('PRAGMA quick_check').all() as { quick_check: string }[]
+    if (check?.quick_check !== 'ok') throw new Error(`quick_check: ${check?.quick_check}`)
+    return (db.query('SELECT count(*) AS n FROM recording_sessions').get() as { n: number }).n
+  } finally {
+    db.close()
+  }
 }
 
 async function countEvents(file: string, kind: 'sqlite' | 'duckdb'): Promise<number> {

@@ -67,6 +67,30 @@ for (const store of ['sqlite', 'duckdb'] as const) {
       })
       expect(identify.status).toBe(200)
       expect(await eventually(async () => (await personDistinctIds(source.url)).includes('backed-up-person'), 20_000)).toBe(true)
+      // a session recording, stored before the backup: its store (recordings.sqlite) is copied and restored too
+      const now = Date.now()
+      const replay = await fetch(`${source.url}/s/`, {
+        method: 'POST',
+        body: JSON.stringify([
+          {
+            event: '$snapshot',
+            properties: {
+              $session_id: 'backed-up-session',
+              $window_id: 'w-1',
+              distinct_id: 'backed-up-person',
+              token: PROJECT_KEY,
+              $snapshot_data: [
+                { type: 4, data: { href: 'https://shop.example/', width: 1280, height: 720 }, timestamp: now - 2000 },
+                { type: 3, data: { source: 2, type: 2, id: 5, x: 1, y: 2 }, timestamp: now - 1000 },
+              ],
+            },
+          },
+        ]),
+      })
+      expect(replay.status).toBe(200)
+      const recordingIds = async (url: string) =>
+        ((await (await api(url, '/api/projects/1/session_recordings/')).json()) as { results: { id: string }[] }).results.map((r) => r.id)
+      expect(await eventually(async () => (await recordingIds(source.url)).includes('backed-up-session'), 20_000)).toBe(true)
 
       const load = startLoad(() => source.url, { concurrency: 4, batchSize: 20, retry: true })
       await Bun.sleep(1500)
@@ -77,6 +101,7 @@ for (const store of ['sqlite', 'duckdb'] as const) {
       expect(backup.code).toBe(0)
       const summary = JSON.parse(backup.stdout) as { via: string; counts: Record<string, number>; log: { records: number } }
       expect(summary.via).toContain('running service')
+      expect(summary.counts.recordings).toBeGreaterThanOrEqual(1)
       // SIGKILL right after: what the source acknowledged after the backup began is not expected in the copy
       await source.kill()
       await load.stop(Date.now())
@@ -100,6 +125,7 @@ for (const store of ['sqlite', 'duckdb'] as const) {
       expect(flags.results.map((f) => f.key)).toContain('kept-by-backup')
       expect(await personDistinctIds(restored.url)).toContain('backed-up-person')
       expect((await api(restored.url, '/api/projects/@current/', { key: newKey.value })).status).toBe(200)
+      expect(await recordingIds(restored.url)).toContain('backed-up-session')
       const decide = await fetch(`${restored.url}/decide/?v=3`, { method: 'POST', body: JSON.stringify({ api_key: PROJECT_KEY, distinct_id: 'someone' }) })
       expect(((await decide.json()) as { featureFlags: Record<string, unknown> }).featureFlags['kept-by-backup']).toBe(true)
       // the copied log is replayed by the normal pipeline: once it has caught up, the service stops and the store's own
