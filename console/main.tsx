@@ -25,6 +25,8 @@ import { DashboardPage } from './dashboards/DashboardPage'
 import { ExperimentList } from './experiments/ExperimentList'
 import { ExperimentPage } from './experiments/ExperimentPage'
 import { WebAnalytics } from './web/WebAnalytics'
+import { Recordings } from './replay/Recordings'
+import { RecordingPage } from './replay/RecordingPage'
 
 type Route = [pattern: string, view: (params: Record<string, string>) => preact.JSX.Element]
 
@@ -35,6 +37,8 @@ const ROUTES: Route[] = [
   ['/dashboards', () => <DashboardList />],
   ['/dashboards/:id', (p) => <DashboardPage id={p.id} />],
   ['/web', () => <WebAnalytics />],
+  ['/replay', () => <Recordings />],
+  ['/replay/:sessionId', (p) => <RecordingPage key={p.sessionId} sessionId={p.sessionId} />],
   ['/experiments', () => <ExperimentList />],
   ['/experiments/new', () => <ExperimentPage id={null} />],
   ['/experiments/:id', (p) => <ExperimentPage id={p.id} />],

@@ -83,6 +83,11 @@ function EventLine(props: { row: EventRow; timezone: string | null; open: boolea
       {props.open ? (
         <tr class="details">
           <td colSpan={3}>
+            {typeof row.properties?.$session_id === 'string' && row.properties.$session_id ? (
+              <p>
+                <Link to={`/replay/${encodeURIComponent(row.properties.$session_id)}`}>Watch the recording of this session</Link>
+              </p>
+            ) : null}
             <PropertiesTable properties={row.properties} caption={`Properties of ${row.event}`} />
           </td>
         </tr>

@@ -10,6 +10,7 @@ export const SECTIONS: { path: string; label: string }[] = [
   { path: '/insights', label: 'Insights' },
   { path: '/dashboards', label: 'Dashboards' },
   { path: '/web', label: 'Web analytics' },
+  { path: '/replay', label: 'Session replay' },
   { path: '/experiments', label: 'Experiments' },
   { path: '/flags', label: 'Feature flags' },
   { path: '/cohorts', label: 'Cohorts' },

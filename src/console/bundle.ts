@@ -50,6 +50,7 @@ export async function buildConsole(entry = CONSOLE_ENTRY): Promise<ConsoleBundle
     entrypoints: [entry],
     target: 'browser',
     minify: true,
+    splitting: true, // the replay player (rrweb) is its own chunk, loaded by its page only
     naming: { entry: '[name]-[hash].[ext]', chunk: '[name]-[hash].[ext]', asset: '[name]-[hash].[ext]' },
     define: { 'process.env.NODE_ENV': '"production"' },
   })
