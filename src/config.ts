@@ -31,6 +31,16 @@ export const ConfigSchema = Type.Object({
     minimum: 1024,
     description: 'session recordings (/s/): body cap in bytes, and the cap on what a body decodes to (a gzip bomb costs this once); 413 past it',
   }),
+  RECORDING_MAX_SESSION_BYTES: Int({
+    default: 256 * MiB,
+    minimum: 0,
+    description: "session recordings (/s/): a session's total bytes of decoded JSON; past it its requests are answered 200 with quota_limited and dropped (counted in recording_bytes_refused_total); 0 = no cap",
+  }),
+  RECORDING_MAX_PROJECT_DAILY_BYTES: Int({
+    default: 10 * 1024 * MiB,
+    minimum: 0,
+    description: "session recordings (/s/): a project's bytes of decoded JSON per UTC day; past it its requests are answered 200 with quota_limited and dropped (counted in recording_bytes_refused_total); 0 = no cap",
+  }),
   RECORDING_RETENTION_DAYS: Int({ default: 30, minimum: 1, maximum: 3650, description: "session recordings are deleted this many days after they end (a project's session_recording_retention_days wins)" }),
   MAX_INFLIGHT_BODY_BYTES: Int({
     default: 256 * MiB,

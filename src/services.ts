@@ -35,6 +35,7 @@ import { listenPersonChanges } from './people/person-changes'
 import { STORE_WRITER } from './pipeline/store-writer'
 import { RECORDING_WRITER } from './replay/writer'
 import { RecordingIngest } from './replay/ingest'
+import { RecordingBudget } from './replay/budget'
 import { createRecordingStore } from './replay/factory'
 import { HISTORY_WRITER, historyApart } from './pipeline/history-writer'
 import { applyInitAdmin, UserService } from './users/service'
@@ -253,6 +254,7 @@ export async function startServices(config: Config, log: Logger, options: { metr
       log: captureLog,
       metrics,
       maxBodyBytes: config.MAX_RECORDING_BODY_BYTES,
+      budget: new RecordingBudget({ maxSessionBytes: config.RECORDING_MAX_SESSION_BYTES, maxProjectDailyBytes: config.RECORDING_MAX_PROJECT_DAILY_BYTES }),
     })
 
     const lifecycle: Lifecycle = { draining: false }

@@ -89,6 +89,12 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
       help: 'rrweb events in session-recording requests (/s/) acknowledged (durable in the write-ahead log)',
       registers: [registry],
     }),
+    recordingBytesRefused: new Counter({
+      name: 'recording_bytes_refused_total',
+      help: 'Bytes of decoded session-recording JSON (/s/) dropped past a budget, by reason (session_bytes: RECORDING_MAX_SESSION_BYTES, project_daily_bytes: RECORDING_MAX_PROJECT_DAILY_BYTES)',
+      labelNames: ['reason'] as const,
+      registers: [registry],
+    }),
     recordingsRefused: new Counter({
       name: 'recording_requests_refused_total',
       help: 'Session-recording requests (/s/) refused, by error code (invalid_session_id, request_too_large, …)',

@@ -22,6 +22,14 @@ const SnapshotEvent = t.Object(
 
 export const RecordingBody = model('RecordingBody', t.Union([SnapshotEvent, t.Array(SnapshotEvent)]))
 
+export const RecordingOk = model(
+  'RecordingOk',
+  t.Object({
+    status: t.Literal(1),
+    quota_limited: t.Optional(t.Array(t.Literal('recordings'), { description: "present when the request was dropped past a session's or the project's daily byte budget" })),
+  }),
+)
+
 const MinimalPerson = t.Object({
   id: t.String({ description: "the person's uuid" }),
   distinct_ids: t.Array(t.String()),
