@@ -54,7 +54,7 @@ export function PersonPage(props: { distinctId: string }) {
       actions={
         <div class="row">
           <Link to="/persons">All persons</Link>
-          {person.data ? <Link to={`/replay?person_uuid=${encodeURIComponent(person.data.uuid)}`}>Recordings</Link> : null}
+          <Link to={person.data ? `/replay?person_uuid=${encodeURIComponent(person.data.uuid)}` : `/replay?distinct_id=${encodeURIComponent(props.distinctId)}`}>Recordings</Link>
           {person.data ? (
             <ConfirmedButton label="Erase" name={`Erase person ${shownAs}`} title={`Erase the person ${shownAs}?`} disabled={erasing.busy} onConfirm={() => erase(person.data!.uuid)}>
               <p>Their properties, distinct ids and static cohort memberships are deleted; a later event makes a new person.</p>

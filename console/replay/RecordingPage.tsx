@@ -85,7 +85,10 @@ function PlayerView(props: { events: RrwebEvent[]; truncated: boolean; recording
       ({ createPlayer }) => {
         if (!live || !frame.current) return
         const p = createPlayer(frame.current, props.events, { speed: Number(speed), skipInactive })
-        p.onFinish(() => setPlaying(false))
+        p.onFinish(() => {
+          setPlaying(false)
+          setCurrent(p.totalMs())
+        })
         player.current = p
         setTotal(p.totalMs())
         p.seek(0, false)
@@ -168,7 +171,7 @@ function PlayerView(props: { events: RrwebEvent[]; truncated: boolean; recording
             aria-valuetext={`${duration(current / 1000)} of ${duration(total / 1000)}`}
             min={0}
             max={Math.max(total, 1)}
-            step={100}
+            step={1}
             value={current}
             disabled={!ready}
             onInput={(e) => seek(Number(valueOf(e)))}

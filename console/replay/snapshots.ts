@@ -51,6 +51,17 @@ export interface ConsoleLine {
   text: string
 }
 
+/** rrweb's console plugin writes each argument as JSON ("text" with its quotes): a string is shown as it was logged. */
+function argumentText(part: unknown): string {
+  if (typeof part !== 'string') return String(part)
+  if (part.startsWith('"') && part.endsWith('"') && part.length >= 2) {
+    try {
+      return String(JSON.parse(part))
+    } catch {}
+  }
+  return part
+}
+
 /** The console log rrweb's console plugin recorded (`rrweb/console@1` plugin events), at most `limit` lines. */
 export function consoleLines(events: RrwebEvent[], limit = 2000): ConsoleLine[] {
   const found: ConsoleLine[] = []
@@ -58,7 +69,7 @@ export function consoleLines(events: RrwebEvent[], limit = 2000): ConsoleLine[] 
     if (event.type !== 6 || event.data?.plugin !== 'rrweb/console@1') continue
     const payload = event.data.payload ?? {}
     const parts = Array.isArray(payload.payload) ? payload.payload : []
-    found.push({ timestamp: event.timestamp, level: String(payload.level ?? 'log').slice(0, 20), text: parts.map((p: unknown) => String(p)).join(' ').slice(0, 2000) })
+    found.push({ timestamp: event.timestamp, level: String(payload.level ?? 'log').slice(0, 20), text: parts.map(argumentText).join(' ').slice(0, 2000) })
     if (found.length >= limit) break
   }
   return found
