@@ -16,12 +16,20 @@ const ARRAY_JS = fileURLToPath(new URL('../../node_modules/posthog-js/dist/array
 const SCREENSHOT = fileURLToPath(new URL('../../docs/console-replay.png', import.meta.url))
 const MARKER = 'Replayed checkout page'
 
+async function eventuallyTrue(check: () => Promise<boolean>, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('not true in time')
+    await Bun.sleep(100)
+  }
+}
+
 let service: E2EService
 let browser: Browser
 let site: ReturnType<typeof Bun.serve>
 let recording: { id: string; distinct_id: string }
 
-const SITE_HTML = (apiHost: string) => `<!doctype html><html><head><meta charset="utf-8"><title>shop</title></head><body>
+const SITE_HTML = (apiHost: string) => `<!doctype html><html><head><meta charset="utf-8"><title>shop</title><style>h1 { color: rgb(200, 0, 0) }</style></head><body>
 <h1>${MARKER}</h1><p>Three items in the basket.</p><input aria-label="Email"><button onclick="console.log('paid by', document.querySelector('input').value)">Pay</button>
 <script src="/posthog.js"></script>
 <script>
@@ -109,6 +117,10 @@ describe('Session replay in the console', () => {
     const frame = page.frameLocator('.replay-frame iframe')
     await frame.getByText(MARKER).waitFor({ timeout: 20_000 })
     expect(await frame.locator('p').first().textContent()).toBe('Three items in the basket.')
+    // styled as recorded (the console's CSP blocks the rebuilt <style>; the player applies it through CSSOM), and
+    // what were scripts hidden
+    await eventuallyTrue(() => frame.locator('h1').evaluate((h) => getComputedStyle(h).color === 'rgb(200, 0, 0)'))
+    expect(await frame.getByText('SCRIPT_PLACEHOLDER').first().isVisible()).toBe(false)
     // sandboxed: the recorded page's scripts never run
     const sandbox = await page.locator('.replay-frame iframe').getAttribute('sandbox')
     expect(sandbox).not.toContain('allow-scripts')
