@@ -102,7 +102,7 @@ async function start(init: WorkerInit): Promise<void> {
   // session recordings (/s/): records of their own kind in the same log, stored by a consumer of their own
   const recordings = createRecordingStore(config)
   await recordings.init()
-  flusher.addConsumer(new RecordingWriter({ recordings, maxBodyBytes: config.MAX_RECORDING_BODY_BYTES, metrics, log }))
+  flusher.addConsumer(new RecordingWriter({ recordings, maxBodyBytes: config.MAX_RECORDING_BODY_BYTES, maxSessionBytes: config.RECORDING_MAX_SESSION_BYTES, metrics, log }))
   const stopRetention = startRetention({ store: recordings, sql: db.sql, defaultDays: config.RECORDING_RETENTION_DAYS, log })
   flusher.start()
   // the distinct id → person mapping, copied where the events are for the query API's person_id

@@ -190,6 +190,17 @@ export class ClickHouseRecordingStore implements RecordingStore {
     return row ?? null
   }
 
+  async sessionSizes(teamId: number, sessionIds: string[]): Promise<Map<string, number>> {
+    if (sessionIds.length === 0) return new Map()
+    const rs = await this.client.query({
+      query: `SELECT session_id, sum(size) AS bytes FROM ${this.table} FINAL
+               WHERE team_id = ${int(teamId)} AND session_id IN (${sessionIds.map(stringLiteral).join(', ')})
+               GROUP BY session_id`,
+      format: 'JSONEachRow',
+    })
+    return new Map(((await rs.json()) as { session_id: string; bytes: string | number }[]).map((r) => [r.session_id, Number(r.bytes)]))
+  }
+
   private async blockRows(teamId: number, sessionId: string, columns: string, tail = ''): Promise<Record<string, string | number>[]> {
     const rs = await this.client.query({
       query: `SELECT ${columns} FROM ${this.table} FINAL

@@ -189,6 +189,14 @@ export class SqliteRecordingStore implements RecordingStore {
     return row ? fromRow(row) : null
   }
 
+  async sessionSizes(teamId: number, sessionIds: string[]): Promise<Map<string, number>> {
+    if (sessionIds.length === 0) return new Map()
+    const rows = this.conn
+      .query('select session_id, size from recording_sessions where team_id = ? and session_id in (select value from json_each(?))')
+      .all(teamId, JSON.stringify(sessionIds)) as { session_id: string; size: number }[]
+    return new Map(rows.map((r) => [r.session_id, r.size]))
+  }
+
   async blocks(teamId: number, sessionId: string): Promise<BlockInfo[]> {
     const rows = this.conn
       .query('select first_ts, last_ts, size from recording_blocks where team_id = ? and session_id = ? order by id')

@@ -58,6 +58,8 @@ export interface RecordingStore {
   /** newest first; `limit` rows at most */
   list(query: RecordingListQuery): Promise<RecordingRow[]>
   get(teamId: number, sessionId: string): Promise<RecordingRow | null>
+  /** the stored bytes of these sessions (those with none left out), in one read */
+  sessionSizes(teamId: number, sessionIds: string[]): Promise<Map<string, number>>
   /** the session's blocks in the order they were stored (a block's key is its index here) */
   blocks(teamId: number, sessionId: string): Promise<BlockInfo[]>
   /** the JSON lines of blocks `from`..`to` (indexes, inclusive), stopping before `maxBytes` would be passed */

@@ -11,6 +11,7 @@ import { blockOf } from './metadata'
 import type { BlockWrite, RecordingStore } from './store'
 
 export const RECORDING_WRITER = 'recordings'
+const keyOf = (w: BlockWrite) => `${w.teamId}\u0000${w.block.sessionId}`
 /** Bytes of JSON lines written at a time. */
 const WRITE_BYTES = 8 * 1024 * 1024
 
@@ -32,12 +33,26 @@ export function blocksOfRequest(seq: number, projectId: number, request: Capture
   return bySession(parsed.batches).map((batch, i) => ({ teamId: projectId, id: `${seq}-${i}`, block: blockOf(batch) }))
 }
 
+/** Sessions whose stored bytes the writer remembers (the least recently written forgotten first, read again). */
+const KNOWN_SESSIONS = 100_000
+/** Session ids per size lookup. */
+const LOOKUP_CHUNK = 1000
+
 export class RecordingWriter implements BatchHandler {
   readonly name = RECORDING_WRITER
   readonly store = 'recordings'
+  /** `team\0session` → bytes stored, for RECORDING_MAX_SESSION_BYTES */
+  private readonly stored = new Map<string, number>()
 
   constructor(
-    private readonly deps: { recordings: RecordingStore; maxBodyBytes: number; metrics: PipelineMetrics; log: Logger },
+    private readonly deps: {
+      recordings: RecordingStore
+      maxBodyBytes: number
+      metrics: PipelineMetrics
+      log: Logger
+      /** RECORDING_MAX_SESSION_BYTES, enforced here on the stored bytes (0 = no cap) */
+      maxSessionBytes?: number
+    },
   ) {}
 
   async handle(batch: Batch): Promise<void> {
@@ -61,12 +76,52 @@ export class RecordingWriter implements BatchHandler {
         pendingBytes += w.block.summary.size
       }
       if (pendingBytes >= WRITE_BYTES) {
-        await this.deps.recordings.write(pending)
+        await this.deps.recordings.write(await this.withinSessionCap(pending))
         pending = []
         pendingBytes = 0
       }
     }
-    await this.deps.recordings.write(pending)
+    await this.deps.recordings.write(await this.withinSessionCap(pending))
+  }
+
+  /**
+   * The blocks that keep their session within RECORDING_MAX_SESSION_BYTES, by the bytes the store holds: the exact
+   * cap behind /s/'s in-memory count (which restarts with the process). A block past it is dropped and counted.
+   */
+  private async withinSessionCap(writes: BlockWrite[]): Promise<BlockWrite[]> {
+    const cap = this.deps.maxSessionBytes ?? 0
+    if (cap <= 0 || writes.length === 0) return writes
+    const unknown = new Map<number, Set<string>>()
+    for (const w of writes) {
+      if (!this.stored.has(keyOf(w))) (unknown.get(w.teamId) ?? unknown.set(w.teamId, new Set()).get(w.teamId)!).add(w.block.sessionId)
+    }
+    for (const [teamId, ids] of unknown) {
+      const list = [...ids]
+      for (let i = 0; i < list.length; i += LOOKUP_CHUNK) {
+        const chunk = list.slice(i, i + LOOKUP_CHUNK)
+        const sizes = await this.deps.recordings.sessionSizes(teamId, chunk)
+        for (const id of chunk) this.remember(`${teamId}\u0000${id}`, sizes.get(id) ?? 0)
+      }
+    }
+    const kept: BlockWrite[] = []
+    for (const w of writes) {
+      const key = keyOf(w)
+      const size = w.block.summary.size
+      const before = this.stored.get(key) ?? 0
+      if (before + size > cap) {
+        this.deps.metrics.inc('recordingBytesRefused', { reason: 'session_bytes' }, size)
+        continue
+      }
+      this.remember(key, before + size)
+      kept.push(w)
+    }
+    return kept
+  }
+
+  private remember(key: string, bytes: number): void {
+    this.stored.delete(key)
+    this.stored.set(key, bytes)
+    while (this.stored.size > KNOWN_SESSIONS) this.stored.delete(this.stored.keys().next().value as string)
   }
 
   probe(): Promise<boolean> {

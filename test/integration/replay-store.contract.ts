@@ -1,5 +1,5 @@
 // What every recording store does (src/replay/store.ts): a block written twice counts once, metadata folds across
-// blocks, the snapshots answer stops at its byte budget between blocks, retention by each project's cutoff, a
+// blocks, a session's stored bytes read for its cap, the snapshots answer stops at its byte budget between blocks, retention by each project's cutoff, a
 // person's recordings deleted, 100,000 one-event sessions written and paged. Run on the embedded store and ClickHouse
 // 18.16 (replay-store.test.ts) and on chDB, the modern engine (replay-store.chdb.test.ts).
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
@@ -33,6 +33,17 @@ export function recordingStoreContract(kind: string, make: () => Promise<Recordi
       expect(row!.activeMs).toBe(3000)
       expect((await store.blocks(1, 'fold')).map((b) => b.firstTimestamp)).toEqual([NOW - 10_000, NOW - 7000])
       expect(await store.get(2, 'fold')).toBeNull()
+    })
+
+    test("sessionSizes: a session's stored bytes in one read, a block written twice counted once, unknown ones left out", async () => {
+      const a = write(11, '11-0', 'sized', NOW - 9000)
+      const b = write(11, '11-1', 'sized', NOW - 8000)
+      await store.write([a, b])
+      await store.write([a])
+      const sizes = await store.sessionSizes(11, ['sized', 'never-seen'])
+      expect([...sizes]).toEqual([['sized', a.block.summary.size + b.block.summary.size]])
+      expect((await store.sessionSizes(12, ['sized'])).size).toBe(0)
+      expect((await store.sessionSizes(11, [])).size).toBe(0)
     })
 
     test('the snapshots answer stops at its byte budget, never mid-block', async () => {
