@@ -1,6 +1,7 @@
-// Session replay's budgets through /s/ with small caps, on the embedded stores and on ClickHouse 18.16 + Postgres: a session past RECORDING_MAX_SESSION_BYTES and a project past
-// RECORDING_MAX_PROJECT_DAILY_BYTES are answered 200 with quota_limited (PostHog's answer: the client does not
-// retry) and dropped, counted in recording_bytes_refused_total{reason}; what was accepted before is stored.
+// Session replay's budgets through /s/ with small caps, on the embedded stores and on ClickHouse 18.16 + Postgres:
+// a session past RECORDING_MAX_SESSION_BYTES and a project past RECORDING_MAX_PROJECT_DAILY_BYTES are answered 200
+// with quota_limited (PostHog's answer: the client does not retry) and dropped, counted in
+// recording_bytes_refused_total{reason}; what was accepted before is stored.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { BASE, PROJECT_KEY, startStack, type Stack, type StoreChoice } from '../helpers/stack'
 
