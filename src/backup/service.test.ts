@@ -53,6 +53,28 @@ describe('backup files', () => {
     expect(report.problems).toContain('metadata.tar: not in the manifest')
   })
 
+  test('verify refuses a manifest that counts recordings without their copy', async () => {
+    const backup = join(dir, 'torn')
+    rmSync(backup, { recursive: true, force: true })
+    mkdirSync(backup)
+    writeFileSync(join(backup, 'events.sqlite'), 'x')
+    writeFileSync(join(backup, 'metadata.tar'), 'x')
+    writeJsonDurably(join(backup, 'manifest.json'), {
+      format: 1,
+      phog_version: '0.1.0',
+      created_at: '2026-12-02T00:00:00.000Z',
+      finished_at: '2026-12-02T00:00:01.000Z',
+      stores: { metadata: 'pglite', events: 'sqlite' },
+      schema: { postgres: [], events: [] },
+      counts: { events: 0, recordings: 3 },
+      counts_by_project: {},
+      log: { records: 0, first_seq: 1, last_seq: 0 },
+      files: await describeFiles(backup),
+    })
+    const report = await verifyBackup(backup, { openCopies: false })
+    expect(report.problems).toEqual(['recordings.sqlite: not in the manifest'])
+  })
+
   test('the HTTP route names each backup by its time, under DATA_DIR/backups', () => {
     expect(backupDirectory('/data', new Date('2026-12-02T05:06:07.123Z'))).toBe('/data/backups/phog-backup-2026-12-02T05-06-07Z')
   })
