@@ -11,7 +11,8 @@ import { timeIn, useProjectTimezone } from '../lib/timezone'
 import type { RrwebEvent } from './cv'
 import type { Player } from './player'
 import { duration, recordingPerson, type Recording } from './Recordings'
-import { consoleLines, loadRecordingEvents } from './snapshots'
+import { consoleLines } from './reading'
+import { loadRecordingEvents } from './snapshots'
 
 const SPEEDS = ['0.5', '1', '2', '4', '8']
 
