@@ -1,10 +1,12 @@
-// One recording: its facts, and the player (rrweb's replayer, loaded as its own chunk on this page only) with
+// One recording: its facts ("Delete" asks first), and the player (rrweb's replayer, loaded as its own chunk on this page only) with
 // Play/Pause, Speed, Skip inactivity and a Timeline slider; below it the session's console log (rrweb's console
 // plugin events, when the recording carries them) and its events (the person's events in the recording's time
 // range that carry its $session_id), each a button that moves the player to it.
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { api, projectPath, query } from '../lib/api'
-import { ErrorNote, Field, Link, Loading, Page, useAsync, valueOf } from '../lib/ui'
+import { ConfirmedButton, ErrorNote, Field, Link, Loading, Page, useAsync, valueOf } from '../lib/ui'
+import { useAction } from '../lib/forms'
+import { navigate } from '../lib/router'
 import { Table } from '../lib/lists'
 import { useSession } from '../lib/session'
 import { timeIn, useProjectTimezone } from '../lib/timezone'
@@ -30,11 +32,27 @@ export function RecordingPage(props: { sessionId: string }) {
   const recording = useAsync((signal) => api<Recording>(base, { signal }), [base])
   const snapshots = useAsync((signal) => loadRecordingEvents(projectId, props.sessionId, signal), [projectId, props.sessionId])
   const r = recording.data
+  const deleting = useAction()
+  const remove = () =>
+    void deleting.run(async () => {
+      await api(base, { method: 'DELETE' })
+      navigate('/replay')
+    })
   return (
-    <Page title="Recording">
-      <p>
-        <Link to="/replay">All recordings</Link>
-      </p>
+    <Page
+      title="Recording"
+      actions={
+        <div class="row">
+          <Link to="/replay">All recordings</Link>
+          {r ? (
+            <ConfirmedButton label="Delete" name="Delete recording" title="Delete this recording?" disabled={deleting.busy} onConfirm={remove}>
+              <p>Its snapshots and its metadata are deleted; the session's events stay.</p>
+            </ConfirmedButton>
+          ) : null}
+        </div>
+      }
+    >
+      <ErrorNote error={deleting.error} />
       <ErrorNote error={recording.error} />
       {r ? (
         <dl class="facts">

@@ -1,7 +1,7 @@
 // The console's Session replay in Chromium: posthog-js records a page (its text, a click, typing, a console line);
 // a second Chromium page signs in to the console, finds the recording under "Session replay", opens it, presses
 // "Play", and the replayed page (rrweb's sandboxed iframe) shows the recorded text; the console log and the
-// session's events are listed; a person's page and an event in Live events link to the recording. On the embedded
+// session's events are listed; a person's page and an event in Live events link to the recording; Delete. On the embedded
 // stores and on ClickHouse 18.16 + Postgres.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Browser, Page } from 'playwright-core'
@@ -147,7 +147,7 @@ for (const stores of ['embedded', 'real'] as const) {
       if (stores === 'embedded') await page.screenshot({ path: SCREENSHOT })
     }, 60_000)
 
-    test("a person's page and an event with $session_id link to the recording", async () => {
+    test("a person's page and an event with $session_id link to the recording; Delete asks, then it is gone", async () => {
       // posthog-js made no person (person_profiles: identified_only): one is made for its distinct id
       const r = await fetch(`${service.url}/batch/`, {
         method: 'POST',
@@ -166,6 +166,12 @@ for (const stores of ['embedded', 'real'] as const) {
       await page.getByRole('link', { name: 'Watch the recording of this session' }).click()
       await page.getByRole('region', { name: 'Player' }).waitFor()
       expect(new URL(page.url()).pathname).toBe(`/console/replay/${recording.id}`)
+      // Delete asks first, then the list has it no more
+      await page.getByRole('button', { name: 'Delete recording' }).click()
+      await page.getByRole('dialog', { name: 'Delete this recording?' }).getByRole('button', { name: 'Delete' }).click()
+      await page.getByText('No recordings yet', { exact: false }).waitFor()
+      expect(new URL(page.url()).pathname).toBe('/console/replay')
+      expect((await service.api(`/api/projects/1/session_recordings/${recording.id}/`)).status).toBe(404)
     }, 60_000)
   })
 }
