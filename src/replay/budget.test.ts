@@ -57,9 +57,10 @@ describe('recording budgets', () => {
     expect(budget.take(one(1, 'kept', 100))).toBeNull()
     for (let i = 0; i < 100_000; i++) {
       budget.take(one(1, `tiny-${i}`, 1))
-      if (i % 500 === 0) expect(budget.take(one(1, 'kept', 1))).toBe('session_bytes') // still known: refused
+      if (i % 200 === 0) expect(budget.take(one(1, 'kept', 1))).toBe('session_bytes') // still known: refused
     }
-    expect(budget.trackedSessions).toBe(1000)
+    expect(budget.trackedSessions).toBeLessThanOrEqual(1000)
+    expect(budget.trackedSessions).toBeGreaterThanOrEqual(500)
     expect(budget.take(one(1, 'tiny-0', 100))).toBeNull() // forgotten long ago: counted from zero
   })
 

@@ -6,6 +6,7 @@ import type { CaptureRequest } from '../capture/record'
 import type { Logger } from '../log'
 import type { Batch, BatchHandler } from '../pipeline/consumer'
 import type { PipelineMetrics } from '../pipeline/metrics-relay'
+import { BoundedCounts } from './budget'
 import { parseRecordingRequest, type SnapshotBatch } from './decode'
 import { blockOf } from './metadata'
 import type { BlockWrite, RecordingStore } from './store'
@@ -42,7 +43,7 @@ export class RecordingWriter implements BatchHandler {
   readonly name = RECORDING_WRITER
   readonly store = 'recordings'
   /** `team\0session` → bytes stored, for RECORDING_MAX_SESSION_BYTES */
-  private readonly stored = new Map<string, number>()
+  private readonly stored = new BoundedCounts(KNOWN_SESSIONS)
 
   constructor(
     private readonly deps: {
@@ -119,9 +120,7 @@ export class RecordingWriter implements BatchHandler {
   }
 
   private remember(key: string, bytes: number): void {
-    this.stored.delete(key)
     this.stored.set(key, bytes)
-    while (this.stored.size > KNOWN_SESSIONS) this.stored.delete(this.stored.keys().next().value as string)
   }
 
   probe(): Promise<boolean> {
