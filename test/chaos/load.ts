@@ -49,7 +49,12 @@ export function startLoad(url: () => string, options: { concurrency: number; bat
           if (options.pauseMs) await Bun.sleep(options.pauseMs)
           break
         }
-        if (!options.retry || Date.now() > deadline) break
+        // a refused connection (the service restarting) answers at once: without a pause the loops made millions of
+        // batches in a restart's seconds, and counting their uuids afterwards took minutes
+        if (!options.retry || Date.now() > deadline) {
+          if (status === 0) await Bun.sleep(20)
+          break
+        }
         await Bun.sleep(100 + Math.random() * 100)
       }
     }
