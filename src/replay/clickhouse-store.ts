@@ -82,7 +82,8 @@ export class ClickHouseRecordingStore implements RecordingStore {
   private readonly ownsClient: boolean
   private readonly target: ClickHouseTarget
   private readonly cluster: string | undefined
-  private method: EraseMethod = 'mutation_polled'
+  /** how this server deletes rows, learned from its version at the first deletion (null: not asked yet) */
+  private method: EraseMethod | null = null
 
   /** `client`: one to use instead of one made from the URL (its owner closes it) */
   constructor(url: string, options: { cluster?: string; client?: ClickHouseClient } = {}) {
@@ -105,11 +106,20 @@ export class ClickHouseRecordingStore implements RecordingStore {
     return `${this.target.database}.session_replay_blocks`
   }
 
-  /** The table exists once the event store migrated (services.ts opens it first). */
-  async init(): Promise<void> {
-    const rs = await this.client.query({ query: 'SELECT version() AS v', format: 'JSONEachRow' })
-    const [{ v }] = (await rs.json()) as { v: string }[]
-    this.method = eraseMethod(v)
+  /**
+   * Nothing to wait for: the table exists once the event store migrated (services.ts opens it first), and the way to
+   * delete is learned at the first deletion. Asking ClickHouse here made a service whose ClickHouse was down at boot
+   * fail to start (the flush worker opens this store), where capture must go on logging events.
+   */
+  async init(): Promise<void> {}
+
+  private async deletion(): Promise<EraseMethod> {
+    if (this.method === null) {
+      const rs = await this.client.query({ query: 'SELECT version() AS v', format: 'JSONEachRow' })
+      const [{ v }] = (await rs.json()) as { v: string }[]
+      this.method = eraseMethod(v)
+    }
+    return this.method
   }
 
   async write(blocks: BlockWrite[]): Promise<void> {
@@ -239,9 +249,10 @@ export class ClickHouseRecordingStore implements RecordingStore {
     const storage = this.cluster ? 'session_replay_blocks_local' : 'session_replay_blocks'
     const table = `${this.target.database}.${storage}`
     const onCluster = this.cluster ? ` ON CLUSTER ${this.cluster}` : ''
-    if (this.method === 'lightweight_delete') {
+    const method = await this.deletion()
+    if (method === 'lightweight_delete') {
       await this.client.command({ query: `DELETE FROM ${table}${onCluster} WHERE ${where}`, clickhouse_settings: { lightweight_deletes_sync: '2' } })
-    } else if (this.method === 'mutation_sync') {
+    } else if (method === 'mutation_sync') {
       await this.client.command({ query: `ALTER TABLE ${table}${onCluster} DELETE WHERE ${where}`, clickhouse_settings: { mutations_sync: '2' } })
     } else {
       await this.client.command({ query: `ALTER TABLE ${table}${onCluster} DELETE WHERE ${where}` })
