@@ -65,6 +65,6 @@ export function memberRoutes(deps: { sql: Sql; auth: PersonalKeyAuth; limiter?: 
         await members.remove(principal, organization, params.user_uuid)
         set.status = 204
       },
-      { params: oneParams, detail: { tags, summary: 'Remove a member (owners only; a member may leave; the last owner may not)' } },
+      { params: oneParams, detail: { tags, summary: 'Remove a member (owners only; a member may leave; the last owner may not)', responses: { 204: { description: 'removed (empty body)' } } } },
     )
 }
