@@ -15,6 +15,9 @@ import { insightsGroupsContract } from './insights-groups.contract'
 import { insightsActionsContract } from './insights-actions.contract'
 import { queryApiContract } from './query-api.contract'
 import { captured, queryFunctionsContract } from './query-functions.contract'
+import { recordingStoreContract } from './replay-store.contract'
+import { ClickHouseEventStore } from '../../src/events/clickhouse'
+import { ClickHouseRecordingStore } from '../../src/replay/clickhouse-store'
 
 let cluster: ClickHouseCluster
 beforeAll(async () => {
@@ -79,3 +82,14 @@ stickinessContract('a 2 × 2 ClickHouse cluster', onCluster('stickiness'))
 insightsGroupsContract('a 2 × 2 ClickHouse cluster', onCluster('groups'))
 insightsActionsContract('a 2 × 2 ClickHouse cluster', onCluster('actions'))
 queryFunctionsContract('a 2 × 2 ClickHouse cluster', () => captured('clickhouse-legacy', onCluster('functions')))
+
+// session recordings on the cluster: blocks written through the Distributed table, read back FINAL, deleted ON CLUSTER
+recordingStoreContract('2 × 2 ClickHouse cluster', async () => {
+  const url = `${cluster.nodes[0].server.url}/rec_${crypto.randomUUID().replace(/-/g, '').slice(0, 10)}`
+  const events = new ClickHouseEventStore(url, { cluster: cluster.name }) // its migrations make the tables
+  await events.init()
+  await events.close()
+  const store = new ClickHouseRecordingStore(url, { cluster: cluster.name })
+  await store.init()
+  return store
+})
