@@ -39,10 +39,14 @@ export async function newPage(browser: Browser): Promise<Page> {
 const POSTHOG_JS: Record<string, string> = {
   newest: fileURLToPath(new URL('../../node_modules/posthog-js/dist/array.full.js', import.meta.url)),
   '1.201.0': fileURLToPath(new URL('../../node_modules/posthog-js-1201/dist/array.full.js', import.meta.url)),
+  // without rrweb inside, as the snippet loads it: posthog-js then fetches its recorder from the api host's /static/
+  '1.449-lazy': fileURLToPath(new URL('../../node_modules/posthog-js/dist/array.js', import.meta.url)),
+  '1.201-lazy': fileURLToPath(new URL('../../node_modules/posthog-js-1201/dist/array.js', import.meta.url)),
 }
 
 export interface PageServer {
   url: string
+  port: number
   stop(): void
 }
 
@@ -60,5 +64,5 @@ export async function servePage(html: string, posthogVersion: keyof typeof POSTH
       return new Response('not found', { status: 404 })
     },
   })
-  return { url: `http://127.0.0.1:${server.port}`, stop: () => server.stop(true) }
+  return { url: `http://127.0.0.1:${server.port}`, port: server.port!, stop: () => server.stop(true) }
 }

@@ -6,14 +6,12 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Browser, Page } from 'playwright-core'
 import { fileURLToPath } from 'node:url'
-import { freePort } from '../helpers/spawn-service'
-import { launchBrowser, newPage } from './browser'
+import { launchBrowser, newPage, servePage, type PageServer } from './browser'
 import { PROJECT_KEY, startService, type E2EService } from './service'
 import { signedInPage, tableRows } from './console-session'
 
 const EMAIL = 'replay@example.com'
 const PASSWORD = 'console replay password'
-const ARRAY_JS = fileURLToPath(new URL('../../node_modules/posthog-js/dist/array.js', import.meta.url))
 const SCREENSHOT = fileURLToPath(new URL('../../docs/console-replay.png', import.meta.url))
 const MARKER = 'Replayed checkout page'
 
@@ -27,7 +25,7 @@ async function eventuallyTrue(check: () => Promise<boolean>, ms = 10_000): Promi
 
 let service: E2EService
 let browser: Browser
-let site: ReturnType<typeof Bun.serve>
+let site: PageServer
 let recording: { id: string; distinct_id: string }
 
 const SITE_HTML = (apiHost: string) => `<!doctype html><html><head><meta charset="utf-8"><title>shop</title><style>h1 { color: rgb(200, 0, 0) }</style></head><body>
@@ -47,16 +45,7 @@ for (const stores of ['embedded', 'real'] as const) {
       ;[service, browser] = await Promise.all([startService(stores, { INIT_ADMIN_EMAIL: EMAIL, INIT_ADMIN_PASSWORD: PASSWORD }), launchBrowser()])
       const r = await service.api('/api/projects/1/', { method: 'PATCH', json: { session_recording_opt_in: true, capture_console_log_opt_in: true } })
       expect(r.status).toBe(200)
-      site = Bun.serve({
-        port: await freePort(),
-        hostname: '127.0.0.1',
-        fetch(request) {
-          const path = new URL(request.url).pathname
-          if (path === '/posthog.js') return new Response(Bun.file(ARRAY_JS), { headers: { 'content-type': 'application/javascript' } })
-          if (path === '/') return new Response(SITE_HTML(service.url), { headers: { 'content-type': 'text/html' } })
-          return new Response('not found', { status: 404 })
-        },
-      })
+      site = await servePage(SITE_HTML(service.url), '1.449-lazy')
       // the visitor: clicks and typing until the recording is listed with both
       const visitor = await newPage(browser)
       try {
@@ -82,7 +71,7 @@ for (const stores of ['embedded', 'real'] as const) {
 
     afterAll(async () => {
       await browser?.close()
-      site?.stop(true)
+      site?.stop()
       await service?.stop()
     })
 

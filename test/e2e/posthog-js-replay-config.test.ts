@@ -4,16 +4,8 @@
 // starts POSTing recordings to /s/. Requests are counted as the page makes them (whatever /s/ answers).
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Browser, Request as PageRequest } from 'playwright-core'
-import { fileURLToPath } from 'node:url'
-import { freePort } from '../helpers/spawn-service'
-import { launchBrowser, newPage } from './browser'
+import { launchBrowser, newPage, servePage } from './browser'
 import { PROJECT_KEY, startService, type E2EService } from './service'
-
-/** posthog-js without rrweb inside: what makes it lazy-load its recorder. */
-const ARRAY_JS: Record<string, string> = {
-  '1.449': fileURLToPath(new URL('../../node_modules/posthog-js/dist/array.js', import.meta.url)),
-  '1.201': fileURLToPath(new URL('../../node_modules/posthog-js-1201/dist/array.js', import.meta.url)),
-}
 
 let service: E2EService
 let browser: Browser
@@ -39,16 +31,7 @@ async function visit(version: string, waitFor: (requests: Visit['requests']) => 
   posthog.init(${JSON.stringify(PROJECT_KEY)}, { api_host: ${JSON.stringify(service.url)}, persistence: 'memory', autocapture: false,
     request_queue_config: { flush_interval_ms: 250 } });
 </script></body></html>`
-  const server = Bun.serve({
-    port: await freePort(),
-    hostname: '127.0.0.1',
-    fetch(request) {
-      const path = new URL(request.url).pathname
-      if (path === '/posthog.js') return new Response(Bun.file(ARRAY_JS[version]), { headers: { 'content-type': 'application/javascript' } })
-      if (path === '/') return new Response(html, { headers: { 'content-type': 'text/html' } })
-      return new Response('not found', { status: 404 })
-    },
-  })
+  const server = await servePage(html, `${version}-lazy`)
   const page = await newPage(browser)
   const requests: Visit['requests'] = []
   const seen = new Map<PageRequest, Visit['requests'][number]>()
@@ -75,7 +58,7 @@ async function visit(version: string, waitFor: (requests: Visit['requests']) => 
     return { requests }
   } finally {
     await page.context().close()
-    server.stop(true)
+    server.stop()
   }
 }
 

@@ -5,15 +5,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { gunzipSync } from 'node:zlib'
 import type { Browser } from 'playwright-core'
-import { fileURLToPath } from 'node:url'
-import { freePort } from '../helpers/spawn-service'
-import { launchBrowser, newPage } from './browser'
+import { launchBrowser, newPage, servePage } from './browser'
 import { PERSONAL_KEY, PROJECT_KEY, startService, type E2EService } from './service'
-
-const ARRAY_JS: Record<string, string> = {
-  '1.449': fileURLToPath(new URL('../../node_modules/posthog-js/dist/array.js', import.meta.url)),
-  '1.201': fileURLToPath(new URL('../../node_modules/posthog-js-1201/dist/array.js', import.meta.url)),
-}
 
 /** The player's step before rrweb: a `cv` event's compressed strings (gzip as latin1) back to JSON. */
 function decompressed(event: Record<string, any>): Record<string, any> {
@@ -48,16 +41,7 @@ for (const stores of ['embedded', 'real'] as const) {
   posthog.init(${JSON.stringify(PROJECT_KEY)}, { api_host: ${JSON.stringify(service.url)}, persistence: 'memory', autocapture: false,
     request_queue_config: { flush_interval_ms: 250 } });
 </script></body></html>`
-        const server = Bun.serve({
-          port: await freePort(),
-          hostname: '127.0.0.1',
-          fetch(request) {
-            const path = new URL(request.url).pathname
-            if (path === '/posthog.js') return new Response(Bun.file(ARRAY_JS[version]), { headers: { 'content-type': 'application/javascript' } })
-            if (path === '/') return new Response(html, { headers: { 'content-type': 'text/html' } })
-            return new Response('not found', { status: 404 })
-          },
-        })
+        const server = await servePage(html, `${version}-lazy`)
         const page = await newPage(browser)
         let sessionId: string | null = null
         page.on('request', (r) => {
@@ -94,7 +78,7 @@ for (const stores of ['embedded', 'real'] as const) {
           expect(JSON.stringify(full!.data)).toContain(marker)
         } finally {
           await page.context().close()
-          server.stop(true)
+          server.stop()
         }
       }, 90_000)
     }
