@@ -1,23 +1,12 @@
 // Where recordings are kept: per session one metadata row, and the session's blocks of JSON lines (one block per
 // logged request and session, compressed). Implemented by the embedded store (sqlite-store.ts).
-import type { Block } from './metadata'
+import type { Block, BlockSummary } from './metadata'
 
-export interface RecordingRow {
+/** A session's metadata: its blocks' summaries folded (their activity bounds only serve the fold). */
+export type RecordingRow = Omit<BlockSummary, 'firstActivity' | 'lastActivity'> & {
   teamId: number
   sessionId: string
   distinctId: string
-  firstTimestamp: number
-  lastTimestamp: number
-  firstUrl: string | null
-  clickCount: number
-  keypressCount: number
-  mouseActivityCount: number
-  activeMs: number
-  consoleLogCount: number
-  consoleWarnCount: number
-  consoleErrorCount: number
-  size: number
-  eventCount: number
   blockCount: number
   source: string
   library: string | null
