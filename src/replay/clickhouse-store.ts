@@ -107,6 +107,21 @@ export class ClickHouseRecordingStore implements RecordingStore {
   }
 
   /**
+   * In a cluster, writes and reads pick each shard's replicas in the configured order, so both reach the same replica
+   * while it is up: a block is readable as soon as its write is acknowledged, and the two reads of one snapshots answer
+   * (sizes, then lines) see the same blocks. With the default (a random replica), a read could reach the replica the
+   * block had not been copied to yet.
+   */
+  private get replicaChoice(): Record<string, string> {
+    return this.cluster ? { load_balancing: 'in_order' } : {}
+  }
+
+  private async rows<T>(query: string): Promise<T[]> {
+    const rs = await this.client.query({ query, format: 'JSONEachRow', clickhouse_settings: this.replicaChoice })
+    return (await rs.json()) as T[]
+  }
+
+  /**
    * Nothing to wait for: the table exists once the event store migrated (services.ts opens it first), and the way to
    * delete is learned at the first deletion. Asking ClickHouse here made a service whose ClickHouse was down at boot
    * fail to start (the flush worker opens this store), where capture must go on logging events.
@@ -115,8 +130,7 @@ export class ClickHouseRecordingStore implements RecordingStore {
 
   private async deletion(): Promise<EraseMethod> {
     if (this.method === null) {
-      const rs = await this.client.query({ query: 'SELECT version() AS v', format: 'JSONEachRow' })
-      const [{ v }] = (await rs.json()) as { v: string }[]
+      const [{ v }] = await this.rows<{ v: string }>('SELECT version() AS v')
       this.method = eraseMethod(v)
     }
     return this.method
@@ -155,13 +169,12 @@ export class ClickHouseRecordingStore implements RecordingStore {
       values,
       format: 'JSONEachRow',
       // in a cluster, readable from any node once acknowledged
-      clickhouse_settings: this.cluster ? { insert_distributed_sync: 1 } : {},
+      clickhouse_settings: this.cluster ? { insert_distributed_sync: 1, ...this.replicaChoice } : {},
     })
   }
 
   private async sessions(teamId: number, where: string, having: string, tail: string): Promise<RecordingRow[]> {
-    const rs = await this.client.query({
-      query: `
+    const rows = await this.rows<SessionRow>(`
         SELECT session_id,
                argMin(distinct_id, first_timestamp) AS owner,
                min(first_timestamp) AS first_ts, max(last_timestamp) AS last_ts,
@@ -175,10 +188,8 @@ export class ClickHouseRecordingStore implements RecordingStore {
          WHERE team_id = ${int(teamId)} ${where}
          GROUP BY session_id
         ${having ? `HAVING ${having}` : ''}
-        ${tail}`,
-      format: 'JSONEachRow',
-    })
-    return ((await rs.json()) as SessionRow[]).map((r) => fromRow(teamId, r))
+        ${tail}`)
+    return rows.map((r) => fromRow(teamId, r))
   }
 
   async list(q: RecordingListQuery): Promise<RecordingRow[]> {
@@ -202,23 +213,20 @@ export class ClickHouseRecordingStore implements RecordingStore {
 
   async sessionSizes(teamId: number, sessionIds: string[]): Promise<Map<string, number>> {
     if (sessionIds.length === 0) return new Map()
-    const rs = await this.client.query({
-      query: `SELECT session_id, sum(size) AS bytes FROM ${this.table} FINAL
-               WHERE team_id = ${int(teamId)} AND session_id IN (${sessionIds.map(stringLiteral).join(', ')})
-               GROUP BY session_id`,
-      format: 'JSONEachRow',
-    })
-    return new Map(((await rs.json()) as { session_id: string; bytes: string | number }[]).map((r) => [r.session_id, Number(r.bytes)]))
+    const rows = await this.rows<{ session_id: string; bytes: string | number }>(
+      `SELECT session_id, sum(size) AS bytes FROM ${this.table} FINAL
+        WHERE team_id = ${int(teamId)} AND session_id IN (${sessionIds.map(stringLiteral).join(', ')})
+        GROUP BY session_id`,
+    )
+    return new Map(rows.map((r) => [r.session_id, Number(r.bytes)]))
   }
 
   private async blockRows(teamId: number, sessionId: string, columns: string, tail = ''): Promise<Record<string, string | number>[]> {
-    const rs = await this.client.query({
-      query: `SELECT ${columns} FROM ${this.table} FINAL
-               WHERE team_id = ${int(teamId)} AND session_id = ${stringLiteral(sessionId)}
-               ORDER BY first_timestamp, block_id ${tail}`,
-      format: 'JSONEachRow',
-    })
-    return (await rs.json()) as Record<string, string | number>[]
+    return this.rows(
+      `SELECT ${columns} FROM ${this.table} FINAL
+        WHERE team_id = ${int(teamId)} AND session_id = ${stringLiteral(sessionId)}
+        ORDER BY first_timestamp, block_id ${tail}`,
+    )
   }
 
   async blocks(teamId: number, sessionId: string): Promise<BlockInfo[]> {
@@ -288,8 +296,7 @@ export class ClickHouseRecordingStore implements RecordingStore {
   }
 
   private async sessionIds(query: string): Promise<string[]> {
-    const rs = await this.client.query({ query, format: 'JSONEachRow' })
-    return ((await rs.json()) as { session_id: string }[]).map((r) => r.session_id)
+    return (await this.rows<{ session_id: string }>(query)).map((r) => r.session_id)
   }
 
   async deleteDistinctIds(teamId: number, distinctIds: string[]): Promise<number> {
@@ -302,9 +309,8 @@ export class ClickHouseRecordingStore implements RecordingStore {
   }
 
   async expire(cutoffOf: (teamId: number) => number): Promise<number> {
-    const rs = await this.client.query({ query: `SELECT DISTINCT team_id FROM ${this.table}`, format: 'JSONEachRow' })
     let expired = 0
-    for (const { team_id } of (await rs.json()) as { team_id: string | number }[]) {
+    for (const { team_id } of await this.rows<{ team_id: string | number }>(`SELECT DISTINCT team_id FROM ${this.table}`)) {
       const teamId = Number(team_id)
       const ids = await this.sessionIds(
         `SELECT session_id FROM ${this.table} WHERE team_id = ${int(teamId)} GROUP BY session_id HAVING max(last_timestamp) < ${int(cutoffOf(teamId))}`,

@@ -18,6 +18,7 @@ import { captured, queryFunctionsContract } from './query-functions.contract'
 import { recordingStoreContract } from './replay-store.contract'
 import { ClickHouseEventStore } from '../../src/events/clickhouse'
 import { ClickHouseRecordingStore } from '../../src/replay/clickhouse-store'
+import { blockOf } from '../../src/replay/metadata'
 
 let cluster: ClickHouseCluster
 beforeAll(async () => {
@@ -92,4 +93,32 @@ recordingStoreContract('2 × 2 ClickHouse cluster', async () => {
   const store = new ClickHouseRecordingStore(url, { cluster: cluster.name })
   await store.init()
   return store
+})
+
+// A block is readable as soon as its write is acknowledged, even while a replica lags: the second replica of each
+// shard is kept from fetching, so a read that reached it (the default picks a replica at random) would miss the block.
+describe('recordings on a cluster whose second replicas lag', () => {
+  test('each block written is read back at once, 12 times in a row', async () => {
+    const database = `lag_${crypto.randomUUID().replace(/-/g, '').slice(0, 10)}`
+    const url = `${cluster.nodes[0].server.url}/${database}`
+    const events = new ClickHouseEventStore(url, { cluster: cluster.name })
+    await events.init()
+    await events.close()
+    const lagging = cluster.nodes.filter((n) => n.replica === 2)
+    const store = new ClickHouseRecordingStore(url, { cluster: cluster.name })
+    try {
+      for (const n of lagging) await n.server.query(`SYSTEM STOP FETCHES ${database}.session_replay_blocks_local`)
+      const missed: string[] = []
+      for (let i = 0; i < 12; i++) {
+        const sessionId = `lag-${i}`
+        const rrweb = [{ type: 4, data: { href: `https://x.example/${i}` }, timestamp: Date.now() }]
+        await store.write([{ teamId: 1, id: `${i}-0`, block: blockOf({ sessionId, windowId: 'w', distinctId: 'd', source: 'web', library: 'web', events: rrweb }) }])
+        if ((await store.get(1, sessionId)) === null || (await store.blocks(1, sessionId)).length !== 1) missed.push(sessionId)
+      }
+      expect(missed).toEqual([])
+    } finally {
+      for (const n of lagging) await n.server.query(`SYSTEM START FETCHES ${database}.session_replay_blocks_local`)
+      await store.close()
+    }
+  }, 60_000)
 })
