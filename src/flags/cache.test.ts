@@ -221,3 +221,14 @@ describe('recompiling what changed', () => {
     expect(second.active[1]!.version).toBe(2)
   })
 })
+
+describe('the client config a project entry carries', () => {
+  test('surveys and exception autocapture turn their members on; the same settings keep the same object', () => {
+    const off = buildEntry(1, { version: 1, flags: [], groupTypes: [] })
+    expect(off.capabilities).toMatchObject({ surveys: false, autocaptureExceptions: false })
+    const on = buildEntry(1, { version: 2, flags: [], groupTypes: [], surveys: true, autocaptureExceptions: true }, Date.now(), off)
+    expect(on.capabilities).toMatchObject({ surveys: true, autocaptureExceptions: true, errorTracking: { autocaptureExceptions: true }, sessionRecording: false })
+    const again = buildEntry(1, { version: 3, flags: [], groupTypes: [], surveys: true, autocaptureExceptions: true }, Date.now(), on)
+    expect(again.capabilities).toBe(on.capabilities)
+  })
+})

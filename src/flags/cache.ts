@@ -97,12 +97,14 @@ export function buildEntry(teamId: number, data: ProjectFlags, now = Date.now(),
   const previousVersions = new Map((previous?.cohortRows ?? []).map((c) => [c.id, c.version]))
   const versions = new Map(cohortRows.map((c) => [c.id, c.version]))
   const cohorts = cohortRows.length === 0 ? CohortSet.EMPTY : new CohortSet(cohortRows, previous?.cohorts, (id) => previousVersions.get(id) === versions.get(id))
-  const capabilitiesSource = JSON.stringify(data.recording ?? null)
+  const surveys = data.surveys === true
+  const autocaptureExceptions = data.autocaptureExceptions === true
+  const capabilitiesSource = JSON.stringify([data.recording ?? null, surveys, autocaptureExceptions])
   const capabilities =
     previous?.capabilitiesSource === capabilitiesSource
       ? previous.capabilities
-      : data.recording
-        ? Object.freeze(clientCapabilities(recordingSettingsOf(data.recording)))
+      : data.recording || surveys || autocaptureExceptions
+        ? Object.freeze(clientCapabilities({ recording: recordingSettingsOf(data.recording ?? {}), surveys, autocaptureExceptions }))
         : DEFAULT_CAPABILITIES
   return {
     teamId,

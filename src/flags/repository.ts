@@ -160,6 +160,10 @@ export interface ProjectFlags {
   cohorts?: CachedCohortRow[]
   /** the project's session replay settings (absent: the defaults, recording off) */
   recording?: Partial<RecordingSettings> | null
+  /** whether the project has a survey posthog-js may show (absent: none) */
+  surveys?: boolean
+  /** whether posthog-js captures exceptions on its own (absent: off) */
+  autocaptureExceptions?: boolean
 }
 
 export async function loadProjectFlags(sql: Sql, teamId: number): Promise<ProjectFlags> {

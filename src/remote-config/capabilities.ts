@@ -1,6 +1,6 @@
 // What this service offers the client libraries, told to them by /decide, /flags and the remote config:
-// where to send events and how they may compress them, whether to record sessions (the project's settings);
-// everything this service does not do is off.
+// where to send events and how they may compress them, whether to record sessions, to show surveys and to capture
+// exceptions on their own (the project's settings); everything this service does not do is off.
 import { DEFAULT_RECORDING_SETTINGS, type RecordingSettings } from '../projects/recording-settings'
 import { capturePerformanceAnswer, sessionRecordingAnswer } from './session-recording'
 
@@ -9,24 +9,35 @@ export const SUPPORTED_COMPRESSION = ['gzip', 'gzip-js', 'lz64']
 
 export type ClientCapabilities = Readonly<Record<string, unknown>>
 
-/** The capabilities for a project's replay settings; made when the project is loaded, then shared by its answers. */
-export function clientCapabilities(settings: RecordingSettings = DEFAULT_RECORDING_SETTINGS): ClientCapabilities {
+/** What a project's client config follows, read with its flags. */
+export interface ProjectClientSettings {
+  recording: RecordingSettings
+  /** whether the project has a survey posthog-js may show (it then fetches them from /api/surveys/) */
+  surveys: boolean
+  /** whether posthog-js captures uncaught errors and unhandled rejections on its own */
+  autocaptureExceptions: boolean
+}
+
+export const DEFAULT_CLIENT_SETTINGS: ProjectClientSettings = Object.freeze({ recording: DEFAULT_RECORDING_SETTINGS, surveys: false, autocaptureExceptions: false })
+
+/** The capabilities for a project's settings; made when the project is loaded, then shared by its answers. */
+export function clientCapabilities(settings: ProjectClientSettings = DEFAULT_CLIENT_SETTINGS): ClientCapabilities {
   return {
     supportedCompression: SUPPORTED_COMPRESSION,
-    sessionRecording: sessionRecordingAnswer(settings),
+    sessionRecording: sessionRecordingAnswer(settings.recording),
     captureDeadClicks: false,
-    capturePerformance: capturePerformanceAnswer(settings),
+    capturePerformance: capturePerformanceAnswer(settings.recording),
     autocapture_opt_out: false,
-    autocaptureExceptions: false,
+    autocaptureExceptions: settings.autocaptureExceptions,
     analytics: { endpoint: '/i/v0/e/' },
     elementsChainAsString: true,
-    errorTracking: { autocaptureExceptions: false, suppressionRules: [] },
+    errorTracking: { autocaptureExceptions: settings.autocaptureExceptions, suppressionRules: [] },
     heatmaps: false,
-    surveys: false,
+    surveys: settings.surveys,
     defaultIdentifiedOnly: true,
     siteApps: [],
   }
 }
 
-/** A project whose settings were never read (or could not be): recording off. */
+/** A project whose settings were never read (or could not be): recording, surveys and exception autocapture off. */
 export const DEFAULT_CAPABILITIES: ClientCapabilities = Object.freeze(clientCapabilities())

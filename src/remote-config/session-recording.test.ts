@@ -90,10 +90,19 @@ describe('parsing a PATCH', () => {
 describe('/decide text', () => {
   test('the configuration members come from the project’s capabilities', () => {
     const format = responseFormat('decide', new URLSearchParams('v=3'))
-    const capabilities = Object.freeze(clientCapabilities(on({ session_recording_sample_rate: '0.20' })))
+    const capabilities = Object.freeze(clientCapabilities({ recording: on({ session_recording_sample_rate: '0.20' }), surveys: false, autocaptureExceptions: false }))
     const answer = JSON.parse(decideResponse(format, 'disabled', 'r', 0, capabilities))
     expect(answer.sessionRecording).toMatchObject({ endpoint: '/s/', sampleRate: '0.20' })
     expect(answer.supportedCompression).toEqual(['gzip', 'gzip-js', 'lz64'])
-    expect(JSON.parse(decideResponse(format, 'disabled', 'r', 0)).sessionRecording).toBe(false)
+    expect(answer).toMatchObject({ surveys: false, autocaptureExceptions: false, errorTracking: { autocaptureExceptions: false } })
+    const defaults = JSON.parse(decideResponse(format, 'disabled', 'r', 0))
+    expect(defaults).toMatchObject({ sessionRecording: false, surveys: false, autocaptureExceptions: false })
+  })
+
+  test('surveys and exception autocapture follow the project, recording aside', () => {
+    const format = responseFormat('decide', new URLSearchParams('v=3'))
+    const capabilities = Object.freeze(clientCapabilities({ recording: DEFAULT_RECORDING_SETTINGS, surveys: true, autocaptureExceptions: true }))
+    const answer = JSON.parse(decideResponse(format, 'disabled', 'r', 0, capabilities))
+    expect(answer).toMatchObject({ sessionRecording: false, surveys: true, autocaptureExceptions: true, errorTracking: { autocaptureExceptions: true, suppressionRules: [] } })
   })
 })
