@@ -4,14 +4,14 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { silentLogger } from '../log'
 import { Checkpoint } from './checkpoint'
-import { Consumer, type Batch, type BatchHandler } from './consumer'
+import { Consumer, MAX_BATCH_BYTES, type Batch, type BatchHandler } from './consumer'
 import { Ring } from './ring'
 
 /** A consumer over records 1..n, all in the ring (the log itself is never read). */
-function consumerOver(n: number, checkpoint: Checkpoint, handled: { batch: [number, number]; inDoubt: boolean }[]) {
-  const ring = new Ring(1000)
+function consumerOver(n: number, checkpoint: Checkpoint, handled: { batch: [number, number]; inDoubt: boolean }[], decodedSize = 1) {
+  const ring = new Ring(1000, Number.MAX_SAFE_INTEGER)
   for (let seq = 1; seq <= n; seq++) {
-    ring.push({ seq, projectId: 1, receivedAt: 0, size: 1, decodedSize: 1, dropped: new Map(), events: [{ uuid: `u${seq}`, event: 'e', distinctId: 'd', properties: {}, timestamp: 0 }] })
+    ring.push({ seq, projectId: 1, receivedAt: 0, size: 1, decodedSize, dropped: new Map(), events: [{ uuid: `u${seq}`, event: 'e', distinctId: 'd', properties: {}, timestamp: 0 }] })
   }
   const handler: BatchHandler = {
     name: 'store',
@@ -56,6 +56,32 @@ describe('the consumer after a crash', () => {
         { batch: [4, 6], inDoubt: true },
         { batch: [7, 20], inDoubt: false },
       ])
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+})
+
+describe('a batch is bounded by what its records weigh', () => {
+  test('records of a quarter of the bound each: four to a batch, whatever the event count allows', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'phog-consumer-'))
+    try {
+      const handled: { batch: [number, number]; inDoubt: boolean }[] = []
+      const consumer = consumerOver(10, new Checkpoint(join(dir, 'checkpoint')), handled, MAX_BATCH_BYTES / 4)
+      expect(await consumer.catchUp(Date.now() + 5000)).toBe(true)
+      expect(handled.map((h) => h.batch)).toEqual([[1, 4], [5, 8], [9, 10]])
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  test('one record heavier than the bound still makes a batch of its own', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'phog-consumer-'))
+    try {
+      const handled: { batch: [number, number]; inDoubt: boolean }[] = []
+      const consumer = consumerOver(2, new Checkpoint(join(dir, 'checkpoint')), handled, MAX_BATCH_BYTES * 2)
+      expect(await consumer.catchUp(Date.now() + 5000)).toBe(true)
+      expect(handled.map((h) => h.batch)).toEqual([[1, 1], [2, 2]])
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }

@@ -66,8 +66,13 @@ export function recordWeight(record: LoggedRecord): number {
   return Math.max(record.size, record.decodedSize)
 }
 
-/** Logged bytes of session recordings in one batch at most (a recording body may be 25 MB). */
-const MAX_BATCH_RECORDING_BYTES = 32 * 1024 * 1024
+/**
+ * A batch stops growing once its records weigh this much (recordWeight: what they hold decoded), whatever they
+ * carry: a recording body may be 25 MB, and ten thousand events of a megabyte each would be 10 GB. One record,
+ * however heavy, always makes a batch.
+ * The weights are those of the records read back from the log, so a batch rebuilt after a crash has the same bounds.
+ */
+export const MAX_BATCH_BYTES = 32 * 1024 * 1024
 
 const MIN_BACKOFF_MS = 100
 const MAX_BACKOFF_MS = 10_000
@@ -276,11 +281,10 @@ export class Consumer {
     let events = 0
     let items = 0
     let bytes = 0
-    // session recordings carry no events: each counts as one against the batch's size, and their bytes are bounded
+    // session recordings carry no events: each counts as one against the batch's size
     let recordings = 0
-    let recordingBytes = 0
     let seq = this.cursor + 1
-    while (seq <= last && (records.length === 0 || (events + recordings < this.deps.maxEvents && recordingBytes < MAX_BATCH_RECORDING_BYTES))) {
+    while (seq <= last && (records.length === 0 || (events + recordings < this.deps.maxEvents && bytes < MAX_BATCH_BYTES))) {
       let record = this.deps.ring.get(seq)
       if (record) {
         this.reader.seek(seq + 1)
@@ -296,10 +300,7 @@ export class Consumer {
       items += record.events.length
       for (const n of record.dropped.values()) items += n
       bytes += recordWeight(record)
-      if (record.recording !== undefined) {
-        recordings++
-        recordingBytes += record.size
-      }
+      if (record.recording !== undefined) recordings++
       seq++
     }
     if (records.length === 0) return null
