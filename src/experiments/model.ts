@@ -13,17 +13,22 @@ export const MAX_METRICS = 10
 /** at most this many steps in a funnel metric */
 export const MAX_FUNNEL_STEPS = 10
 
+/** What an events node and an actions node share besides what they count. */
+const nodeMembers = {
+  name: t.Optional(t.String({ maxLength: 400 })),
+  custom_name: t.Optional(nullable(t.String({ maxLength: 400 }))),
+  math: t.Optional(t.Union([t.Literal('total'), t.Literal('sum'), t.Literal('dau')], { description: 'total: events per person (default); sum: of math_property; dau: 1 if the person did it' })),
+  math_property: t.Optional(t.String({ minLength: 1, maxLength: 400 })),
+  properties: t.Optional(t.Array(t.Any(), { maxItems: 0, description: 'event filters are not supported yet: empty or absent' })),
+}
+
 export const EventsNode = model(
   'ExperimentEventsNode',
   t.Object(
     {
       kind: t.Literal('EventsNode'),
       event: t.String({ minLength: 1, maxLength: 400, description: 'the event counted' }),
-      name: t.Optional(t.String({ maxLength: 400 })),
-      custom_name: t.Optional(nullable(t.String({ maxLength: 400 }))),
-      math: t.Optional(t.Union([t.Literal('total'), t.Literal('sum'), t.Literal('dau')], { description: 'total: events per person (default); sum: of math_property; dau: 1 if the person did it' })),
-      math_property: t.Optional(t.String({ minLength: 1, maxLength: 400 })),
-      properties: t.Optional(t.Array(t.Any(), { maxItems: 0, description: 'event filters are not supported yet: empty or absent' })),
+      ...nodeMembers,
     },
     { additionalProperties: false },
   ),
@@ -35,11 +40,7 @@ export const ActionsNode = model(
     {
       kind: t.Literal('ActionsNode'),
       id: t.Integer({ minimum: 0, maximum: 2_147_483_647, description: "the project's action counted (its events: those matching any of its steps)" }),
-      name: t.Optional(t.String({ maxLength: 400 })),
-      custom_name: t.Optional(nullable(t.String({ maxLength: 400 }))),
-      math: t.Optional(t.Union([t.Literal('total'), t.Literal('sum'), t.Literal('dau')], { description: 'total: events per person (default); sum: of math_property; dau: 1 if the person did it' })),
-      math_property: t.Optional(t.String({ minLength: 1, maxLength: 400 })),
-      properties: t.Optional(t.Array(t.Any(), { maxItems: 0, description: 'event filters are not supported yet: empty or absent' })),
+      ...nodeMembers,
     },
     { additionalProperties: false },
   ),
