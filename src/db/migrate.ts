@@ -9,6 +9,29 @@ export const POSTGRES_MIGRATIONS_DIR = fileURLToPath(new URL('../../sql/postgres
 // An arbitrary constant shared by every process of this service ("phog" in ASCII).
 const MIGRATION_LOCK = 0x70686f67
 
+/**
+ * A store migrated by a newer phog: it holds migrations this release does not know, so its schema may have changed
+ * under this code (a renamed column, a new constraint). Starting on it could write what the newer release cannot
+ * read; the service refuses, and says how to go on.
+ */
+export class NewerSchemaError extends Error {
+  constructor(
+    readonly store: string,
+    readonly unknown: string[],
+  ) {
+    super(
+      `the ${store} was migrated by a newer phog: it holds migration${unknown.length > 1 ? 's' : ''} ${unknown.slice(0, 5).join(', ')}${unknown.length > 5 ? ', …' : ''} that this release does not know. Start the release that wrote it (or a later one), or restore a backup made by this release (docs/operations.md#upgrades)`,
+    )
+  }
+}
+
+/** Throw NewerSchemaError when `applied` names a migration `known` lacks. */
+export function refuseNewerSchema(store: string, applied: Iterable<string>, known: Iterable<string>): void {
+  const knownSet = new Set(known)
+  const unknown = [...applied].filter((v) => !knownSet.has(v)).sort()
+  if (unknown.length > 0) throw new NewerSchemaError(store, unknown)
+}
+
 export interface Migration {
   version: string
   sql: string
@@ -32,6 +55,7 @@ export async function migratePostgres(sql: Sql, dir = POSTGRES_MIGRATIONS_DIR): 
         applied_at timestamptz not null default now()
       )`
     const done = new Set((await tx<{ version: string }[]>`select version from schema_migrations`).map((r) => r.version))
+    refuseNewerSchema('metadata store (Postgres)', done, migrations.map((m) => m.version))
     const applied: string[] = []
     for (const m of migrations) {
       if (done.has(m.version)) continue

@@ -10,6 +10,7 @@ import { valueWithin } from '../lib/timeout'
 import { classify, errorCode, UNKNOWN_DATABASE, UNKNOWN_TABLE } from './clickhouse-errors'
 import { parseClickHouseUrl, type ClickHouseTarget } from './clickhouse-target'
 import { StoreError, type EventQuery, type EventStore, type InsertOptions, type StoredEvent } from './store'
+import { refuseNewerSchema } from '../db/migrate'
 
 export const CLICKHOUSE_MIGRATIONS_DIR = fileURLToPath(new URL('../../sql/clickhouse/', import.meta.url))
 
@@ -153,6 +154,7 @@ export class ClickHouseEventStore implements EventStore {
   private async migrate(): Promise<void> {
     const files = this.migrationFiles()
     let applied = await this.appliedVersions()
+    refuseNewerSchema('event store (ClickHouse)', applied, files.map((m) => m.version))
     if (files.every((m) => applied.has(m.version))) return
     const [createDb, createMigrations] = this.plannedStatements()
     await this.client.command({ query: createDb })

@@ -10,6 +10,7 @@ import { dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { StatementRefused, StatementTurns, type Turn } from './duckdb-turns'
 import type { StoredEvent } from './store'
+import { refuseNewerSchema } from '../db/migrate'
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('../../sql/duckdb/', import.meta.url))
 /**
@@ -159,7 +160,9 @@ export class DuckDbDatabase {
     const c = this.writer
     await c.run('CREATE TABLE IF NOT EXISTS schema_migrations (version VARCHAR PRIMARY KEY, applied_at BIGINT NOT NULL)')
     const done = new Set((await c.runAndReadAll('SELECT version FROM schema_migrations')).getRows().map((r) => String(r[0])))
-    for (const name of readdirSync(MIGRATIONS_DIR).filter((f) => f.endsWith('.sql')).sort()) {
+    const files = readdirSync(MIGRATIONS_DIR).filter((f) => f.endsWith('.sql')).sort()
+    refuseNewerSchema('embedded event store (DuckDB)', done, files.map((f) => f.replace(/\.sql$/, '')))
+    for (const name of files) {
       const version = name.replace(/\.sql$/, '')
       if (done.has(version)) continue
       await c.run('BEGIN TRANSACTION')

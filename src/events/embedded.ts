@@ -5,6 +5,7 @@ import { dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { ReadAnswer, ReadRequest } from './sqlite-reader'
 import { StoreError, type EventQuery, type EventStore, type InsertOptions, type StoredEvent } from './store'
+import { refuseNewerSchema } from '../db/migrate'
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('../../sql/embedded/', import.meta.url))
 // Rows per SQLite transaction; between chunks the event loop gets to serve requests.
@@ -110,7 +111,9 @@ export class EmbeddedEventStore implements EventStore {
     db.run(`PRAGMA cache_size = -${PAGE_CACHE_KIB}`)
     db.run('CREATE TABLE IF NOT EXISTS schema_migrations (version TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)')
     const done = new Set((db.query('SELECT version FROM schema_migrations').all() as { version: string }[]).map((r) => r.version))
-    for (const file of readdirSync(MIGRATIONS_DIR).filter((f) => f.endsWith('.sql')).sort()) {
+    const files = readdirSync(MIGRATIONS_DIR).filter((f) => f.endsWith('.sql')).sort()
+    refuseNewerSchema('embedded event store (SQLite)', done, files.map((f) => f.replace(/\.sql$/, '')))
+    for (const file of files) {
       const version = file.replace(/\.sql$/, '')
       if (done.has(version)) continue
       db.transaction(() => {
