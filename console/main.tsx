@@ -27,6 +27,10 @@ import { ExperimentPage } from './experiments/ExperimentPage'
 import { WebAnalytics } from './web/WebAnalytics'
 import { Recordings } from './replay/Recordings'
 import { RecordingPage } from './replay/RecordingPage'
+import { SurveyList } from './surveys/SurveyList'
+import { SurveyPage } from './surveys/SurveyPage'
+import { IssueList } from './error-tracking/IssueList'
+import { IssuePage } from './error-tracking/IssuePage'
 
 type Route = [pattern: string, view: (params: Record<string, string>) => preact.JSX.Element]
 
@@ -42,6 +46,11 @@ const ROUTES: Route[] = [
   ['/experiments', () => <ExperimentList />],
   ['/experiments/new', () => <ExperimentPage id={null} />],
   ['/experiments/:id', (p) => <ExperimentPage id={p.id} />],
+  ['/surveys', () => <SurveyList />],
+  ['/surveys/new', () => <SurveyPage id={null} />],
+  ['/surveys/:id', (p) => <SurveyPage id={p.id} />],
+  ['/error-tracking', () => <IssueList />],
+  ['/error-tracking/:id', (p) => <IssuePage key={p.id} id={p.id} />],
   ['/flags', () => <FlagList />],
   ['/flags/new', () => <FlagEditor id={null} />],
   ['/flags/:id', (p) => <FlagEditor id={p.id} />],

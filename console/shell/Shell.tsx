@@ -12,6 +12,8 @@ export const SECTIONS: { path: string; label: string }[] = [
   { path: '/web', label: 'Web analytics' },
   { path: '/replay', label: 'Session replay' },
   { path: '/experiments', label: 'Experiments' },
+  { path: '/surveys', label: 'Surveys' },
+  { path: '/error-tracking', label: 'Error tracking' },
   { path: '/flags', label: 'Feature flags' },
   { path: '/cohorts', label: 'Cohorts' },
   { path: '/event-definitions', label: 'Event definitions' },

@@ -85,7 +85,7 @@ describe('console', () => {
     const nav = page.getByRole('navigation')
     await nav.waitFor()
     const links = await nav.getByRole('link').allTextContents()
-    expect(links).toEqual(['Live events', 'Insights', 'Dashboards', 'Web analytics', 'Session replay', 'Experiments', 'Feature flags', 'Cohorts', 'Event definitions', 'Property definitions', 'Persons', 'Health', 'Settings'])
+    expect(links).toEqual(['Live events', 'Insights', 'Dashboards', 'Web analytics', 'Session replay', 'Experiments', 'Surveys', 'Error tracking', 'Feature flags', 'Cohorts', 'Event definitions', 'Property definitions', 'Persons', 'Health', 'Settings'])
     // the session cookie is not readable by the page; the CSRF cookie is
     expect(await page.evaluate(() => (globalThis as any).document.cookie as string)).toContain('phog_csrftoken=')
     expect(await page.evaluate(() => (globalThis as any).document.cookie as string)).not.toContain('phog_session')

@@ -1,0 +1,81 @@
+// Error tracking: the project's issues over a date range (by status), each with its occurrences, users, last seen and
+// a sparkline of its occurrences per day; a row opens the issue.
+import { useState } from 'preact/hooks'
+import { projectPath, query } from '../lib/api'
+import { ErrorNote, Field, Link, Options, Page, time, valueOf } from '../lib/ui'
+import { ListBody, LoadMore, Table, usePages } from '../lib/lists'
+import { useSession } from '../lib/session'
+import { issueOf, sparklinePoints, STATUS_TEXT } from './issues'
+
+const STATUSES = [
+  ['active', 'Active'],
+  ['resolved', 'Resolved'],
+  ['suppressed', 'Suppressed'],
+  ['all', 'All'],
+] as const
+
+const RANGES = [
+  ['-24h', 'Last 24 hours'],
+  ['-7d', 'Last 7 days'],
+  ['-14d', 'Last 14 days'],
+  ['-30d', 'Last 30 days'],
+  ['-90d', 'Last 90 days'],
+] as const
+
+export function Sparkline(props: { name: string; volume: number[] }) {
+  const width = 100
+  const height = 24
+  const total = props.volume.reduce((sum, v) => sum + v, 0)
+  return (
+    <svg class="sparkline" role="img" aria-label={`${props.name}: ${total} over ${props.volume.length} days`} viewBox={`0 0 ${width} ${height + 2}`} width={width} height={height + 2}>
+      <title>{`${props.name}: ${props.volume.join(', ')}`}</title>
+      {props.volume.length > 1 ? <polyline points={sparklinePoints(props.volume, width, height)} fill="none" class="line" transform="translate(0 1)" /> : null}
+    </svg>
+  )
+}
+
+export function IssueList() {
+  const { projectId } = useSession()
+  const [status, setStatus] = useState('active')
+  const [range, setRange] = useState('-7d')
+  const path = projectPath(projectId, `error_tracking/issues/${query({ status: status === 'all' ? undefined : status, date_from: range, limit: 50 })}`)
+  const issues = usePages<Record<string, any>>(path, (i) => String(i.id), [path])
+  const rows = issues.items.map(issueOf)
+  return (
+    <Page title="Error tracking">
+      <div class="filters">
+        <Field label="Status">
+          <select value={status} onChange={(e) => setStatus(valueOf(e))}>
+            <Options choices={STATUSES} />
+          </select>
+        </Field>
+        <Field label="Date range">
+          <select value={range} onChange={(e) => setRange(valueOf(e))}>
+            <Options choices={RANGES} />
+          </select>
+        </Field>
+      </div>
+      <ErrorNote error={issues.error} />
+      <ListBody state={issues} count={rows.length} what="issues" empty={status === 'active' ? 'No active issues in this range: exceptions posthog-js captures show here.' : 'No issue matches.'}>
+        <Table caption="Issues" columns={['Issue', 'Occurrences', 'Users', 'Last seen', 'Per day', status === 'all' && 'Status']}>
+          {rows.map((issue) => (
+            <tr key={issue.id}>
+              <td class="issue">
+                <Link to={`/error-tracking/${encodeURIComponent(issue.id)}`}>{issue.name}</Link>
+                {issue.description ? <div class="muted small wrap">{issue.description.slice(0, 300)}</div> : null}
+              </td>
+              <td>{issue.occurrences}</td>
+              <td>{issue.users}</td>
+              <td>{time(issue.last_seen)}</td>
+              <td>
+                <Sparkline name={`Occurrences of ${issue.name} per day`} volume={issue.volume} />
+              </td>
+              {status === 'all' ? <td>{STATUS_TEXT[issue.status] ?? issue.status}</td> : null}
+            </tr>
+          ))}
+        </Table>
+      </ListBody>
+      <LoadMore pages={issues} what="issues" />
+    </Page>
+  )
+}

@@ -1,0 +1,104 @@
+// A survey: its type, status, targeting and questions; "Launch" (a draft: PATCH start_date), "Stop" (running: PATCH
+// end_date), "Archive"; then its results.
+import { api, projectPath } from '../lib/api'
+import { ConfirmedButton, ErrorNote, Link, Loading, Page, time, useAsync } from '../lib/ui'
+import { useAction } from '../lib/forms'
+import { useSession } from '../lib/session'
+import { SurveyForm } from './SurveyForm'
+import { SurveyResults } from './SurveyResults'
+import { statusText } from './SurveyList'
+import { QUESTION_TYPES, surveyStatus, TYPE_TEXT, type Survey, type SurveyQuestion } from './types'
+
+const QUESTION_TYPE_TEXT: Record<string, string> = Object.fromEntries(QUESTION_TYPES)
+
+function questionDetail(q: SurveyQuestion): string {
+  if (q.type === 'rating') return `scale ${q.scale ?? 10}`
+  if (q.type === 'single_choice' || q.type === 'multiple_choice') return (q.choices ?? []).join(' · ')
+  if (q.type === 'link') return q.link ?? ''
+  return ''
+}
+
+function SurveyView(props: { id: string }) {
+  const { projectId } = useSession()
+  const survey = useAsync((signal) => api<Survey>(projectPath(projectId, `surveys/${encodeURIComponent(props.id)}/`), { signal }), [projectId, props.id])
+  const action = useAction()
+  const s = survey.data
+  if (!s) return <Page title="Survey">{survey.error ? <ErrorNote error={survey.error} /> : <Loading what="the survey" />}</Page>
+  const status = surveyStatus(s)
+  const write = (json: Record<string, unknown>) =>
+    action.run(async () => {
+      await api(projectPath(projectId, `surveys/${encodeURIComponent(s.id)}/`), { method: 'PATCH', json })
+      survey.reload()
+    })
+  const url = s.conditions?.url
+  return (
+    <Page
+      title={s.name}
+      actions={
+        <div class="row">
+          {status === 'draft' && !s.archived ? (
+            <ConfirmedButton label="Launch" title={`Launch the survey “${s.name}”?`} disabled={action.busy} onConfirm={() => write({ start_date: new Date().toISOString() })}>
+              <p>posthog-js starts showing it to the visitors it targets.</p>
+            </ConfirmedButton>
+          ) : null}
+          {status === 'running' ? (
+            <ConfirmedButton label="Stop" title={`Stop the survey “${s.name}”?`} disabled={action.busy} onConfirm={() => write({ end_date: new Date().toISOString() })}>
+              <p>It is no longer shown; its answers stay.</p>
+            </ConfirmedButton>
+          ) : null}
+          {!s.archived ? (
+            <ConfirmedButton label="Archive" name={`Archive survey ${s.name}`} title={`Archive the survey “${s.name}”?`} disabled={action.busy} onConfirm={() => write({ archived: true })}>
+              <p>An archived survey is never shown again; its answers stay.</p>
+            </ConfirmedButton>
+          ) : null}
+        </div>
+      }
+    >
+      <p>
+        <Link to="/surveys">All surveys</Link>
+      </p>
+      <ErrorNote error={action.error} />
+      <dl class="figures">
+        <div>
+          <dt>Status</dt>
+          <dd>
+            <span role="status">{statusText(s)}</span>
+          </dd>
+        </div>
+        <div>
+          <dt>Type</dt>
+          <dd>{TYPE_TEXT[s.type] ?? s.type}</dd>
+        </div>
+        <div>
+          <dt>Started</dt>
+          <dd>{time(s.start_date)}</dd>
+        </div>
+        <div>
+          <dt>Ended</dt>
+          <dd>{time(s.end_date)}</dd>
+        </div>
+        <div>
+          <dt>URL contains</dt>
+          <dd class="mono wrap">{url || 'any page'}</dd>
+        </div>
+        <div>
+          <dt>Linked feature flag</dt>
+          <dd class="mono">{s.linked_flag ? <Link to={`/flags/${s.linked_flag.id}`}>{s.linked_flag.key}</Link> : 'none'}</dd>
+        </div>
+      </dl>
+      <h2>Questions</h2>
+      <ol>
+        {s.questions.map((q, i) => (
+          <li key={q.id ?? i} class="wrap">
+            {q.question} <span class="muted small">{`(${QUESTION_TYPE_TEXT[q.type] ?? q.type}${questionDetail(q) ? `: ${questionDetail(q)}` : ''})`}</span>
+          </li>
+        ))}
+      </ol>
+      {status === 'draft' ? <p class="muted">A draft is shown to nobody: launch it to collect answers.</p> : <SurveyResults survey={s} />}
+    </Page>
+  )
+}
+
+export function SurveyPage(props: { id: string | null }) {
+  return props.id === null ? <SurveyForm /> : <SurveyView key={props.id} id={props.id} />
+}
