@@ -72,6 +72,33 @@ function fromRow(teamId: number, r: SessionRow): RecordingRow {
 
 const int = (n: number) => String(Math.trunc(n))
 
+/**
+ * UTC months one insert may touch. The table is partitioned by month (in the server's time zone: a UTC month is at
+ * most two of its months), and ClickHouse refuses an insert into more than 100 partitions: a single request of 101
+ * sessions timed in 101 different months would otherwise be refused again and again, holding every later recording.
+ */
+export const MONTHS_PER_INSERT = 40
+
+/** Rows in order, cut into inserts of at most MONTHS_PER_INSERT months of `first_timestamp` each. */
+export function byFewMonths<T extends { first_timestamp: number }>(rows: T[]): T[][] {
+  const parts: T[][] = []
+  let part: T[] = []
+  let months = new Set<number>()
+  for (const row of rows) {
+    const d = new Date(row.first_timestamp)
+    const month = d.getUTCFullYear() * 12 + d.getUTCMonth()
+    if (!months.has(month) && months.size === MONTHS_PER_INSERT) {
+      parts.push(part)
+      part = []
+      months = new Set()
+    }
+    months.add(month)
+    part.push(row)
+  }
+  if (part.length > 0) parts.push(part)
+  return parts
+}
+
 /** A block's id: its content's hash (a retried write replaces itself; two processes never collide). */
 function blockIdOf(w: BlockWrite): string {
   return new Bun.CryptoHasher('sha256').update(w.block.sessionId).update('\n').update(w.block.lines).digest('hex').slice(0, 32)
@@ -164,13 +191,15 @@ export class ClickHouseRecordingStore implements RecordingStore {
         lines: w.block.lines,
       }
     })
-    await this.client.insert({
-      table: this.table,
-      values,
-      format: 'JSONEachRow',
-      // in a cluster, readable from any node once acknowledged
-      clickhouse_settings: this.cluster ? { insert_distributed_sync: 1, ...this.replicaChoice } : {},
-    })
+    for (const part of byFewMonths(values)) {
+      await this.client.insert({
+        table: this.table,
+        values: part,
+        format: 'JSONEachRow',
+        // in a cluster, readable from any node once acknowledged
+        clickhouse_settings: this.cluster ? { insert_distributed_sync: 1, ...this.replicaChoice } : {},
+      })
+    }
   }
 
   private async sessions(teamId: number, where: string, having: string, tail: string): Promise<RecordingRow[]> {

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
-import { joinedActiveMs } from './clickhouse-store'
-import { activeMsJoining, blockOf } from './metadata'
+import { byFewMonths, joinedActiveMs, MONTHS_PER_INSERT } from './clickhouse-store'
+import { activeMsJoining, blockOf, MAX_TIMESTAMP_MS } from './metadata'
 
 const T = 1_700_000_000_000
 const click = (t: number, type = 2) => ({ type: 3, data: { source: 2, type, id: 1, x: 0, y: 0 }, timestamp: t })
@@ -48,5 +48,27 @@ describe("a block's metadata, PostHog's rules", () => {
     expect(b.lines.trim().split('\n').map((l) => JSON.parse(l))).toEqual([['w', events[0]]])
     expect(b.summary.size).toBe(Buffer.byteLength(b.lines))
     expect(b.summary.eventCount).toBe(1)
+  })
+
+  test('hostile timestamps (1e300, negative, past Int64, past 2100, fractional) time nothing; the events are kept', () => {
+    const hostile = [1e300, -1e300, -1, 9.3e18, MAX_TIMESTAMP_MS, 8.64e15 + 1].map((t) => click(t))
+    const s = block([...hostile, click(T + 0.5), input(T + 1000.7)]).summary
+    expect([s.firstTimestamp, s.lastTimestamp]).toEqual([T, T + 1000])
+    expect([s.firstActivity, s.lastActivity, s.activeMs]).toEqual([T, T + 1000, 1000])
+    expect(s.eventCount).toBe(8)
+    expect(s.clickCount).toBe(7)
+    const none = block(hostile).summary
+    expect([none.firstTimestamp, none.lastTimestamp, none.firstActivity, none.activeMs]).toEqual([0, 0, null, 0])
+  })
+})
+
+describe('ClickHouse inserts touch few months', () => {
+  test('rows of many months are cut into inserts of at most MONTHS_PER_INSERT months, in order', () => {
+    const rows = Array.from({ length: 250 }, (_, i) => ({ first_timestamp: Date.UTC(1980, i % 125, 15), i }))
+    const parts = byFewMonths(rows)
+    expect(parts.flat().map((r) => r.i)).toEqual(rows.map((r) => r.i))
+    for (const part of parts) expect(new Set(part.map((r) => r.first_timestamp)).size).toBeLessThanOrEqual(MONTHS_PER_INSERT)
+    expect(byFewMonths(rows.slice(0, 3).map((r) => ({ ...r, first_timestamp: T })))).toHaveLength(1)
+    expect(byFewMonths([])).toEqual([])
   })
 })

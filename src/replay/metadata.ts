@@ -19,6 +19,12 @@ const ACTIVE_SOURCES = new Set([1, 2, 3, 4, 5, 6, 7, 12])
 /** MouseInteractions: Click 2, DblClick 4, TouchEnd 9 */
 const CLICKS = new Set([2, 4, 9])
 const MAX_URL_CHARS = 2048
+/**
+ * Timestamps a block is timed by: from the epoch to 2100. Outside it a client's (or a forger's) number is no time:
+ * 1e300 made a start_time of null in every answer, and ClickHouse refused the block's row (its Int64 column, its
+ * month partition), which held every later recording back. Such an event is kept, timed by its neighbours.
+ */
+export const MAX_TIMESTAMP_MS = Date.UTC(2100, 0, 1)
 
 export interface BlockSummary {
   firstTimestamp: number
@@ -54,7 +60,7 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 
 function timestampOf(e: Record<string, unknown>): number | null {
   const t = e.timestamp
-  return typeof t === 'number' && Number.isFinite(t) ? t : null
+  return typeof t === 'number' && t >= 0 && t < MAX_TIMESTAMP_MS ? Math.trunc(t) : null
 }
 
 /** The block a batch becomes (events without a numeric timestamp are kept, and timed by their neighbours). */

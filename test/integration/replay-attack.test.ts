@@ -1,0 +1,95 @@
+// Session replay attacked as a hostile key holder would: /s/ bodies the recordings consumer must not choke on (a
+// timestamp of 1e300, sessions timed in 120 different months), on the embedded stores and on ClickHouse + Postgres,
+// and on chDB (ClickHouse 26.7, which refuses an insert into more than 100 partitions; 18.16 does not).
+// What must hold: every later recording is still stored, and every answer keeps its shape.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { ClickHouseEventStore } from '../../src/events/clickhouse'
+import { ClickHouseRecordingStore } from '../../src/replay/clickhouse-store'
+import { blockOf } from '../../src/replay/metadata'
+import { chdbClient, chdbUrl, describeWithChdb } from '../helpers/chdb'
+import { BASE, json, PROJECT_KEY, startStack, type Stack, type StoreChoice } from '../helpers/stack'
+
+function post(stack: Stack, path: string, body: string | Uint8Array, headers: Record<string, string> = {}) {
+  return stack.app.handle(new Request(`${BASE}${path}`, { method: 'POST', body, headers }))
+}
+
+function snapshot(sessionId: string, events: unknown[], windowId = 'w-1') {
+  return { event: '$snapshot', properties: { $snapshot_data: events, $session_id: sessionId, $window_id: windowId, distinct_id: 'attacker', token: PROJECT_KEY } }
+}
+
+const move = (timestamp: unknown) => ({ type: 3, data: { source: 1, positions: [] }, timestamp })
+
+async function waitFor<T>(check: () => Promise<T | null>, ms = 20_000): Promise<T> {
+  const deadline = Date.now() + ms
+  for (;;) {
+    const value = await check()
+    if (value !== null) return value
+    if (Date.now() > deadline) throw new Error('timed out')
+    await Bun.sleep(50)
+  }
+}
+
+const stored = (stack: Stack, id: string) =>
+  waitFor(async () => {
+    const r = await stack.api(`/api/projects/1/session_recordings/${id}/`)
+    return r.status === 200 ? ((await r.json()) as any) : null
+  })
+
+for (const choice of [
+  { postgres: 'embedded', clickhouse: 'embedded' },
+  { postgres: 'real', clickhouse: 'real' },
+] as { postgres: StoreChoice; clickhouse: StoreChoice }[]) {
+  describe(`hostile recordings on ${choice.clickhouse === 'real' ? 'ClickHouse + Postgres' : 'the embedded stores'}`, () => {
+    let stack: Stack
+    beforeAll(async () => {
+      stack = await startStack(choice, { FLUSH_INTERVAL_MS: 50 })
+    })
+    afterAll(() => stack?.close())
+
+    test('timestamps of 1e300, past Int64, fractional, and 120 months in one request hold no later recording back', async () => {
+      const now = Date.now()
+      const hostile: [string, unknown][] = [['ts-huge', 1e300], ['ts-negative', -1e300], ['ts-past-int64', 9.3e18], ['ts-fraction', now + 0.5]]
+      for (const [id, ts] of hostile) {
+        // a real event beside the hostile one: the session is timed by it
+        const r = await post(stack, '/s/', JSON.stringify([snapshot(id, [move(ts), move(now - 1000), { type: 4, data: { href: 'h'.repeat(1_000_000) }, timestamp: ts }])]))
+        expect(r.status).toBe(200)
+      }
+      const months = Array.from({ length: 120 }, (_, i) => snapshot(`month-${i}`, [move(now - i * 31 * 86_400_000)]))
+      expect((await post(stack, '/s/', JSON.stringify(months))).status).toBe(200)
+      expect((await post(stack, '/s/', JSON.stringify([snapshot('after-the-attack', [move(now)])]))).status).toBe(200)
+      const after = await stored(stack, 'after-the-attack')
+      expect(Date.parse(after.start_time)).toBe(now)
+      for (const [id] of hostile) {
+        const rec = await stored(stack, id)
+        expect(Date.parse(rec.start_time)).toBe(now - 1000)
+        expect(rec.end_time).not.toBeNull()
+        expect(rec.start_url).toHaveLength(2048)
+      }
+      const list = await json(stack.api('/api/projects/1/session_recordings/?limit=1000'))
+      expect(list.results.length).toBeGreaterThanOrEqual(hostile.length + 1)
+      for (const item of list.results) expect(typeof item.start_time).toBe('string')
+      const sources = await json(stack.api('/api/projects/1/session_recordings/ts-huge/snapshots'))
+      for (const s of sources.sources) expect(typeof s.start_timestamp).toBe('string')
+    }, 60_000)
+  })
+}
+
+describeWithChdb('hostile recordings on chDB (ClickHouse 26.7)', () => {
+  test('one write of sessions timed in 120 different months is stored (inserts of at most 100 partitions)', async () => {
+    const url = chdbUrl(`replay_attack_${crypto.randomUUID().slice(0, 8)}`)
+    const events = new ClickHouseEventStore(url, { client: chdbClient() }) // its migrations make the table
+    await events.init()
+    const store = new ClickHouseRecordingStore(url, { client: chdbClient() })
+    await store.init()
+    const now = Date.now()
+    const writes = Array.from({ length: 120 }, (_, i) => ({
+      teamId: 1,
+      id: `1-${i}`,
+      block: blockOf({ sessionId: `month-${i}`, windowId: 'w', distinctId: 'd', source: 'web', library: 'web', events: [move(now - i * 31 * 86_400_000)] }),
+    }))
+    await store.write(writes)
+    const rows = await store.list({ teamId: 1, limit: 1000, offset: 0 })
+    expect(rows).toHaveLength(120)
+    await store.close()
+  }, 60_000)
+})
