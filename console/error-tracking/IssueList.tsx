@@ -5,21 +5,13 @@ import { projectPath, query } from '../lib/api'
 import { ErrorNote, Field, Link, Options, Page, time, valueOf } from '../lib/ui'
 import { ListBody, LoadMore, Table, usePages } from '../lib/lists'
 import { useSession } from '../lib/session'
-import { issueOf, sparklinePoints, STATUS_TEXT } from './issues'
+import { issueOf, RANGES, sparklinePoints, STATUS_TEXT } from './issues'
 
 const STATUSES = [
   ['active', 'Active'],
   ['resolved', 'Resolved'],
   ['suppressed', 'Suppressed'],
   ['all', 'All'],
-] as const
-
-const RANGES = [
-  ['-24h', 'Last 24 hours'],
-  ['-7d', 'Last 7 days'],
-  ['-14d', 'Last 14 days'],
-  ['-30d', 'Last 30 days'],
-  ['-90d', 'Last 90 days'],
 ] as const
 
 export function Sparkline(props: { name: string; volume: number[] }) {
@@ -38,7 +30,7 @@ export function IssueList() {
   const { projectId } = useSession()
   const [status, setStatus] = useState('active')
   const [range, setRange] = useState('-7d')
-  const path = projectPath(projectId, `error_tracking/issues/${query({ status: status === 'all' ? undefined : status, date_from: range, limit: 50 })}`)
+  const path = projectPath(projectId, `error_tracking/issues/${query({ status, date_from: range, limit: 50 })}`)
   const issues = usePages<Record<string, any>>(path, (i) => String(i.id), [path])
   const rows = issues.items.map(issueOf)
   return (
@@ -61,7 +53,7 @@ export function IssueList() {
           {rows.map((issue) => (
             <tr key={issue.id}>
               <td class="issue">
-                <Link to={`/error-tracking/${encodeURIComponent(issue.id)}`}>{issue.name}</Link>
+                <Link to={`/error-tracking/${encodeURIComponent(issue.id)}${query({ date_from: range })}`}>{issue.name}</Link>
                 {issue.description ? <div class="muted small wrap">{issue.description.slice(0, 300)}</div> : null}
               </td>
               <td>{issue.occurrences}</td>

@@ -1,18 +1,17 @@
-// An issue: its name, description, status and figures; "Resolve", "Suppress" ("Reopen" when it is not active); the
-// stack of its latest exception (frames innermost first, in-app ones marked); its events a page at a time.
+// An issue: its name, description, status and figures over a date range; "Resolve", "Suppress" ("Reopen" when it is
+// not active); the stack of its latest exception (frames where it was thrown first, in-app ones marked); its latest
+// events (the issue's answer lists them newest first: 25, then up to 100 on "Show more events").
 import { useState } from 'preact/hooks'
-import { api, projectPath } from '../lib/api'
-import { ErrorNote, Link, Loading, Page, time, useAsync } from '../lib/ui'
+import { api, projectPath, query } from '../lib/api'
+import { ErrorNote, Field, Link, Loading, Options, Page, time, useAsync, valueOf } from '../lib/ui'
 import { useAction } from '../lib/forms'
 import { Table } from '../lib/lists'
 import { useSession } from '../lib/session'
-import { EVENTS_PAGE, eventsNode, EXCEPTION_PROPERTIES, latestNode } from './queries'
-import { exceptionsOf, frameWhere, issueOf, STATUS_TEXT, type ExceptionEntry } from './issues'
+import { eventsOf, exceptionsOf, frameWhere, issueOf, rangeOf, RANGES, STATUS_TEXT, type ExceptionEntry, type IssueEvent } from './issues'
 
-interface EventsAnswer {
-  results: unknown[][]
-  hasMore?: boolean
-}
+const EVENTS_PAGE = 25
+/** the most events the issue's answer lists */
+const MAX_EVENTS = 100
 
 function Stack(props: { exception: ExceptionEntry; index: number }) {
   const { exception } = props
@@ -42,75 +41,47 @@ function Stack(props: { exception: ExceptionEntry; index: number }) {
   )
 }
 
-function LatestStack(props: { issueId: string; fresh: number }) {
-  const { projectId } = useSession()
-  const latest = useAsync(
-    (signal) => api<EventsAnswer>(projectPath(projectId, 'query/'), { json: { query: latestNode(props.issueId), refresh: 'force_blocking' }, signal }),
-    [projectId, props.issueId, props.fresh],
-  )
-  if (!latest.data) return latest.error ? <ErrorNote error={latest.error} /> : <Loading what="the stack trace" />
-  const row = latest.data.results[0]
-  if (!row) return <p class="muted">No event of this issue in the store.</p>
-  const properties = Object.fromEntries(EXCEPTION_PROPERTIES.map((name, i) => [name, row[i] ?? undefined]))
-  const { exceptions, framesLeftOut } = exceptionsOf(properties)
+function LatestStack(props: { event: IssueEvent | undefined }) {
+  if (!props.event) return <p class="muted">No event of this issue in the range.</p>
+  const { exceptions, framesLeftOut } = exceptionsOf(props.event.properties)
   return (
     <>
-      <p class="muted small">{`From the latest event, ${time(typeof row[EXCEPTION_PROPERTIES.length] === 'string' ? (row[EXCEPTION_PROPERTIES.length] as string) : null)}; where it was thrown first.`}</p>
+      <p class="muted small">{`From the latest event, ${time(props.event.timestamp)}; where it was thrown first.`}</p>
       {exceptions.length === 0 ? <p class="muted">The event holds no exception list.</p> : exceptions.map((e, i) => <Stack key={i} exception={e} index={i} />)}
       {framesLeftOut ? <p class="muted small">{`${framesLeftOut} frames left out.`}</p> : null}
     </>
   )
 }
 
-function IssueEvents(props: { issueId: string; fresh: number }) {
-  const { projectId } = useSession()
-  const [offset, setOffset] = useState(0)
-  const page = useAsync(
-    (signal) => api<EventsAnswer>(projectPath(projectId, 'query/'), { json: { query: eventsNode(props.issueId, offset), refresh: 'force_blocking' }, signal }),
-    [projectId, props.issueId, offset, props.fresh],
-  )
-  const rows = page.data?.results ?? []
+function EventsTable(props: { events: IssueEvent[] }) {
   return (
-    <>
-      <ErrorNote error={page.error} />
-      {!page.data && page.loading ? <Loading what="the events" /> : null}
-      {page.data && rows.length === 0 ? <p class="muted">No events.</p> : null}
-      {rows.length ? (
-        <Table caption="Events of this issue" columns={['Time', 'Person', 'URL']}>
-          {rows.map((row, i) => {
-            const distinctId = String(row[1] ?? '')
-            return (
-              <tr key={`${offset}-${i}`}>
-                <td>{time(typeof row[0] === 'string' ? row[0] : null)}</td>
-                <td class="mono small">
-                  <Link to={`/persons/${encodeURIComponent(distinctId)}`}>{distinctId}</Link>
-                </td>
-                <td class="mono small wrap">{typeof row[2] === 'string' ? row[2] : ''}</td>
-              </tr>
-            )
-          })}
-        </Table>
-      ) : null}
-      <div class="row">
-        <button type="button" disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - EVENTS_PAGE))}>
-          Newer events
-        </button>
-        <button type="button" disabled={!page.data?.hasMore} onClick={() => setOffset(offset + EVENTS_PAGE)}>
-          Older events
-        </button>
-      </div>
-    </>
+    <Table caption="Events of this issue" columns={['Time', 'Person', 'URL']}>
+      {props.events.map((e) => {
+        const url = e.properties.$current_url
+        return (
+          <tr key={e.uuid}>
+            <td>{time(e.timestamp)}</td>
+            <td class="mono small">
+              <Link to={`/persons/${encodeURIComponent(e.distinct_id)}`}>{e.distinct_id}</Link>
+            </td>
+            <td class="mono small wrap">{typeof url === 'string' ? url : ''}</td>
+          </tr>
+        )
+      })}
+    </Table>
   )
 }
 
 export function IssuePage(props: { id: string }) {
   const { projectId } = useSession()
+  const [range, setRange] = useState(() => rangeOf(new URLSearchParams(location.search).get('date_from')))
+  const [eventsLimit, setEventsLimit] = useState(EVENTS_PAGE)
   const path = projectPath(projectId, `error_tracking/issues/${encodeURIComponent(props.id)}/`)
-  const answer = useAsync((signal) => api<Record<string, any>>(path, { signal }), [path])
+  const answer = useAsync((signal) => api<Record<string, any>>(`${path}${query({ date_from: range, events_limit: eventsLimit })}`, { signal }), [path, range, eventsLimit])
   const action = useAction()
-  const [fresh, setFresh] = useState(0)
   if (!answer.data) return <Page title="Issue">{answer.error ? <ErrorNote error={answer.error} /> : <Loading what="the issue" />}</Page>
   const issue = issueOf(answer.data)
+  const events = eventsOf(answer.data)
   const setStatus = (status: string) =>
     action.run(async () => {
       await api(path, { method: 'PATCH', json: { status } })
@@ -140,10 +111,15 @@ export function IssuePage(props: { id: string }) {
       }
     >
       <p>
-        <Link to="/error-tracking">All issues</Link>
+        <Link to={`/error-tracking${query({ date_from: range === '-7d' ? undefined : range })}`}>All issues</Link>
       </p>
       {issue.description ? <p class="wrap">{issue.description}</p> : null}
-      <ErrorNote error={action.error} />
+      <ErrorNote error={action.error ?? answer.error} />
+      <Field label="Date range">
+        <select value={range} onChange={(e) => setRange(valueOf(e))}>
+          <Options choices={RANGES} />
+        </select>
+      </Field>
       <dl class="figures">
         <div>
           <dt>Status</dt>
@@ -160,6 +136,10 @@ export function IssuePage(props: { id: string }) {
           <dd>{issue.users}</dd>
         </div>
         <div>
+          <dt>Sessions</dt>
+          <dd>{issue.sessions}</dd>
+        </div>
+        <div>
           <dt>First seen</dt>
           <dd>{time(issue.first_seen)}</dd>
         </div>
@@ -168,15 +148,18 @@ export function IssuePage(props: { id: string }) {
           <dd>{time(issue.last_seen)}</dd>
         </div>
       </dl>
-      <div class="page-head">
-        <h2>Stack trace</h2>
-        <button type="button" onClick={() => setFresh(fresh + 1)}>
-          Reload events
-        </button>
-      </div>
-      <LatestStack issueId={issue.id} fresh={fresh} />
+      <h2>Stack trace</h2>
+      <LatestStack event={events[0]} />
       <h2>Events</h2>
-      <IssueEvents issueId={issue.id} fresh={fresh} />
+      {events.length ? <EventsTable events={events} /> : <p class="muted">No events in this range.</p>}
+      <div class="row">
+        <span class="muted small">{`${events.length} latest events shown`}</span>
+        {events.length >= eventsLimit && eventsLimit < MAX_EVENTS ? (
+          <button type="button" disabled={answer.loading} onClick={() => setEventsLimit(Math.min(MAX_EVENTS, eventsLimit + EVENTS_PAGE))}>
+            Show more events
+          </button>
+        ) : null}
+      </div>
     </Page>
   )
 }

@@ -1,6 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { exceptionsOf, frameWhere, issueOf, MAX_FRAMES, sparklinePoints, volumeOf } from './issues'
-import { eventsNode, latestNode } from './queries'
+import { eventsOf, exceptionsOf, frameWhere, issueOf, MAX_FRAMES, rangeOf, sparklinePoints, volumeOf } from './issues'
 
 describe('issues as the list and the page read them', () => {
   test('figures flat or under aggregations; a volume as numbers or buckets', () => {
@@ -60,8 +59,14 @@ describe('issues as the list and the page read them', () => {
     expect(sparklinePoints([], 100, 20)).toBe('')
   })
 
-  test("the issue's events are read by its id, as a quoted literal", () => {
-    expect(eventsNode("x'y", 50)).toMatchObject({ event: '$exception', where: ["properties.$exception_issue_id = 'x\\'y'"], offset: 50, limit: 25 })
-    expect(latestNode('u').select).toEqual(['properties.$exception_list', 'properties.$exception_type', 'properties.$exception_message', 'properties.$exception_stack_trace_raw', 'timestamp'])
+  test("the issue's events and the range from a link, read leniently", () => {
+    expect(eventsOf({ events: [null, { uuid: 'e1', distinct_id: 'd', timestamp: 't', properties: { $current_url: 'u' } }, { uuid: 'e2', properties: 'x' }] })).toEqual([
+      { uuid: 'e1', distinct_id: 'd', timestamp: 't', properties: { $current_url: 'u' } },
+      { uuid: 'e2', distinct_id: '', timestamp: '', properties: {} },
+    ])
+    expect(eventsOf({})).toEqual([])
+    expect(rangeOf('-30d')).toBe('-30d')
+    expect(rangeOf('-1000d')).toBe('-7d')
+    expect(rangeOf(null)).toBe('-7d')
   })
 })

@@ -6,6 +6,20 @@ export type IssueStatus = 'active' | 'resolved' | 'suppressed'
 
 export const STATUS_TEXT: Record<string, string> = { active: 'Active', resolved: 'Resolved', suppressed: 'Suppressed', archived: 'Archived', pending_release: 'Pending release' }
 
+/** The date ranges the pages offer, as the issues API takes them (`date_from`). */
+export const RANGES = [
+  ['-24h', 'Last 24 hours'],
+  ['-7d', 'Last 7 days'],
+  ['-14d', 'Last 14 days'],
+  ['-30d', 'Last 30 days'],
+  ['-90d', 'Last 90 days'],
+] as const
+
+/** A range from a link (`?date_from=`), the default when it is not one of them. */
+export function rangeOf(value: string | null | undefined): string {
+  return RANGES.some(([r]) => r === value) ? value! : '-7d'
+}
+
 export interface Issue {
   id: string
   name: string
@@ -62,6 +76,22 @@ export function issueOf(raw: Record<string, any>): Issue {
     sessions: figure('sessions'),
     volume: volumeOf(raw),
   }
+}
+
+/** One of the latest events as the issue's answer lists them. */
+export interface IssueEvent {
+  uuid: string
+  distinct_id: string
+  timestamp: string
+  properties: Record<string, unknown>
+}
+
+/** The latest events of the issue's answer (newest first), whatever else it holds. */
+export function eventsOf(raw: Record<string, any>): IssueEvent[] {
+  const list: unknown[] = Array.isArray(raw.events) ? raw.events : []
+  return list
+    .filter((e): e is Record<string, any> => Boolean(e) && typeof e === 'object')
+    .map((e) => ({ uuid: text(e.uuid), distinct_id: text(e.distinct_id), timestamp: text(e.timestamp), properties: e.properties && typeof e.properties === 'object' ? e.properties : {} }))
 }
 
 export interface Frame {
