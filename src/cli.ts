@@ -18,6 +18,7 @@ import { openLearnerReplay } from './people/learner-replay'
 import { checkedPasswordOr, readPasswordFromStdin, userCommand } from './users/cli'
 import { ownIfFirstToSignIn, setPassword } from './users/service'
 import { backupCommand, ReportedFailure } from './backup/cli'
+import { IMPORT_USAGE, importCommand } from './import/cli'
 
 const USAGE = `usage: npm run cli -- <command>
   project create --name NAME [--organization UUID]   create a project; prints {"id", "api_token"}
@@ -39,6 +40,7 @@ const USAGE = `usage: npm run cli -- <command>
   dlq list                                            dead-lettered events, by file and reason
   dlq replay [--file NAME]                            hand dead-lettered events back to the event store or the learner
   user set-password --email E --password-stdin        a console password; ends the user's sessions; prints {"id", "email"}
+${IMPORT_USAGE}
   backup --to DIR                                     a consistent copy of the embedded stores into a new or empty
                                                       directory, while the service runs (or without it)
   verify --from DIR                                   check a backup: its manifest, every checksum, that the copies
@@ -116,6 +118,8 @@ function parse(argv: string[]) {
         id: { type: 'string' },
         to: { type: 'string' },
         from: { type: 'string' },
+        project: { type: 'string' },
+        token: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
         'password-stdin': { type: 'boolean' },
       },
@@ -233,6 +237,13 @@ export async function runCli(argv: string[], config: Config): Promise<unknown> {
       },
       learner: () => openLearnerReplay(config),
     })
+  }
+  // without a running service, import runs one in this process (no listener) and drains it at the end
+  const startService = async () => (await import('./services')).startServices(config, createLogger(config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL))
+  const imported = await importCommand(positionals, values, config, startService, (m) => new UsageError(m))
+  if (imported !== null) {
+    if (imported.refused > 0) throw new ReportedFailure(imported)
+    return imported
   }
   const backupResult = await backupCommand(group, values, config, (m) => new UsageError(m))
   if (backupResult !== null) return backupResult

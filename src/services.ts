@@ -51,6 +51,9 @@ import { serveBackupControl } from './backup/control'
 export interface Lifecycle {
   draining: boolean
 }
+import { serveImportControl } from './import/control'
+import { importDeps } from './import/repository'
+import { ImportService } from './import/service'
 
 export interface Services {
   config: Config
@@ -225,6 +228,8 @@ export async function startServices(config: Config, log: Logger, options: { metr
       recordings: recordingStore,
       sql: db.sql,
       events,
+    // `import events` hands its batches to this process's log through a socket only this user reaches (src/import/)
+    closers.push(serveImportControl(config.DATA_DIR, new ImportService(importDeps({ sql: db.sql, events, log: captureLog })), log))
       eventsStored: (timeoutMs) => captureLog.caughtUp([STORE_WRITER, HISTORY_WRITER], timeoutMs),
       forgetLoggedEvents: () => captureLog.forgetLogged(),
       onErased: (change) => {
