@@ -2,7 +2,7 @@ import { describe, expect, test } from 'bun:test'
 import { gzipSync } from 'node:zlib'
 import LZString from 'lz-string'
 import { ApiError } from '../http/errors'
-import { MAX_SESSION_ID_CHARS, parseRecordingRequest, RecordingError, validSessionId } from './decode'
+import { MAX_RECORDING_VALUES, MAX_RRWEB_EVENTS, MAX_SESSION_ID_CHARS, parseRecordingRequest, RecordingError, validSessionId } from './decode'
 
 const MB = 1024 * 1024
 const events = [{ type: 4, data: { href: 'https://a.example/' }, timestamp: 1 }, { type: 2, data: '\u001f\u008bcompressed', timestamp: 2, cv: '2024-10' }]
@@ -80,6 +80,21 @@ describe('what PostHog refuses is refused', () => {
   test('nesting past 4,096 levels is refused before it is parsed', () => {
     const deep = `[${'['.repeat(5000)}${']'.repeat(5000)}]`
     expect(refusal(() => parseRecordingRequest(raw(deep), 25 * MB))).toBe('invalid_payload')
+  })
+
+  test('millions of tiny events are refused before they are parsed; rrweb events are bounded across $snapshot events', () => {
+    // 24 MB of `{},`: 8 million objects (12 s of JSON.parse, a 624 MB block in the flush worker, before)
+    const tiny = `[{"event":"$snapshot","properties":{"$session_id":"s","$window_id":"${'w'.repeat(70)}","token":"phc_key","$snapshot_data":[${'{},'.repeat(8_000_000)}{}]}}]`
+    const started = performance.now()
+    expect(refusal(() => parseRecordingRequest(raw(tiny), 25 * MB))).toBe('invalid_payload')
+    expect(performance.now() - started).toBeLessThan(6000) // a scan and no parse: ~0.5 s on a busy machine
+    // under the values' bound, but more rrweb events than a request carries, split over several $snapshot events
+    const per = MAX_RRWEB_EVENTS / 4 + 1
+    const many = JSON.stringify(Array.from({ length: 4 }, (_, i) => snapshot(`s-${i}`, { $snapshot_data: Array.from({ length: per }, () => ({ type: 3 })) })))
+    expect(refusal(() => parseRecordingRequest(raw(many), 25 * MB))).toBe('invalid_payload')
+    const atTheBound = JSON.stringify([snapshot('s', { $snapshot_data: Array.from({ length: MAX_RRWEB_EVENTS }, () => ({ type: 3 })) })])
+    expect(refusal(() => parseRecordingRequest(raw(atTheBound), 25 * MB))).toBe('accepted')
+    expect(MAX_RECORDING_VALUES).toBeGreaterThan(4 * MAX_RRWEB_EVENTS)
   })
 
   test('a gzip bomb costs its cap once: 413 past the cap, 400 past 100 times its size', () => {

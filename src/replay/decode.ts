@@ -4,7 +4,7 @@
 // $snapshot_data on every event. Run twice: on the capture thread before the request is logged (to refuse what the
 // store would never take), and in the flush worker when the logged request is read back. The rrweb events are kept
 // as they came (a compressed `cv` string stays the same string).
-import { decodePayload, scanJson, type RawPayload } from '../http/decode'
+import { decodePayload, MAX_JSON_VALUES, scanJson, type RawPayload } from '../http/decode'
 import { errors } from '../http/errors'
 
 /** PostHog's capture: a session id longer than this, or of other characters, is refused (400). */
@@ -19,6 +19,17 @@ export const MAX_DISTINCT_ID_CHARS = 200
 export const MAX_RECORDING_DEPTH = 4096
 /** $snapshot events in one request (posthog-js sends a handful: one per flushed buffer). */
 export const MAX_SNAPSHOT_EVENTS = 10_000
+/**
+ * JSON values in one request (capture's bound), counted by a scan before it is parsed: 25 MB of `{},` is 8 million
+ * objects, 12 s of JSON.parse on the serving thread.
+ */
+export const MAX_RECORDING_VALUES = MAX_JSON_VALUES
+/**
+ * rrweb events in one request, all its $snapshot events together. posthog-js flushes its buffer at 0.9 MB, a few
+ * thousand events; each stored event costs its line (`["<window id>",…]`, up to 76 bytes more than the event):
+ * 8 million `{}` decoded from 24 MB became a 624 MB block, 71 s and 3.9 GB in the flush worker.
+ */
+export const MAX_RRWEB_EVENTS = 100_000
 
 /** The rrweb events of one $snapshot event, with what says whose they are. */
 export interface SnapshotBatch {
@@ -114,7 +125,9 @@ function batchOf(item: unknown, index: number): SnapshotBatch {
  */
 export function parseRecordingRequest(raw: RawPayload, maxBytes: number): ParsedRecording {
   const decoded = decodePayload(raw, maxBytes)
-  if (scanJson(decoded.text, MAX_RECORDING_DEPTH).deep) throw new RecordingError('invalid_payload', `Malformed request data: nested deeper than ${MAX_RECORDING_DEPTH} levels.`)
+  const scan = scanJson(decoded.text, MAX_RECORDING_DEPTH, MAX_RECORDING_VALUES)
+  if (scan.tooManyValues) throw new RecordingError('invalid_payload', `Malformed request data: more than ${MAX_RECORDING_VALUES} JSON values.`)
+  if (scan.deep) throw new RecordingError('invalid_payload', `Malformed request data: nested deeper than ${MAX_RECORDING_DEPTH} levels.`)
   let json: unknown
   try {
     json = JSON.parse(decoded.text)
@@ -126,6 +139,9 @@ export function parseRecordingRequest(raw: RawPayload, maxBytes: number): Parsed
   if (items.length > MAX_SNAPSHOT_EVENTS) throw new RecordingError('invalid_payload', `At most ${MAX_SNAPSHOT_EVENTS} events in one request.`)
   const first = isObject(items[0]) ? items[0] : {}
   const batches = items.map(batchOf)
+  let rrwebEvents = 0
+  for (const b of batches) rrwebEvents += b.events.length
+  if (rrwebEvents > MAX_RRWEB_EVENTS) throw new RecordingError('invalid_payload', `At most ${MAX_RRWEB_EVENTS} rrweb events in one request.`, '$snapshot_data')
   const props = isObject(first.properties) ? first.properties : {}
   return {
     token: tokenOf(root, first, decoded.form, raw.query),
