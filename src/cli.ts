@@ -18,6 +18,7 @@ import { openLearnerReplay } from './people/learner-replay'
 import { checkedPasswordOr, readPasswordFromStdin, userCommand } from './users/cli'
 import { ownIfFirstToSignIn, setPassword } from './users/service'
 import { backupCommand, ReportedFailure } from './backup/cli'
+import { MOVE_USAGE, moveCommand } from './move/cli'
 import { IMPORT_USAGE, importCommand } from './import/cli'
 
 const USAGE = `usage: npm run cli -- <command>
@@ -45,7 +46,8 @@ ${IMPORT_USAGE}
                                                       directory, while the service runs (or without it)
   verify --from DIR                                   check a backup: its manifest, every checksum, that the copies
                                                       open; exit 1 with the problems when it does not verify
-  restore --from DIR                                  a backup into DATA_DIR, which must be empty or absent`
+  restore --from DIR                                  a backup into DATA_DIR, which must be empty or absent
+${MOVE_USAGE}`
 
 export class UsageError extends Error {}
 
@@ -118,6 +120,8 @@ function parse(argv: string[]) {
         id: { type: 'string' },
         to: { type: 'string' },
         from: { type: 'string' },
+        'database-url': { type: 'string' },
+        'clickhouse-url': { type: 'string' },
         project: { type: 'string' },
         token: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
@@ -247,6 +251,8 @@ export async function runCli(argv: string[], config: Config): Promise<unknown> {
   }
   const backupResult = await backupCommand(group, values, config, (m) => new UsageError(m))
   if (backupResult !== null) return backupResult
+  const moveResult = await moveCommand(group, values, config, (m) => new UsageError(m))
+  if (moveResult !== null) return moveResult
   throw new UsageError(`unknown command "${positionals.join(' ')}"\n${USAGE}`)
 }
 

@@ -2,6 +2,7 @@
 // main.ts, the CLI and the tests all build the service through here.
 import type { Config } from './config'
 import { migratePostgres } from './db/migrate'
+import { refuseUnfinishedMove } from './move/marker'
 import { lockDataDir } from './db/data-dir-lock'
 import { isConnectionError, openDatabase, type Database } from './db/postgres'
 import { createEventStore, duckDbFile, duckDbSettings, sqliteFile } from './events/factory'
@@ -126,6 +127,8 @@ export async function startServices(config: Config, log: Logger, options: { metr
       projectKey: config.INIT_PROJECT_API_KEY,
       personalKey: config.INIT_PERSONAL_API_KEY,
       adminEmail: config.INIT_ADMIN_EMAIL,
+    // stores a `move` left half done are not served (src/move/marker.ts)
+    if (!db.embedded) await refuseUnfinishedMove(db.sql)
     })
     // PGlite sets the mode of a few files it writes itself (its relation cache init files), whatever the umask
     if (db.embedded) securePrivateDir(config.DATA_DIR)
