@@ -31,6 +31,7 @@ import { insightRoutes } from './dashboards/insight-routes'
 import { dashboardRoutes } from './dashboards/dashboard-routes'
 import { decideRoutes } from './flags/decide/routes'
 import { remoteConfigRoutes } from './remote-config/routes'
+import { publicSurveyRoutes, surveyRoutes } from './surveys/routes'
 import type { Services } from './services'
 import { clientScriptRoutes } from './client-scripts/routes'
 import { ClientScripts } from './client-scripts/scripts'
@@ -125,7 +126,7 @@ export function createApp(services: Services) {
       // The one place CORS headers are set, for answers and errors alike: the public endpoints answer any page
       // (posthog-js runs on the customer's site), the private API answers browsers on other origins (an admin
       // tool with a Bearer key).
-      if (isPrivateApi) {
+      if (isPrivateApi && !isPublicEndpoint(request.url)) {
         if (request.headers.has('origin')) Object.assign(set.headers, privateApiCorsHeaders(request))
       } else if (isPublicEndpoint(request.url)) Object.assign(set.headers, corsHeaders(request))
       // A body declared larger than the cap is refused before any route sees it (the error handler reads and drops
@@ -175,6 +176,7 @@ export function createApp(services: Services) {
     .use(decideRoutes({ decide: services.flags.decide, metrics, body: bodyLimits, trustProxy: services.auth.trustProxy }))
     .use(recordingIngestRoutes({ ingest: services.recordingIngest, body: { ...bodyLimits, maxBytes: maxRecordingBytes }, trustProxy: services.auth.trustProxy }))
     .use(remoteConfigRoutes({ tokens: services.tokens, projects: services.flags.cache }))
+    .use(publicSurveyRoutes({ tokens: services.tokens, list: services.publicSurveys }))
     .use(privateApiRoutes(services, privateApi, bodyLimits))
     .use(clientScriptRoutes({ scripts: ClientScripts.fromPackage() }))
     // console sign-in and sign-out: JSON read within their own small cap (users/login-body.ts), outside the private
@@ -240,6 +242,7 @@ function privateApiRoutes(services: Services, privateApi: PrivateApiDeps, bodyLi
     )
     .use(flagRoutes({ flags: services.flags.service, auth: services.auth, tokens: services.tokens, limiter: services.apiLimiter, trustProxy: services.config.TRUST_PROXY }))
     .use(experimentRoutes({ experiments: services.experiments, offload, auth: services.auth, limiter: services.apiLimiter, trustProxy: services.config.TRUST_PROXY }))
+    .use(surveyRoutes({ surveys: services.surveys, offload, auth: services.auth, limiter: services.apiLimiter, trustProxy: services.config.TRUST_PROXY }))
     .use(cohortRoutes({ cohorts: services.cohorts, auth: services.auth, limiter: services.apiLimiter, trustProxy: services.config.TRUST_PROXY, metrics: services.metrics }))
     .use(actionRoutes(privateApi))
     .use(recordingRoutes({ offload, auth: services.auth, limiter: services.apiLimiter }))

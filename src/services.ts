@@ -30,6 +30,8 @@ import { LEARNER } from './people/learner'
 import { notifyPersonChange } from './people/person-changes'
 import { CohortService } from './cohorts/service'
 import { experimentBudgets, ExperimentsService } from './experiments/service'
+import { PublicSurveyList } from './surveys/public-list'
+import { SurveysService } from './surveys/service'
 import { ActionService } from './actions/service'
 import { PersonErasure } from './people/erasure'
 import { listenPersonChanges } from './people/person-changes'
@@ -73,6 +75,9 @@ export interface Services {
   cohorts: CohortService
   /** A/B tests on the project's flags, their results counted through `query` */
   experiments: ExperimentsService
+  /** surveys and their targeting flags (src/surveys/); the public list posthog-js reads, kept in memory */
+  surveys: SurveysService
+  publicSurveys: PublicSurveyList
   /** persons erased on request (DELETE /api/projects/:id/persons/:id/) */
   erasure: PersonErasure
   /** console users and sessions */
@@ -309,6 +314,13 @@ export async function startServices(config: Config, log: Logger, options: { metr
       ...experimentBudgets(config, metrics),
       actionCondition: (teamId, id, attr) => experimentActions.eventCondition(teamId, id, attr),
     })
+    const surveys = new SurveysService({
+      sql: db.sql,
+      flags: flags.service,
+      notify: db.supportsNotify,
+      limits: { maxPerProject: config.SURVEYS_MAX_PER_PROJECT, maxQuestions: config.SURVEY_MAX_QUESTIONS, maxChoices: config.SURVEY_MAX_CHOICES, maxBytes: config.SURVEY_MAX_BYTES },
+    })
+    const publicSurveys = new PublicSurveyList({ sql: db.sql, versions: flags.cache, maxBytes: config.SURVEY_CACHE_MAX_BYTES })
     // the private API's reads of the event store, and the encoding of their answers, run on threads of their own
     const analytics = new AnalyticsThreads({ config, log, metrics })
     // closed first: read-only, its second at most leaves the log's drain the rest of the time
@@ -336,6 +348,8 @@ export async function startServices(config: Config, log: Logger, options: { metr
       flags,
       cohorts,
       experiments,
+      surveys,
+      publicSurveys,
       erasure,
       users,
       query,

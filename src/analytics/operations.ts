@@ -6,6 +6,7 @@ import { experimentOperations } from '../experiments/operations'
 import type { Operations } from '../http/offload'
 import { queryOperations } from '../insights/operations'
 import { replayOperations } from '../replay/operations'
+import { surveyOperations } from '../surveys/operations'
 import type { QueryService } from '../query/service'
 
 export const ANALYTICS_OPERATIONS = {
@@ -14,6 +15,7 @@ export const ANALYTICS_OPERATIONS = {
   ...experimentOperations,
   ...eventOperations,
   ...replayOperations,
+  ...surveyOperations,
   /** statements running and waiting for a store slot on this thread (for /metrics and the tests) */
   'slots.use': (s: { query: QueryService }) => s.query.slotUse(),
 } satisfies Operations<never>

@@ -11,6 +11,7 @@ import { createEventStore } from '../events/factory'
 import { ResilientStore } from '../events/resilient-store'
 import type { EventStore } from '../events/store'
 import { experimentBudgets, ExperimentsService } from '../experiments/service'
+import { SurveyStatsService } from '../surveys/stats'
 import { createInsightsService } from '../insights/kinds'
 import type { InsightsService } from '../insights/service'
 import type { Logger } from '../log'
@@ -28,6 +29,7 @@ export interface AnalyticsServices {
   query: QueryService
   insights: InsightsService
   experiments: ExperimentsService
+  surveyStats: SurveyStatsService
   savedInsights: InsightService
   dashboards: DashboardService
   /** session recordings: the list, one recording, its snapshots (src/replay/) */
@@ -93,6 +95,7 @@ export async function startAnalyticsServices(config: Config, log: Logger, metric
       query,
       insights,
       experiments,
+      surveyStats: new SurveyStatsService({ sql: db.sql, query }),
       savedInsights,
       dashboards,
       recordings,

@@ -167,10 +167,12 @@ export interface ProjectFlags {
 }
 
 export async function loadProjectFlags(sql: Sql, teamId: number): Promise<ProjectFlags> {
-  const [row] = await sql<{ version: number; flags: CachedFlagRow[] | null; group_types: [number, string][] | null; cohorts: CachedCohortRow[] | null; recording: Partial<RecordingSettings> | null }[]>`
+  const [row] = await sql<{ version: number; flags: CachedFlagRow[] | null; group_types: [number, string][] | null; cohorts: CachedCohortRow[] | null; recording: Partial<RecordingSettings> | null; surveys: boolean }[]>`
     select
       coalesce((select version from feature_flag_versions where team_id = ${teamId}), 0)::bigint as version,
       (select ${recordingSettingsColumn(sql)} from projects p where p.id = ${teamId}) as recording,
+      -- a survey posthog-js may show or an app may ask for (not archived; survey writes bump the version)
+      exists (select 1 from surveys s where s.team_id = ${teamId} and not s.archived and s.type in ('popover', 'widget', 'api')) as surveys,
       (select json_agg(json_build_object(
           'id', f.id, 'team_id', f.team_id, 'key', f.key, 'name', f.name, 'filters', f.filters,
           'rollout_percentage', f.rollout_percentage, 'active', f.active, 'deleted', f.deleted,
@@ -191,7 +193,7 @@ export async function loadProjectFlags(sql: Sql, teamId: number): Promise<Projec
         )
         select json_agg(json_build_object('id', c.id, 'is_static', c.is_static, 'filters', c.filters, 'version', c.version) order by c.id)
           from cohorts c where c.team_id = ${teamId} and not c.deleted and c.id in (select id from used)) as cohorts`
-  return { version: Number(row.version), flags: row.flags ?? [], groupTypes: row.group_types ?? [], cohorts: row.cohorts ?? [], recording: row.recording }
+  return { version: Number(row.version), flags: row.flags ?? [], groupTypes: row.group_types ?? [], cohorts: row.cohorts ?? [], recording: row.recording, surveys: row.surveys === true }
 }
 
 export interface ProjectStamp {

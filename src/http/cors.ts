@@ -55,8 +55,9 @@ export function apiPreflightHeaders(request: Request): Record<string, string> {
   return headers
 }
 
-// What browsers call from any page: capture (and recordings), /decide and /flags, remote config, posthog-js's scripts.
-const PUBLIC_PREFIXES = ['/capture', '/batch', '/e', '/i/v0/e', '/track', '/engage', '/s', '/decide', '/flags', '/array/', '/static/']
+// What browsers call from any page: capture (and recordings), /decide and /flags, remote config, posthog-js's scripts
+// and its survey list.
+const PUBLIC_PREFIXES = ['/capture', '/batch', '/e', '/i/v0/e', '/track', '/engage', '/s', '/decide', '/flags', '/array/', '/static/', '/api/surveys']
 
 /** The path (of a full request URL) is one of the public, browser-facing endpoints. */
 export function isPublicEndpoint(url: string): boolean {

@@ -9,6 +9,7 @@ import { QueryError } from './errors'
 import { compileAggregate } from './aggregates'
 import { arity, asText, condition, isNumber, isTime, jsonPlain, stringLiteral, wholeLiteral, type Arg, type Call, type Resolved, type Want } from './function-args'
 import { checkRegex } from './regex-check'
+import { SURVEY_FUNCTIONS, surveyCall } from './survey-functions'
 
 /**
  * Aggregates. Each one leaves NULL values out, so each takes the -If combinator the same way: fIf(x, …, cond) is
@@ -29,7 +30,7 @@ const SCALARS = new Set([
   'addWeeks', 'addMonths', 'addQuarters', 'addYears', 'subtractSeconds', 'subtractMinutes', 'subtractHours',
   'subtractDays', 'subtractWeeks', 'subtractMonths', 'subtractQuarters', 'subtractYears', 'JSONExtractString',
   'JSONExtractInt', 'JSONExtractFloat', 'JSONExtractBool', 'JSONExtractRaw', 'splitByChar', 'replaceAll', 'position',
-  'extract', 'match', 'arrayJoin',
+  'extract', 'match', 'arrayJoin', ...SURVEY_FUNCTIONS,
 ])
 /** Other names ClickHouse gives the same functions. */
 const ALIASES: Record<string, string> = {
@@ -114,6 +115,9 @@ export function compileCall(compiler: Compiler, e: Call, arg: Arg): Compiled {
     if (aggregate) return aggregate
     throw refusal(e.name)
   }
+  // PostHog's survey helpers: the expression each stands for, compiled as any other
+  const survey = surveyCall(name, e)
+  if (survey) return arg(survey, 'any')
   // the embedded stores (SQLite, DuckDB) share most of their SQL; `div` is their integer division
   const embedded = isEmbedded(compiler.dialect)
   const duck = compiler.dialect === 'duckdb'
