@@ -4,6 +4,7 @@
 // $snapshot_data on every event. Run twice: on the capture thread before the request is logged (to refuse what the
 // store would never take), and in the flush worker when the logged request is read back. The rrweb events are kept
 // as they came (a compressed `cv` string stays the same string).
+import { wellFormedText } from '../db/text'
 import { decodePayload, MAX_JSON_VALUES, scanJson, type RawPayload } from '../http/decode'
 import { errors } from '../http/errors'
 
@@ -113,9 +114,11 @@ function batchOf(item: unknown, index: number): SnapshotBatch {
   if (Array.isArray(data)) events = data.filter(isObject)
   else if (isObject(data)) events = [data]
   else throw new RecordingError('missing_snapshot_data', 'Every recording event needs $snapshot_data.', '$snapshot_data')
-  const distinctId = (stringOf(item.distinct_id) ?? stringOf(props.distinct_id) ?? sessionId).slice(0, MAX_DISTINCT_ID_CHARS)
+  // as capture keeps a distinct id: a NUL (or a lone surrogate) becomes U+FFFD; a NUL sent on to Postgres's persons
+  // lookup made the recording, and every list page holding it, a 400
+  const distinctId = wellFormedText((stringOf(item.distinct_id) ?? stringOf(props.distinct_id) ?? sessionId).slice(0, MAX_DISTINCT_ID_CHARS))
   const source = props.$snapshot_source === 'mobile' ? 'mobile' : 'web'
-  const library = typeof props.$lib === 'string' ? props.$lib.slice(0, 64) : null
+  const library = typeof props.$lib === 'string' ? wellFormedText(props.$lib.slice(0, 64)) : null
   return { sessionId, windowId, distinctId, source, library, events }
 }
 

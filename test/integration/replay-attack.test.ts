@@ -71,6 +71,16 @@ for (const choice of [
       const sources = await json(stack.api('/api/projects/1/session_recordings/ts-huge/snapshots'))
       for (const s of sources.sources) expect(typeof s.start_timestamp).toBe('string')
     }, 60_000)
+
+    test('a distinct id holding a NUL and a lone surrogate breaks neither the recording nor the list holding it', async () => {
+      const body = [{ ...snapshot('nul-distinct', [move(Date.now())]), distinct_id: 'a\u0000b\ud800c' }]
+      expect((await post(stack, '/s/', JSON.stringify(body))).status).toBe(200)
+      const rec = await stored(stack, 'nul-distinct')
+      expect(rec.distinct_id).toBe('a\ufffdb\ufffdc')
+      const list = await stack.api('/api/projects/1/session_recordings/?limit=1000')
+      expect(list.status).toBe(200)
+      expect(((await list.json()) as any).results.map((r: any) => r.id)).toContain('nul-distinct')
+    }, 60_000)
   })
 }
 
