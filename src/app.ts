@@ -20,6 +20,8 @@ import { groupTypeRoutes } from './people/group-types-routes'
 import { bumpFlagVersion } from './flags/repository'
 import { flagRoutes } from './flags/routes'
 import { experimentRoutes } from './experiments/routes'
+import { errorTrackingRoutes } from './error-tracking/routes'
+import { ErrorTrackingService } from './error-tracking/service'
 import { cohortRoutes } from './cohorts/routes'
 import { actionRoutes } from './actions/routes'
 import { recordingIngestRoutes } from './replay/ingest-routes'
@@ -242,6 +244,7 @@ function privateApiRoutes(services: Services, privateApi: PrivateApiDeps, bodyLi
     )
     .use(flagRoutes({ flags: services.flags.service, auth: services.auth, tokens: services.tokens, limiter: services.apiLimiter, trustProxy: services.config.TRUST_PROXY }))
     .use(experimentRoutes({ experiments: services.experiments, offload, auth: services.auth, limiter: services.apiLimiter, trustProxy: services.config.TRUST_PROXY }))
+    .use(errorTrackingRoutes({ errorTracking: new ErrorTrackingService({ sql: services.db.sql }), offload, auth: services.auth, limiter: services.apiLimiter, trustProxy: services.config.TRUST_PROXY }))
     .use(surveyRoutes({ surveys: services.surveys, offload, auth: services.auth, limiter: services.apiLimiter, trustProxy: services.config.TRUST_PROXY }))
     .use(cohortRoutes({ cohorts: services.cohorts, auth: services.auth, limiter: services.apiLimiter, trustProxy: services.config.TRUST_PROXY, metrics: services.metrics }))
     .use(actionRoutes(privateApi))

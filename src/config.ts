@@ -31,6 +31,11 @@ export const ConfigSchema = Type.Object({
     minimum: 1024,
     description: 'session recordings (/s/): body cap in bytes, and the cap on what a body decodes to (a gzip bomb costs this once); 413 past it',
   }),
+  ERROR_TRACKING_MAX_ISSUES: Int({
+    default: 5000,
+    minimum: 0,
+    description: "error tracking: issues per project; past it a new fingerprint makes no issue (its events are stored and fingerprinted; counted in error_tracking_issues_total{outcome=refused_max_issues})",
+  }),
   RECORDING_MAX_SESSION_BYTES: Int({
     default: 256 * MiB,
     minimum: 0,

@@ -25,6 +25,8 @@ import { EMBEDDED_MAX_BATCH_EVENTS } from './events/embedded'
 import { createRecordingStore } from './replay/factory'
 import { startRetention } from './replay/retention'
 import { RecordingWriter } from './replay/writer'
+import { IssueRecorder } from './error-tracking/consumer'
+import { ExceptionEnricher } from './error-tracking/enricher'
 
 declare const self: Worker
 
@@ -70,15 +72,6 @@ async function start(init: WorkerInit): Promise<void> {
       onProgress: (progress) => send({ type: 'progress', progress }),
     },
   )
-  // On ClickHouse (a part per month an insert touches) events of other months take their own, slower path.
-  const apart = historyApart(events.kind)
-  flusher.addConsumer(
-    new StoreWriter({ events, checkpoint: flusher.checkpoint, deadLetters: flusher.deadLetters, metrics, log, skip: apart ? isHistorical : undefined }),
-  )
-  if (apart) {
-    const options = { holdMs: config.HISTORY_HOLD_MS }
-    flusher.addConsumer(new HistoryWriter({ events, checkpoint: flusher.checkpoint, deadLetters: flusher.deadLetters, metrics, log, options }))
-  }
   // Its own connection (on the embedded store: through the socket of the PGlite thread, src/db/pglite-thread.ts).
   const db = await openDatabase({
     databaseUrl: config.DATABASE_URL,
@@ -87,6 +80,21 @@ async function start(init: WorkerInit): Promise<void> {
     joinRunningServer: true,
     statementTimeoutMs: config.LEARNER_STATEMENT_TIMEOUT_MS,
   })
+  // $exception events are fingerprinted as they become rows; their issue ids need no Postgres (error-tracking/enricher.ts)
+  const exceptions = new ExceptionEnricher({ sql: db.sql, log })
+  exceptions.start()
+  const enrich = exceptions.enrich.bind(exceptions)
+  // On ClickHouse (a part per month an insert touches) events of other months take their own, slower path.
+  const apart = historyApart(events.kind)
+  flusher.addConsumer(
+    new StoreWriter({ events, checkpoint: flusher.checkpoint, deadLetters: flusher.deadLetters, metrics, log, enrich, skip: apart ? isHistorical : undefined }),
+  )
+  if (apart) {
+    const options = { holdMs: config.HISTORY_HOLD_MS }
+    flusher.addConsumer(new HistoryWriter({ events, checkpoint: flusher.checkpoint, deadLetters: flusher.deadLetters, metrics, log, enrich, options }))
+  }
+  // issues and their fingerprints in Postgres, from the same events
+  flusher.addConsumer(new IssueRecorder({ sql: db.sql, enricher: exceptions, maxIssues: config.ERROR_TRACKING_MAX_ISSUES, metrics, log }))
   // Persons, groups and definitions are learned from the log itself, beside the store writer and never after it:
   // /decide must see a person's new properties while ClickHouse is down (the log keeps each record until both
   // consumers have finished it).
@@ -113,6 +121,7 @@ async function start(init: WorkerInit): Promise<void> {
     const deltas = metrics.take()
     if (deltas) send({ type: 'metrics', deltas })
     await personMapping.stop()
+    exceptions.stop()
     stopRetention()
     await recordings.close()
     await events.close()

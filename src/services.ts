@@ -37,6 +37,7 @@ import { PersonErasure } from './people/erasure'
 import { listenPersonChanges } from './people/person-changes'
 import { STORE_WRITER } from './pipeline/store-writer'
 import { RECORDING_WRITER } from './replay/writer'
+import { ERRORS_CONSUMER } from './error-tracking/consumer'
 import { RecordingIngest } from './replay/ingest'
 import { RecordingBudget } from './replay/budget'
 import { createRecordingStore } from './replay/factory'
@@ -215,7 +216,7 @@ export async function startServices(config: Config, log: Logger, options: { metr
         maxWalBytes: config.WAL_MAX_BYTES,
         projectShareBytes: Math.floor(config.WAL_MAX_BYTES * config.WAL_PROJECT_SHARE),
         worker: { url: FLUSH_WORKER, data: { config } },
-        consumers: [STORE_WRITER, LEARNER, RECORDING_WRITER, ...(historyApart(events.kind) ? [HISTORY_WRITER] : [])],
+        consumers: [STORE_WRITER, LEARNER, RECORDING_WRITER, ERRORS_CONSUMER, ...(historyApart(events.kind) ? [HISTORY_WRITER] : [])],
       },
       // the flush worker's only notice: persons and groups it just wrote (the /decide cache drops them)
       { log, metrics, onNotice: (notice) => flags.onPersonsChanged(notice as PersonChange) },

@@ -3,6 +3,7 @@
 import { dashboardOperations } from '../dashboards/operations'
 import { eventOperations } from '../events/operations'
 import { experimentOperations } from '../experiments/operations'
+import { errorTrackingOperations } from '../error-tracking/operations'
 import type { Operations } from '../http/offload'
 import { queryOperations } from '../insights/operations'
 import { replayOperations } from '../replay/operations'
@@ -13,6 +14,7 @@ export const ANALYTICS_OPERATIONS = {
   ...queryOperations,
   ...dashboardOperations,
   ...experimentOperations,
+  ...errorTrackingOperations,
   ...eventOperations,
   ...replayOperations,
   ...surveyOperations,

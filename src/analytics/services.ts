@@ -11,6 +11,7 @@ import { createEventStore } from '../events/factory'
 import { ResilientStore } from '../events/resilient-store'
 import type { EventStore } from '../events/store'
 import { experimentBudgets, ExperimentsService } from '../experiments/service'
+import { ErrorTrackingService } from '../error-tracking/service'
 import { SurveyStatsService } from '../surveys/stats'
 import { createInsightsService } from '../insights/kinds'
 import type { InsightsService } from '../insights/service'
@@ -29,6 +30,8 @@ export interface AnalyticsServices {
   query: QueryService
   insights: InsightsService
   experiments: ExperimentsService
+  /** error tracking's issues with their counts (src/error-tracking/) */
+  errorTracking: ErrorTrackingService
   surveyStats: SurveyStatsService
   savedInsights: InsightService
   dashboards: DashboardService
@@ -95,6 +98,7 @@ export async function startAnalyticsServices(config: Config, log: Logger, metric
       query,
       insights,
       experiments,
+      errorTracking: new ErrorTrackingService({ sql: db.sql, query }),
       surveyStats: new SurveyStatsService({ sql: db.sql, query }),
       savedInsights,
       dashboards,

@@ -174,6 +174,12 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
       labelNames: ['kind'] as const,
       registers: [registry],
     }),
+    errorTrackingIssues: new Counter({
+      name: 'error_tracking_issues_total',
+      help: 'Error tracking issues made from new fingerprints (created), made active again by a recurrence (reopened), or not made because the project has ERROR_TRACKING_MAX_ISSUES (refused_max_issues: the events are stored, fingerprinted)',
+      labelNames: ['outcome'] as const,
+      registers: [registry],
+    }),
     definitionsRefused: new Counter({
       name: 'definitions_refused_total',
       help: 'New definitions not made because the project has MAX_EVENT_DEFINITIONS / MAX_PROPERTY_DEFINITIONS of that kind (the events are stored), by kind',

@@ -11,7 +11,7 @@ import type { CapturedEvent } from '../capture/normalize'
 import { StoreError, type StoredEvent } from '../events/store'
 import type { Batch, BatchHandler } from './consumer'
 import type { LoggedRecord } from './ring'
-import { storedEventOf, type EventWriterDeps } from './store-writer'
+import { rowPropertiesText, storedEventOf, type EventWriterDeps } from './store-writer'
 
 export const HISTORY_WRITER = 'store_history'
 
@@ -91,7 +91,7 @@ export class HistoryWriter implements BatchHandler {
         if (record.seq <= this.takenThrough) continue
         for (const e of record.events) {
           if (!isHistorical(record, e)) continue
-          const row = storedEventOf(record, e)
+          const row = storedEventOf(record, e, rowPropertiesText(this.deps, record, e))
           if (this.held.length === 0) {
             this.heldSince = Date.now()
             this.heldFromSeq = record.seq

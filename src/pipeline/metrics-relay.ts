@@ -1,7 +1,7 @@
 // Metrics recorded in the flush worker are sent to the capture thread, which owns the Prometheus registry.
 import type { Metrics } from '../ops/metrics'
 
-export type CounterName = 'events' | 'flushedEvents' | 'deadLettered' | 'flushFailures' | 'personUpdates' | 'definitionsRefused' | 'recordingBytesRefused'
+export type CounterName = 'events' | 'flushedEvents' | 'deadLettered' | 'flushFailures' | 'personUpdates' | 'definitionsRefused' | 'recordingBytesRefused' | 'errorTrackingIssues'
 export type HistogramName = 'flushDuration' | 'flushBatchSize'
 
 export interface PipelineMetrics {

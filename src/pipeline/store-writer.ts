@@ -11,9 +11,9 @@ import type { LoggedRecord } from './ring'
 
 export const STORE_WRITER = 'store'
 
-function propertiesText(e: CapturedEvent): string | null {
+function propertiesText(e: CapturedEvent, added?: object): string | null {
   try {
-    return JSON.stringify(e.properties)
+    return JSON.stringify(added ? { ...e.properties, ...added } : e.properties)
   } catch {
     return null // nested beyond what the serializer can walk
   }
@@ -40,6 +40,13 @@ export interface EventWriterDeps {
   deadLetters: DeadLetters
   metrics: PipelineMetrics
   log: Logger
+  /** properties the stored row gets beside the event's own (an exception's fingerprint and issue: error-tracking/enricher.ts) */
+  enrich?(projectId: number, e: CapturedEvent): object | undefined
+}
+
+/** The row's properties as JSON, with what `enrich` adds (null: not serialisable). */
+export function rowPropertiesText(deps: Pick<EventWriterDeps, 'enrich'>, record: LoggedRecord, e: CapturedEvent): string | null {
+  return propertiesText(e, deps.enrich?.(record.projectId, e))
 }
 
 export class StoreWriter implements BatchHandler {
@@ -63,7 +70,7 @@ export class StoreWriter implements BatchHandler {
     for (const record of batch.records) {
       for (const e of record.events) {
         if (skip?.(record, e)) continue
-        const properties = propertiesText(e)
+        const properties = rowPropertiesText(this.deps, record, e)
         const row = storedEventOf(record, e, properties)
         if (properties === null) unserializable.push(row)
         else rows.push(row)

@@ -21,6 +21,7 @@ const PROJECT_RESOURCES: Readonly<Record<string, string>> = {
   experiments: 'experiment',
   actions: 'action',
   session_recordings: 'session_recording',
+  error_tracking: 'error_tracking',
 }
 
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
