@@ -8,10 +8,24 @@ import type { ClientScripts, Script } from './scripts'
 
 const CACHE_CONTROL = 'public, max-age=604800'
 
+/** Longest Accept-Encoding read (a browser's is a few dozen characters). */
+const MAX_ACCEPT_ENCODING_CHARS = 1024
+
+/** The codings the client accepts: named ones with a q-value above 0 (`br;q=0` refuses brotli; `*` is not read). */
+export function acceptedEncodings(header: string | null): Set<string> {
+  const accepted = new Set<string>()
+  for (const part of (header ?? '').slice(0, MAX_ACCEPT_ENCODING_CHARS).split(',')) {
+    const [name, ...params] = part.split(';').map((p) => p.trim().toLowerCase())
+    const q = params.find((p) => p.startsWith('q='))
+    if (name && (q === undefined || Number(q.slice(2)) > 0)) accepted.add(name)
+  }
+  return accepted
+}
+
 function encodingFor(request: Request): 'br' | 'gzip' | null {
-  const accepted = request.headers.get('accept-encoding') ?? ''
-  if (/\bbr\b/.test(accepted)) return 'br'
-  if (/\bgzip\b/.test(accepted)) return 'gzip'
+  const accepted = acceptedEncodings(request.headers.get('accept-encoding'))
+  if (accepted.has('br')) return 'br'
+  if (accepted.has('gzip')) return 'gzip'
   return null
 }
 
@@ -23,7 +37,8 @@ function answer(request: Request, script: Script): Response {
     vary: 'Accept-Encoding, Origin',
   }
   const conditional = request.headers.get('if-none-match')
-  if (conditional !== null && conditional.split(',').some((tag) => tag.trim().replace(/^W\//, '') === script.etag)) {
+  // `*` matches any current representation (RFC 9110 13.1.2)
+  if (conditional !== null && conditional.split(',').some((tag) => tag.trim() === '*' || tag.trim().replace(/^W\//, '') === script.etag)) {
     return new Response(null, { status: 304, headers })
   }
   const encoding = encodingFor(request)

@@ -7,7 +7,7 @@ import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { gunzipSync, brotliDecompressSync } from 'node:zlib'
 import { toErrorResponse } from '../http/errors'
-import { clientScriptRoutes } from './routes'
+import { acceptedEncodings, clientScriptRoutes } from './routes'
 import { ClientScripts } from './scripts'
 
 const scripts = ClientScripts.fromPackage()
@@ -56,6 +56,16 @@ describe('the scripts posthog-js loads lazily', () => {
     const again = await get('/static/lazy-recorder.js?v=1.449.2', { 'if-none-match': etag })
     expect(again.status).toBe(304)
     expect(await again.text()).toBe('')
+  })
+
+  test('an encoding refused with q=0 is not sent; If-None-Match: * is a 304', async () => {
+    const noBrotli = await get('/static/array.js', { 'accept-encoding': 'br;q=0, gzip' })
+    expect(noBrotli.headers.get('content-encoding')).toBe('gzip')
+    expect(gunzipSync(Buffer.from(await noBrotli.arrayBuffer())).equals(original('array.js'))).toBe(true)
+    expect((await get('/static/array.js', { 'accept-encoding': 'gzip;q=0, br;q=0.0' })).headers.get('content-encoding')).toBeNull()
+    expect((await get('/static/array.js', { 'accept-encoding': 'GZIP ; q=0.5' })).headers.get('content-encoding')).toBe('gzip')
+    expect([...acceptedEncodings('br;q=0, gzip;q=1, identity, x'.repeat(1000))].length).toBeLessThan(200)
+    expect((await get('/static/array.js', { 'if-none-match': '*' })).status).toBe(304)
   })
 
   test('the versioned path serves the installed version only (posthog-js falls back to /static/<name>.js)', async () => {
