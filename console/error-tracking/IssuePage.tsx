@@ -115,11 +115,13 @@ export function IssuePage(props: { id: string }) {
       </p>
       {issue.description ? <p class="wrap">{issue.description}</p> : null}
       <ErrorNote error={action.error ?? answer.error} />
-      <Field label="Date range">
-        <select value={range} onChange={(e) => setRange(valueOf(e))}>
-          <Options choices={RANGES} />
-        </select>
-      </Field>
+      <div class="filters">
+        <Field label="Date range">
+          <select value={range} onChange={(e) => setRange(valueOf(e))}>
+            <Options choices={RANGES} />
+          </select>
+        </Field>
+      </div>
       <dl class="figures">
         <div>
           <dt>Status</dt>
