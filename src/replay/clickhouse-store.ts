@@ -258,8 +258,8 @@ export class ClickHouseRecordingStore implements RecordingStore {
     )
   }
 
-  async blocks(teamId: number, sessionId: string): Promise<BlockInfo[]> {
-    const rows = await this.blockRows(teamId, sessionId, 'first_timestamp, last_timestamp, size')
+  async blocks(teamId: number, sessionId: string, limit?: number): Promise<BlockInfo[]> {
+    const rows = await this.blockRows(teamId, sessionId, 'first_timestamp, last_timestamp, size', limit === undefined ? '' : `LIMIT ${int(limit)}`)
     return rows.map((r) => ({ firstTimestamp: Number(r.first_timestamp), lastTimestamp: Number(r.last_timestamp), size: Number(r.size) }))
   }
 

@@ -12,6 +12,11 @@ import type { RecordingRow, RecordingStore } from './store'
 
 /** PostHog's limit on one snapshots request: 100 blocks. */
 export const MAX_BLOCKS_PER_REQUEST = 100
+/**
+ * Sources one recording lists, its first blocks: a day of posthog-js flushing every 2 s is 43,200. A session sent
+ * a million tiny requests made a 129 MB answer, 23 s and 640 MB of an analytics thread, before.
+ */
+export const MAX_SOURCES = 50_000
 const DAY_MS = 86_400_000
 /** A recording whose last event is this recent may still be recorded. */
 const ONGOING_MS = 5 * 60 * 1000
@@ -129,7 +134,7 @@ export class RecordingService {
   /** Step one of playback: the session's blocks, as PostHog's `blob_v2` sources. */
   async sources(teamId: number, sessionId: string) {
     await this.recording(teamId, sessionId)
-    const blocks = await this.deps.store.blocks(teamId, sessionId)
+    const blocks = await this.deps.store.blocks(teamId, sessionId, MAX_SOURCES)
     return {
       sources: blocks.map((b, i) => ({ source: 'blob_v2' as const, start_timestamp: isoDate(b.firstTimestamp)!, end_timestamp: isoDate(b.lastTimestamp)!, blob_key: String(i) })),
     }

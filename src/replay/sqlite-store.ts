@@ -197,10 +197,10 @@ export class SqliteRecordingStore implements RecordingStore {
     return new Map(rows.map((r) => [r.session_id, r.size]))
   }
 
-  async blocks(teamId: number, sessionId: string): Promise<BlockInfo[]> {
+  async blocks(teamId: number, sessionId: string, limit = -1): Promise<BlockInfo[]> {
     const rows = this.conn
-      .query('select first_ts, last_ts, size from recording_blocks where team_id = ? and session_id = ? order by id')
-      .all(teamId, sessionId) as { first_ts: number; last_ts: number; size: number }[]
+      .query('select first_ts, last_ts, size from recording_blocks where team_id = ? and session_id = ? order by id limit ?')
+      .all(teamId, sessionId, limit) as { first_ts: number; last_ts: number; size: number }[]
     return rows.map((r) => ({ firstTimestamp: r.first_ts, lastTimestamp: r.last_ts, size: r.size }))
   }
 

@@ -49,8 +49,8 @@ export interface RecordingStore {
   get(teamId: number, sessionId: string): Promise<RecordingRow | null>
   /** the stored bytes of these sessions (those with none left out), in one read */
   sessionSizes(teamId: number, sessionIds: string[]): Promise<Map<string, number>>
-  /** the session's blocks in the order they were stored (a block's key is its index here) */
-  blocks(teamId: number, sessionId: string): Promise<BlockInfo[]>
+  /** the session's blocks in the order they were stored (a block's key is its index here), the first `limit` at most */
+  blocks(teamId: number, sessionId: string, limit?: number): Promise<BlockInfo[]>
   /** the JSON lines of blocks `from`..`to` (indexes, inclusive), stopping before `maxBytes` would be passed */
   lines(teamId: number, sessionId: string, from: number, to: number, maxBytes: number): Promise<{ text: string; complete: boolean }>
   delete(teamId: number, sessionId: string): Promise<boolean>

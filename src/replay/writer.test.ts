@@ -66,4 +66,14 @@ describe('the recordings writer and RECORDING_MAX_SESSION_BYTES', () => {
     expect((await store.get(1, 's'))!.blockCount).toBe(20)
     await store.close()
   })
+
+  test('a $snapshot without rrweb events is no block (a million empty ones made a million sources)', () => {
+    const body = JSON.stringify([
+      { event: '$snapshot', properties: { $session_id: 'empty', $snapshot_data: [] } },
+      { event: '$snapshot', properties: { $session_id: 'empty', $window_id: 'w2', $snapshot_data: [1, 'x', null] } },
+      { event: '$snapshot', properties: { $session_id: 'full', $snapshot_data: [{ type: 3, timestamp: T0 }] } },
+    ])
+    const writes = blocksOfRequest(7, 1, { ...request('x', 0), body: new TextEncoder().encode(body) }, 1 << 20)
+    expect(writes.map((w) => w.block.sessionId)).toEqual(['full'])
+  })
 })

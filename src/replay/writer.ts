@@ -31,7 +31,8 @@ export function bySession(batches: SnapshotBatch[]): SnapshotBatch[] {
 /** The blocks a logged recording request becomes (what capture accepted decodes the same way again). */
 export function blocksOfRequest(seq: number, projectId: number, request: CaptureRequest, maxBytes: number): BlockWrite[] {
   const parsed = parseRecordingRequest(request, maxBytes)
-  return bySession(parsed.batches).map((batch, i) => ({ teamId: projectId, id: `${seq}-${i}`, block: blockOf(batch) }))
+  // a $snapshot without rrweb events is no block: empty ones cost a row each and lengthen the session's sources
+  return bySession(parsed.batches.filter((b) => b.events.length > 0)).map((batch, i) => ({ teamId: projectId, id: `${seq}-${i}`, block: blockOf(batch) }))
 }
 
 /** Sessions whose stored bytes the writer remembers (the least recently written forgotten first, read again). */

@@ -6,6 +6,9 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { ClickHouseEventStore } from '../../src/events/clickhouse'
 import { ClickHouseRecordingStore } from '../../src/replay/clickhouse-store'
 import { blockOf } from '../../src/replay/metadata'
+import { MAX_SOURCES } from '../../src/replay/service'
+import { SqliteRecordingStore } from '../../src/replay/sqlite-store'
+import { join } from 'node:path'
 import { chdbClient, chdbUrl, describeWithChdb } from '../helpers/chdb'
 import { BASE, json, PROJECT_KEY, startStack, type Stack, type StoreChoice } from '../helpers/stack'
 
@@ -81,6 +84,29 @@ for (const choice of [
       expect(list.status).toBe(200)
       expect(((await list.json()) as any).results.map((r: any) => r.id)).toContain('nul-distinct')
     }, 60_000)
+
+    test.if(choice.clickhouse === 'embedded')(`a session of more than ${MAX_SOURCES} blocks lists its first ${MAX_SOURCES} sources`, async () => {
+      // a million tiny requests to one session made a 129 MB sources answer (23 s of an analytics thread); the blocks
+      // are written straight into the store here, as the recordings writer would, to spare the test a million requests
+      expect((await post(stack, '/s/', JSON.stringify([snapshot('many-blocks', [move(Date.now())])]))).status).toBe(200)
+      await stored(stack, 'many-blocks')
+      const store = new SqliteRecordingStore(join(stack.dataDir, 'recordings.sqlite'))
+      await store.init()
+      for (let i = 0; i < MAX_SOURCES + 1; i += 10_000) {
+        const writes = Array.from({ length: Math.min(10_000, MAX_SOURCES + 1 - i) }, (_, j) => ({
+          teamId: 1,
+          id: `attack-${i + j}`,
+          block: blockOf({ sessionId: 'many-blocks', windowId: 'w', distinctId: 'attacker', source: 'web', library: null, events: [move(Date.now())] }),
+        }))
+        await store.write(writes)
+      }
+      await store.close()
+      const sources = await json(stack.api('/api/projects/1/session_recordings/many-blocks/snapshots'))
+      expect(sources.sources).toHaveLength(MAX_SOURCES)
+      expect(sources.sources.at(-1).blob_key).toBe(String(MAX_SOURCES - 1))
+      const last = await stack.api(`/api/projects/1/session_recordings/many-blocks/snapshots?source=blob_v2&start_blob_key=${MAX_SOURCES - 1}`)
+      expect((await last.text()).trim().split('\n')).toHaveLength(1)
+    }, 120_000)
   })
 }
 
