@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import type { ApiError } from '../http/errors'
-import { derivedUuid, extractPayload, MAX_EVENT_BYTES, normalizeEvents, resolveSentAt, type CaptureContext } from './normalize'
+import { assertEventShapes, derivedUuid, extractPayload, MAX_EVENT_BYTES, normalizeEvents, resolveSentAt, type CaptureContext } from './normalize'
 import { parseTimestamp } from './timestamp'
 
 const NOW = Date.UTC(2024, 5, 1, 12, 0, 0)
@@ -254,6 +254,31 @@ describe('bounds on what an event may carry', () => {
     expect(r.events.map((e) => e.event)).toEqual(['ok', 'fits'])
     expect(r.dropped.get('too_large')).toBe(1)
     expect(normalizeEvents([big], ctx(), undefined, { check: false, single: true, large: true }).dropped.get('too_large')).toBe(1)
+  })
+
+  test('capture refuses a request holding an event over 1 MB with 413 event_too_big, alone or in a batch', () => {
+    const big = { event: 'big', distinct_id: 'd', properties: { blob: 'é'.repeat(MAX_EVENT_BYTES / 2) } } // 2 MB of UTF-8
+    const fits = { event: 'fits', distinct_id: 'd', properties: { blob: 'x'.repeat(MAX_EVENT_BYTES - 100) } }
+    const refusal = (items: unknown[], single: boolean, check = false) => {
+      try {
+        assertEventShapes(items, { check, single, large: true })
+      } catch (error) {
+        return error as ApiError
+      }
+      return null
+    }
+    expect(refusal([big], true)).toMatchObject({ status: 413, code: 'event_too_big', type: 'client_error' })
+    const inBatch = refusal([{ event: 'ok', distinct_id: 'd' }, big, fits], false)
+    expect(inBatch).toMatchObject({ status: 413, code: 'event_too_big' })
+    expect(inBatch!.detail).toContain('Event 2 of 3')
+    expect(inBatch!.detail).toContain(`${MAX_EVENT_BYTES} bytes`)
+    expect(refusal([{ event: 'ok', distinct_id: 'd' }, fits], false)).toBeNull()
+    // not measured when the request's text is too short to hold such an event
+    expect(() => assertEventShapes([big], { check: false, single: true, large: false })).not.toThrow()
+    // a too-deep event of a batch is dropped, not measured (it may be too deep to serialise)
+    let deep: unknown = { blob: 'x'.repeat(MAX_EVENT_BYTES) }
+    for (let i = 0; i < 200; i++) deep = [deep]
+    expect(refusal([{ event: 'deep', distinct_id: 'd', properties: { deep } }], false, true)).toBeNull()
   })
 })
 

@@ -286,10 +286,30 @@ export interface EventChecks {
 
 const tooDeep = () => errors.invalidPayload(`Invalid payload: the event nests deeper than ${MAX_JSON_DEPTH} levels of objects and arrays.`)
 
-/** The request-path checks: every event's shape, and a lone event's depth (in a batch a too-deep event is dropped). */
-export function assertEventShapes(items: unknown[], depth: { check: boolean; single: boolean } = { check: false, single: false }): void {
+/**
+ * The request-path checks: every event's shape, a lone event's depth (in a batch a too-deep event is dropped), and
+ * every event's size: one over MAX_EVENT_BYTES refuses the whole request with 413 event_too_big, keeping nothing
+ * of it (a client told its request was refused must be able to send the rest again without duplicating any:
+ * posthog-node halves its batch on a 413 and resends; docs/how-an-event-travels.md).
+ */
+export function assertEventShapes(items: unknown[], depth: EventChecks = { check: false, single: false }): void {
   for (let i = 0; i < items.length; i++) assertEventShape(items[i])
   if (depth.check && depth.single && valueNestingExceeds(items[0], MAX_JSON_DEPTH)) throw tooDeep()
+  if (!depth.large) return
+  for (let i = 0; i < items.length; i++) {
+    // a too-deep event of a batch is dropped before it is measured (as normalisation does)
+    if (depth.check && valueNestingExceeds(items[i], MAX_JSON_DEPTH)) continue
+    const bytes = eventBytes(items[i])
+    if (bytes > MAX_EVENT_BYTES) {
+      const which = items.length === 1 ? 'The event' : `Event ${i + 1} of ${items.length}`
+      throw errors.eventTooBig(`${which} is ${bytes} bytes of JSON, over the limit of ${MAX_EVENT_BYTES} bytes per event: the request was refused whole, none of its events was kept.`)
+    }
+  }
+}
+
+/** An event's size as sent, in bytes of its JSON (measured as normalisation measures it). */
+function eventBytes(event: unknown): number {
+  return Buffer.byteLength(JSON.stringify(event))
 }
 
 function bump(dropped: Map<DropReason, number>, reason: DropReason): void {
@@ -339,7 +359,8 @@ export function normalizeEvents(
       continue
     }
     // measured as sent, before normalisation adds anything; only when the request's text could hold such an event
-    if (depth.large && Buffer.byteLength(JSON.stringify(e)) > MAX_EVENT_BYTES) {
+    // (capture refuses such a request; only records logged before it did may hold one)
+    if (depth.large && eventBytes(e) > MAX_EVENT_BYTES) {
       bump(dropped, 'too_large')
       continue
     }

@@ -125,7 +125,7 @@ export function contextOf(request: CaptureRequest): CaptureContext {
  * skips the scan, and with it the value budget, which only capture enforces (an accepted request stays so).
  */
 export function parseRequest(request: CaptureRequest, maxBytes: number, deep?: boolean) {
-  const decoded = decodePayload(request, maxBytes)
+  const decoded = decodePayload(request, maxBytes, { payloadTooLarge: true })
   if (deep === undefined) {
     // a batch envelope adds two levels ({"batch": [event]}): deeper than that, each event is checked
     const wireBytes = request.body.length > 0 ? request.body.length : (request.query.get('data')?.length ?? 0)

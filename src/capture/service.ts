@@ -71,15 +71,27 @@ export class CaptureService {
     const queryToken = request.query.get('token') || request.query.get('api_key')
     if (queryToken && !queryToken.startsWith('phx_')) await this.projectFor(queryToken, undefined, clientAddress)
     // no address (a request handled in process, not over a socket): nobody to charge
-    const extracted = this.decode(request, clientAddress)
+    let extracted: ReturnType<typeof parseRequest>
+    try {
+      extracted = this.decode(request, clientAddress)
+    } catch (error) {
+      this.countTooLarge(error)
+      throw error
+    }
     this.deps.metrics.captureRequests.inc({ encoding: extracted.encoding, via: extracted.via })
     try {
       await this.log(request, extracted, endpoint, clientAddress)
     } catch (error) {
       // decoding that bought nothing (an unknown key, a bad shape, a project over its share) counts against the address
       if (clientAddress !== null && error instanceof ApiError && error.status < 500) this.deps.decodeBudget?.charge(clientAddress, extracted.decodedSize)
+      this.countTooLarge(error)
       throw error
     }
+  }
+
+  /** 413s (payload_too_large, event_too_big) counted by code: a client told its events were refused, not kept */
+  private countTooLarge(error: unknown): void {
+    if (error instanceof ApiError && error.status === 413) this.deps.metrics.requestsRejected.inc({ code: error.code })
   }
 
   private async log(request: CaptureRequest, extracted: ReturnType<typeof parseRequest>, endpoint: string, clientAddress: string | null): Promise<void> {

@@ -108,6 +108,37 @@ describe('decodePayload', () => {
     expect(process.memoryUsage().rss - before).toBeLessThan(60 * MB)
   })
 
+  test('capture’s decoding: a compressed payload expanding past its cap (bytes or ratio) is 413 payload_too_large', () => {
+    const capture = { payloadTooLarge: true }
+    const refusal = (p: RawPayload, max = MB) => {
+      try {
+        decodePayload(p, max, capture)
+      } catch (e) {
+        return e as ApiError
+      }
+      throw new Error('expected an error')
+    }
+    const tooLarge = { status: 413, type: 'client_error', code: 'payload_too_large' }
+    // past the byte cap: gzip by magic bytes, by header, by hint; base64 of gzip in a body, a form and a query
+    const bomb = gzipSync(Buffer.alloc(3 * MB, 32))
+    expect(refusal(raw({ body: bomb }), 2 * MB)).toMatchObject(tooLarge)
+    expect(refusal(raw({ body: bomb, contentEncoding: 'gzip' }), 2 * MB)).toMatchObject(tooLarge)
+    // past the ratio (100 times its size), well under the byte cap
+    const ratioBomb = gzipSync(JSON.stringify({ event: 'e', distinct_id: 'd', properties: { s: 'a'.repeat(2 * MB) } }))
+    const ratio = refusal(raw({ body: ratioBomb, query: new URLSearchParams('compression=gzip-js') }), 20 * MB)
+    expect(ratio).toMatchObject(tooLarge)
+    expect(ratio.detail).toContain(`expands more than ${MAX_EXPANSION} times its size`)
+    expect(refusal(raw({ body: b64(ratioBomb) }), 20 * MB)).toMatchObject(tooLarge)
+    expect(refusal(raw({ body: `data=${encodeURIComponent(b64(ratioBomb))}&compression=gzip-js`, contentType: 'application/x-www-form-urlencoded' }), 20 * MB)).toMatchObject(tooLarge)
+    expect(refusal(raw({ method: 'GET', query: new URLSearchParams({ data: b64(ratioBomb), compression: 'gzip-js' }) }), 20 * MB)).toMatchObject(tooLarge)
+    const lz = LZString.compressToBase64(JSON.stringify({ event: 'a'.repeat(2_000_000), distinct_id: 'd' }))
+    expect(refusal(raw({ body: lz, query: new URLSearchParams('compression=lz64') }), 20 * MB)).toMatchObject(tooLarge)
+    expect(refusal(raw({ body: LZString.compressToBase64(' '.repeat(3_000_000)), query: new URLSearchParams('compression=lz64') }), 100_000)).toMatchObject(tooLarge)
+    // a body over the cap as received is still request_too_large; a corrupt stream still 400
+    expect(refusal(raw({ body: 'x'.repeat(2000) }), 1000)).toMatchObject({ status: 413, code: 'request_too_large' })
+    expect(refusal(raw({ body: bomb.subarray(0, 100) }), 20 * MB)).toMatchObject({ status: 400, code: 'invalid_payload' })
+  })
+
   test('an lz64 bomb is refused at the cap', () => {
     const bomb = LZString.compressToBase64(' '.repeat(3_000_000))
     expect(fails(raw({ body: bomb, query: new URLSearchParams('compression=lz64') }), 100_000)).toMatchObject({ status: 413 })

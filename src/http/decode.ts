@@ -77,17 +77,30 @@ export function expansionCap(inputBytes: number, maxBytes: number): number {
   return Math.min(maxBytes, Math.max(inputBytes * MAX_EXPANSION, MIN_EXPANDED_BYTES))
 }
 
-function gunzip(bytes: Uint8Array, maxBytes: number): Uint8Array {
+/**
+ * How a payload expanding past its cap is refused. Capture answers as PostHog's capture does: 413
+ * `payload_too_large`, whichever cap it passed (the clients then send smaller batches, or drop the event);
+ * elsewhere (/decide, /s/) the ratio's refusal is a 400 and the byte cap's a 413 `request_too_large`.
+ */
+export interface DecodeOptions {
+  payloadTooLarge?: boolean
+}
+
+function expandedPastCap(what: string, cap: number, maxBytes: number, options: DecodeOptions): never {
+  const detail = `${what} payload expands more than ${cap < maxBytes ? `${MAX_EXPANSION} times its size` : `${maxBytes} bytes`}.`
+  if (options.payloadTooLarge) throw errors.payloadTooLarge(`Payload too large: the ${detail}`)
+  if (cap < maxBytes) return malformed(detail)
+  throw errors.tooLarge()
+}
+
+function gunzip(bytes: Uint8Array, maxBytes: number, options: DecodeOptions): Uint8Array {
   const cap = expansionCap(bytes.length, maxBytes)
   try {
     // maxOutputLength stops inflating as soon as the output passes the cap: a bomb costs at most the cap.
     return gunzipSync(bytes, { maxOutputLength: cap })
   } catch (error) {
     const code = (error as { code?: string }).code
-    if (code === 'ERR_BUFFER_TOO_LARGE' || error instanceof RangeError) {
-      if (cap < maxBytes) return malformed(`compressed payload expands more than ${MAX_EXPANSION} times its size.`)
-      throw errors.tooLarge()
-    }
+    if (code === 'ERR_BUFFER_TOO_LARGE' || error instanceof RangeError) return expandedPastCap('compressed', cap, maxBytes, options)
     return malformed(`Failed to decompress data. ${(error as Error).message}`)
   }
 }
@@ -118,34 +131,31 @@ function base64Bytes(value: string): Uint8Array {
 type Unwrapped = [text: string, encoding: Encoding]
 
 /** Text that is not yet JSON: base64 of JSON or of gzip (possibly with a stale or missing hint). */
-function unwrap(value: string, maxBytes: number, depth = 0): Unwrapped {
+function unwrap(value: string, maxBytes: number, options: DecodeOptions, depth = 0): Unwrapped {
   const first = firstNonSpace(value)
   if (first === '{' || first === '[' || depth > 1) return [value, 'json']
   if (!BASE64_TEXT.test(value)) return [value, 'json']
   const bytes = base64Bytes(value)
   if (bytes.length === 0) return [value, 'json']
-  if (isGzip(bytes)) return [text(gunzip(bytes, maxBytes)), 'gzip']
+  if (isGzip(bytes)) return [text(gunzip(bytes, maxBytes, options)), 'gzip']
   let decoded: string
   try {
     decoded = utf8.decode(bytes)
   } catch {
     return [value, 'json'] // not base64 of text after all; let the JSON parser explain
   }
-  const [inner] = unwrap(decoded, maxBytes, depth + 1)
+  const [inner] = unwrap(decoded, maxBytes, options, depth + 1)
   return [inner, 'base64']
 }
 
-function lz64(value: string, maxBytes: number): string {
+function lz64(value: string, maxBytes: number, options: DecodeOptions): string {
   const input = value.replaceAll(' ', '+').trim()
   // the same ratio as gzip's (12 KB of lz64 decoding to 19 MB cost 100 ms of the request thread each)
   const cap = expansionCap(input.length, maxBytes)
   try {
     return decompressLz64(input, cap)
   } catch (error) {
-    if (error instanceof Lz64Error && error.tooLarge) {
-      if (cap < maxBytes) return malformed(`lz64 payload expands more than ${MAX_EXPANSION} times its size.`)
-      throw errors.tooLarge()
-    }
+    if (error instanceof Lz64Error && error.tooLarge) return expandedPastCap('lz64', cap, maxBytes, options)
     return malformed(`Failed to decompress data. ${(error as Error).message}`)
   }
 }
@@ -165,24 +175,24 @@ function isForm(contentType: string | null, body: Uint8Array): boolean {
   )
 }
 
-function decodeString(value: string, compression: Compression, maxBytes: number): Unwrapped {
-  if (compression === 'lz64') return [lz64(value, maxBytes), 'lz64']
+function decodeString(value: string, compression: Compression, maxBytes: number, options: DecodeOptions): Unwrapped {
+  if (compression === 'lz64') return [lz64(value, maxBytes, options), 'lz64']
   if (compression === 'gzip') {
     const bytes = base64Bytes(value)
-    if (isGzip(bytes)) return [text(gunzip(bytes, maxBytes)), 'gzip']
+    if (isGzip(bytes)) return [text(gunzip(bytes, maxBytes, options)), 'gzip']
   }
-  return unwrap(value, maxBytes)
+  return unwrap(value, maxBytes, options)
 }
 
-/** Decode a payload to JSON text; throws 400 invalid_payload / no_data or 413 request_too_large. */
-export function decodePayload(raw: RawPayload, maxBytes: number): DecodedPayload {
+/** Decode a payload to JSON text; throws 400 invalid_payload / no_data or 413 (see DecodeOptions). */
+export function decodePayload(raw: RawPayload, maxBytes: number, options: DecodeOptions = {}): DecodedPayload {
   if (raw.body.length > maxBytes) throw errors.tooLarge()
   const queryHint = raw.query.get('compression')
   const queryData = raw.query.get('data')
 
   if (raw.body.length === 0) {
     if (queryData) {
-      const [json, encoding] = decodeString(queryData, compressionHint(queryHint), maxBytes)
+      const [json, encoding] = decodeString(queryData, compressionHint(queryHint), maxBytes, options)
       return { text: json, form: null, encoding, via: 'query' }
     }
     throw errors.validation(
@@ -201,15 +211,15 @@ export function decodePayload(raw: RawPayload, maxBytes: number): DecodedPayload
       )
     }
     const compression = compressionHint(queryHint ?? form.get('compression') ?? raw.contentEncoding)
-    const [json, encoding] = decodeString(data, compression, maxBytes)
+    const [json, encoding] = decodeString(data, compression, maxBytes, options)
     return { text: json, form, encoding, via: 'form' }
   }
 
   const compression = compressionHint(queryHint ?? raw.contentEncoding)
-  if (isGzip(raw.body)) return { text: text(gunzip(raw.body, maxBytes)), form: null, encoding: 'gzip', via: 'body' }
+  if (isGzip(raw.body)) return { text: text(gunzip(raw.body, maxBytes, options)), form: null, encoding: 'gzip', via: 'body' }
   const body = text(raw.body)
-  if (compression === 'lz64') return { text: lz64(body, maxBytes), form: null, encoding: 'lz64', via: 'body' }
-  const [unwrapped, encoding] = unwrap(body, maxBytes)
+  if (compression === 'lz64') return { text: lz64(body, maxBytes, options), form: null, encoding: 'lz64', via: 'body' }
+  const [unwrapped, encoding] = unwrap(body, maxBytes, options)
   return { text: unwrapped, form: null, encoding, via: 'body' }
 }
 

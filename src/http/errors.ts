@@ -40,6 +40,10 @@ export const errors = {
     new ApiError(400, 'validation_error', code, detail, attr),
   invalidPayload: (detail: string) => new ApiError(400, 'validation_error', 'invalid_payload', detail),
   tooLarge: () => new ApiError(413, 'client_error', 'request_too_large', 'Request too large.'),
+  /** capture: a compressed body expanding past its cap (PostHog's capture answers 413 payload_too_large) */
+  payloadTooLarge: (detail: string) => new ApiError(413, 'client_error', 'payload_too_large', detail),
+  /** capture: one event over the per-event cap; the whole request is refused (PostHog's EventTooBig) */
+  eventTooBig: (detail: string) => new ApiError(413, 'client_error', 'event_too_big', detail),
   bodyTimeout: (ms: number) =>
     new ApiError(408, 'client_error', 'request_timeout', `The request body did not arrive within ${ms} ms.`, null, { connection: 'close' }),
   /** the client closed the connection before its body arrived: nobody reads this answer, it is counted and logged at debug */

@@ -179,6 +179,40 @@ describe('posthog-js (newest) in Chromium', () => {
   })
 })
 
+describe('posthog-js and an event over 1 MiB', () => {
+  test('its batch is answered 413 event_too_big once, not sent again, and none of it stored; later events flow', async () => {
+    const metric = async () => Number(/^capture_requests_rejected_total\{code="event_too_big"\} (\d+)/m.exec(await (await fetch(`${service.url}/metrics`)).text())?.[1] ?? 0)
+    const run = await runPage('newest', 'js-big-user', {})
+    const answered: number[] = []
+    run.page.on('response', (r) => {
+      if (r.request().method() === 'POST' && /\/(i\/v0\/)?e\//.test(new URL(r.url()).pathname)) answered.push(r.status())
+    })
+    try {
+      expectSession('js-big-user', await sessionEvents('js-big-user'))
+      const before = await metric()
+      // 20 strings of 60,000 random characters (under posthog-js's own cut of a string at 65,535): 1.2 MB that gzip cannot shrink
+      await run.page.evaluate(() => {
+        const chunk = () => Array.from(crypto.getRandomValues(new Uint8Array(45_000)), (b) => String.fromCharCode(65 + (b % 58))).join('').repeat(2).slice(0, 60_000)
+        ;(globalThis as any).posthog.capture('too big', { parts: Array.from({ length: 20 }, chunk) })
+      })
+      const deadline = Date.now() + 15_000
+      while (!answered.includes(413) && Date.now() < deadline) await Bun.sleep(100)
+      expect(answered.filter((s) => s === 413)).toHaveLength(1)
+      expect((await metric()) - before).toBe(1)
+      await run.page.evaluate(() => (globalThis as any).posthog.capture('after big'))
+      const after = await service.event('distinct_id=js-big-user', (e) => e.event === 'after big')
+      expect(after).toBeDefined()
+      // posthog-js does not send a request again once it was answered 4xx
+      await Bun.sleep(1000)
+      expect(answered.filter((s) => s === 413)).toHaveLength(1)
+      expect(await service.event('distinct_id=js-big-user', (e) => e.event === 'too big', 300)).toBeUndefined()
+    } finally {
+      run.stop()
+      await run.page.close()
+    }
+  })
+})
+
 describe('posthog-js 1.201.0 in Chromium', () => {
   test('calls /decide/ and sends to /e/; its events arrive as sent', async () => {
     const run = await runPage('1.201.0', 'js-old-user', {})

@@ -27,29 +27,33 @@ interface RequestLog {
   url: string
   /** "METHOD /path?query" of every request the SDK sent, in order */
   seen: string[]
+  /** the status the service answered each of them, in the same order */
+  statuses: number[]
   stop(): void
 }
 
 /** A pass-through proxy in front of the service that writes down every request line it forwards. */
 function recordingProxy(): RequestLog {
   const seen: string[] = []
+  const statuses: number[] = []
   const server = Bun.serve({
     hostname: '127.0.0.1',
     port: 0,
     async fetch(request) {
       const url = new URL(request.url)
-      seen.push(`${request.method} ${url.pathname}${url.search}`)
+      const index = seen.push(`${request.method} ${url.pathname}${url.search}`) - 1
       const headers = new Headers(request.headers)
       headers.delete('host')
       const body = request.method === 'GET' || request.method === 'HEAD' ? undefined : await request.arrayBuffer()
       const r = await fetch(`${service.url}${url.pathname}${url.search}`, { method: request.method, headers, body })
+      statuses[index] = r.status
       const out = new Headers(r.headers)
       out.delete('content-encoding')
       out.delete('content-length')
       return new Response(await r.arrayBuffer(), { status: r.status, headers: out })
     },
   })
-  return { url: `http://127.0.0.1:${server.port}`, seen, stop: () => void server.stop(true) }
+  return { url: `http://127.0.0.1:${server.port}`, seen, statuses, stop: () => void server.stop(true) }
 }
 
 /** The service's own count of answered requests by route (http_requests_total, summed over statuses). */
@@ -60,6 +64,12 @@ async function servedByRoute(route: string, method = 'POST'): Promise<number> {
     if (m[1].includes(`route="${route}"`) && m[1].includes(`method="${method}"`)) n += Number(m[2])
   }
   return n
+}
+
+/** capture_requests_rejected_total{code="event_too_big"}: requests the service refused for an event over 1 MiB. */
+async function tooBigRefusals(): Promise<number> {
+  const text = await (await fetch(`${service.url}/metrics`)).text()
+  return Number(/^capture_requests_rejected_total\{code="event_too_big"\} (\d+)/m.exec(text)?.[1] ?? 0)
 }
 
 async function person(distinctId: string, until: (p: any) => boolean = () => true, ms = 15_000) {
@@ -125,6 +135,46 @@ for (const [version, PostHog] of VERSIONS) {
       const p = await person(user, (x) => x.distinct_ids.includes(`alias-${tag}`))
       expect(p.distinct_ids).toEqual([`alias-${tag}`, user].sort())
       expect(p.properties).toMatchObject({ email: `${tag}@example.com`, name: 'Ada' })
+    })
+
+    test('an event over 1 MiB: the batch holding it is answered 413 event_too_big, and nothing the client was told was refused is stored', async () => {
+      const log = recordingProxy()
+      // 4.x retries any HTTP error fetchRetryCount times, then drops the batch; 5.x halves a batch answered 413
+      // and sends the halves, dropping an event refused alone
+      const client = new PostHog(PROJECT_KEY, { host: log.url, flushAt: 100, flushInterval: 600_000, fetchRetryCount: 2, fetchRetryDelay: 10 })
+      const blob = Buffer.from(crypto.getRandomValues(new Uint8Array(800 * 1024))).toString('base64') // 1.07 MB, incompressible
+      const id = `big-${tag}`
+      const refusalsBefore = await tooBigRefusals()
+      client.on('error', () => undefined)
+      try {
+        client.capture({ distinctId: id, event: 'small before' })
+        client.capture({ distinctId: id, event: 'too big', properties: { blob } })
+        client.capture({ distinctId: id, event: 'small after' })
+        // 5.x rejects the flush that met the lone refused event, leaving the rest queued for the next one
+        for (let i = 0; i < 3; i++) await client.flush().catch(() => undefined)
+        client.capture({ distinctId: id, event: 'marker' })
+        await client.flush()
+      } finally {
+        await client.shutdown()
+        log.stop()
+      }
+      const refused = log.statuses.filter((s) => s === 413).length
+      const stored = (await service.events(`distinct_id=${id}`, version === '5.x' ? 3 : 1)).map((e) => e.event).sort()
+      if (version === '5.x') {
+        // the batch of three, then the lone big event: refused twice; the small ones sent again in halves and kept
+        expect(refused).toBe(2)
+        expect(stored).toEqual(['marker', 'small after', 'small before'])
+      } else {
+        // the batch refused on each of its 1 + 2 tries, then dropped whole by the client: none of it stored
+        expect(refused).toBe(3)
+        expect(stored).toEqual(['marker'])
+      }
+      // the service counted each refusal under its code
+      expect((await tooBigRefusals()) - refusalsBefore).toBe(refused)
+      // every request was answered: 413 for a refused one, 200 otherwise, never retried without end
+      expect(log.statuses.every((s) => s === 200 || s === 413)).toBe(true)
+      expect(log.seen.length).toBeLessThanOrEqual(6)
+      expect(await service.events(`distinct_id=${id}&event=too+big`, 1, 500)).toEqual([])
     })
   })
 }

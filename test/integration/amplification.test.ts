@@ -46,18 +46,19 @@ describe('amplification over real HTTP', () => {
       while (!stop) {
         const r = await fetch(`${svc.url}/batch/`, { method: 'POST', headers: { 'content-encoding': 'gzip', 'x-forwarded-for': '203.0.113.9' }, body: bomb })
         answers.set(r.status, (answers.get(r.status) ?? 0) + 1)
-        const body = (await r.json()) as { detail: string }
-        if (r.status === 400) expect(body.detail).toContain(`expands more than ${MAX_EXPANSION} times`)
+        const body = (await r.json()) as { code: string; detail: string }
+        // as PostHog's capture answers a body expanding past its cap: 413 payload_too_large
+        if (r.status === 413) expect(body).toMatchObject({ code: 'payload_too_large', detail: expect.stringContaining(`expands more than ${MAX_EXPANSION} times`) })
       }
     })()
     const attacked = await victimLatencies(svc.url, 3000)
     stop = true
     await attacker
-    // refused while inflating (400), then, its budget of refused decoding spent, before inflating (429)
-    expect([...answers.keys()].every((status) => status === 400 || status === 429)).toBe(true)
-    expect(answers.get(400)).toBeGreaterThan(0)
+    // refused while inflating (413), then, its budget of refused decoding spent, before inflating (429)
+    expect([...answers.keys()].every((status) => status === 413 || status === 429)).toBe(true)
+    expect(answers.get(413)).toBeGreaterThan(0)
     console.log(
-      `[amplification] gzip bombs: ${answers.get(400)} refused inflating, ${answers.get(429) ?? 0} before; victim capture p50 ${median(baseline).toFixed(1)} ms alone, ${median(attacked).toFixed(1)} ms under attack (${(median(attacked) / median(baseline)).toFixed(2)}x)`,
+      `[amplification] gzip bombs: ${answers.get(413)} refused inflating, ${answers.get(429) ?? 0} before; victim capture p50 ${median(baseline).toFixed(1)} ms alone, ${median(attacked).toFixed(1)} ms under attack (${(median(attacked) / median(baseline)).toFixed(2)}x)`,
     )
   }, 60_000)
 
@@ -113,21 +114,20 @@ describe('amplification in process', () => {
     console.log(`[amplification] /decide with a 5 MB property: ${hugeString.ms.toFixed(0)} ms, a 1.5 M-element list: ${hugeList.ms.toFixed(0)} ms, a small one: ${small.ms.toFixed(1)} ms`)
   })
 
-  test('an event over 1 MB is dropped and counted; the rest of its batch is stored', async () => {
+  test('an event over 1 MB refuses its request with 413 event_too_big: none of the batch is stored, the refusal is counted', async () => {
     const r = await capture([
       { event: 'huge', distinct_id: 'big', properties: { blob: 'x'.repeat(MAX_EVENT_BYTES) } },
       { event: 'fine', distinct_id: 'big' },
     ])
-    expect(r.status).toBe(200)
+    expect(r.status).toBe(413)
+    expect(((await r.json()) as { code: string }).code).toBe('event_too_big')
+    expect((await capture([{ event: 'after', distinct_id: 'big' }])).status).toBe(200)
     await learned(stack)
     const events = await json(stack.api('/api/projects/1/events/?distinct_id=big'))
-    expect(events.results.map((e: { event: string }) => e.event)).toEqual(['fine'])
-    let metrics = ''
-    for (let i = 0; i < 100 && !metrics.includes('dropped_too_large'); i++) {
-      metrics = await (await stack.app.handle(new Request(`${BASE}/metrics`))).text()
-      if (!metrics.includes('dropped_too_large')) await Bun.sleep(50)
-    }
-    expect(metrics).toContain('capture_events_total{outcome="dropped_too_large"} 1')
+    expect(events.results.map((e: { event: string }) => e.event)).toEqual(['after'])
+    const metrics = await (await stack.app.handle(new Request(`${BASE}/metrics`))).text()
+    expect(metrics).toContain('capture_requests_rejected_total{code="event_too_big"} 1')
+    expect(metrics).not.toContain('capture_events_total{outcome="dropped_too_large"}')
   })
 
   test('an events page stops at its byte budget; next continues with nothing skipped or repeated', async () => {
