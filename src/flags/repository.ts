@@ -193,7 +193,7 @@ export async function loadProjectFlags(sql: Sql, teamId: number): Promise<Projec
         )
         select json_agg(json_build_object('id', c.id, 'is_static', c.is_static, 'filters', c.filters, 'version', c.version) order by c.id)
           from cohorts c where c.team_id = ${teamId} and not c.deleted and c.id in (select id from used)) as cohorts`
-  return { version: Number(row.version), flags: row.flags ?? [], groupTypes: row.group_types ?? [], cohorts: row.cohorts ?? [], recording: row.recording, surveys: row.surveys === true }
+  return { version: Number(row.version), flags: row.flags ?? [], groupTypes: row.group_types ?? [], cohorts: row.cohorts ?? [], recording: row.recording, surveys: row.surveys === true, autocaptureExceptions: row.recording?.autocapture_exceptions_opt_in === true }
 }
 
 export interface ProjectStamp {

@@ -28,6 +28,7 @@ const recordingMembers = {
   capture_console_log_opt_in: t.Union([t.Boolean(), t.Null()], { description: 'recordings carry the console log (default true)' }),
   capture_performance_opt_in: t.Union([t.Boolean(), t.Null()], { description: 'recordings carry network timing (default true)' }),
   session_recording_retention_days: t.Integer({ minimum: 1, maximum: 3650, description: 'recordings are kept this many days (default 30)' }),
+  autocapture_exceptions_opt_in: t.Union([t.Boolean(), t.Null()], { description: "error tracking: posthog-js captures uncaught errors on its own (the remote config's errorTracking.autocaptureExceptions)" }),
 }
 
 const optionalRecordingMembers = t.Partial(t.Object(recordingMembers)).properties

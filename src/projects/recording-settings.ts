@@ -33,6 +33,8 @@ export interface RecordingSettings {
   capture_performance_opt_in: boolean | null
   /** phog's own: recordings older than this many days are removed */
   session_recording_retention_days: number
+  /** PostHog's team field (error tracking): the remote config turns posthog-js's exception autocapture on */
+  autocapture_exceptions_opt_in: boolean | null
 }
 
 /** What a project that never changed them has (PostHog's defaults; recording off). */
@@ -50,6 +52,7 @@ export const DEFAULT_RECORDING_SETTINGS: Readonly<RecordingSettings> = Object.fr
   capture_console_log_opt_in: true,
   capture_performance_opt_in: true,
   session_recording_retention_days: 30,
+  autocapture_exceptions_opt_in: null,
 })
 
 export const RECORDING_FIELDS = Object.keys(DEFAULT_RECORDING_SETTINGS) as (keyof RecordingSettings)[]
@@ -216,6 +219,7 @@ export function parseRecordingSettings(input: Record<string, unknown>): Partial<
   if (has('capture_console_log_opt_in')) out.capture_console_log_opt_in = boolOf('capture_console_log_opt_in', input.capture_console_log_opt_in, true)
   if (has('capture_performance_opt_in')) out.capture_performance_opt_in = boolOf('capture_performance_opt_in', input.capture_performance_opt_in, true)
   if (has('session_recording_retention_days')) out.session_recording_retention_days = retentionDaysOf(input.session_recording_retention_days)
+  if (has('autocapture_exceptions_opt_in')) out.autocapture_exceptions_opt_in = boolOf('autocapture_exceptions_opt_in', input.autocapture_exceptions_opt_in, true)
   return out
 }
 
@@ -234,7 +238,8 @@ export const recordingSettingsColumn = (sql: Sql) => sql`
     'session_recording_trigger_match_type_config', p.session_recording_trigger_match_type_config,
     'capture_console_log_opt_in', p.capture_console_log_opt_in,
     'capture_performance_opt_in', p.capture_performance_opt_in,
-    'session_recording_retention_days', p.session_recording_retention_days
+    'session_recording_retention_days', p.session_recording_retention_days,
+    'autocapture_exceptions_opt_in', p.autocapture_exceptions_opt_in
   )`
 
 /** Store the members given (checked by parseRecordingSettings); the others keep their values. */
@@ -256,7 +261,8 @@ export async function updateRecordingSettings(sql: Sql, projectId: number, chang
       session_recording_trigger_match_type_config = case when ${given('session_recording_trigger_match_type_config')} then ${changes.session_recording_trigger_match_type_config ?? null}::text else p.session_recording_trigger_match_type_config end,
       capture_console_log_opt_in = case when ${given('capture_console_log_opt_in')} then ${changes.capture_console_log_opt_in ?? null}::boolean else p.capture_console_log_opt_in end,
       capture_performance_opt_in = case when ${given('capture_performance_opt_in')} then ${changes.capture_performance_opt_in ?? null}::boolean else p.capture_performance_opt_in end,
-      session_recording_retention_days = case when ${given('session_recording_retention_days')} then ${changes.session_recording_retention_days ?? 30}::integer else p.session_recording_retention_days end
+      session_recording_retention_days = case when ${given('session_recording_retention_days')} then ${changes.session_recording_retention_days ?? 30}::integer else p.session_recording_retention_days end,
+      autocapture_exceptions_opt_in = case when ${given('autocapture_exceptions_opt_in')} then ${changes.autocapture_exceptions_opt_in ?? null}::boolean else p.autocapture_exceptions_opt_in end
     where p.id = ${projectId}`
 }
 

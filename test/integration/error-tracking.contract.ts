@@ -152,6 +152,23 @@ export function errorTrackingContract(name: string, start: () => Promise<Stack>)
       expect(still).toMatchObject({ status: 'active', team_id: other.id })
     })
 
+    test("exception autocapture follows the project's autocapture_exceptions_opt_in (remote config, /flags)", async () => {
+      const remote = async () => json(stack.app.handle(new Request(`${BASE}/array/${PROJECT_KEY}/config`)))
+      const flags = async () =>
+        json(stack.app.handle(new Request(`${BASE}/flags/?v=2&config=true`, { method: 'POST', body: JSON.stringify({ token: PROJECT_KEY, distinct_id: 'u1' }) })))
+      expect((await json(stack.api('/api/projects/1/'))).autocapture_exceptions_opt_in).toBeNull()
+      expect((await remote()).autocaptureExceptions).toBe(false)
+      const patched = await stack.api('/api/projects/1/', { method: 'PATCH', json: { autocapture_exceptions_opt_in: true } })
+      expect(patched.status).toBe(200)
+      expect((await json(patched)).autocapture_exceptions_opt_in).toBe(true)
+      const deadline = Date.now() + 10_000
+      while ((await remote()).autocaptureExceptions !== true && Date.now() < deadline) await Bun.sleep(100)
+      expect(await remote()).toMatchObject({ autocaptureExceptions: true, errorTracking: { autocaptureExceptions: true } })
+      expect(await flags()).toMatchObject({ autocaptureExceptions: true })
+      expect((await stack.api('/api/projects/1/', { method: 'PATCH', json: { autocapture_exceptions_opt_in: 'yes' } })).status).toBe(400)
+      await stack.api('/api/projects/1/', { method: 'PATCH', json: { autocapture_exceptions_opt_in: false } })
+    })
+
     test('10,000 distinct fingerprints from one token: issues capped, every event kept and fingerprinted', async () => {
       const cap = stack.config.ERROR_TRACKING_MAX_ISSUES
       const before = Number((await stack.services.db.sql`select count(*)::int as n from error_tracking_issues where team_id = 1`)[0]!.n)
