@@ -57,6 +57,9 @@ describe("a block's metadata, PostHog's rules", () => {
     expect([s.firstActivity, s.lastActivity, s.activeMs]).toEqual([T, T + 1000, 1000])
     expect(s.eventCount).toBe(8)
     expect(s.clickCount).toBe(7)
+    // a URL cut in the middle of an emoji, or sent with a lone surrogate, is well formed (ClickHouse refused it)
+    expect(block([meta(T, `${'a'.repeat(2047)}😀`)]).summary.firstUrl).toBe(`${'a'.repeat(2047)}\ufffd`)
+    expect(block([meta(T, 'x\ud800')]).summary.firstUrl).toBe('x\ufffd')
     const none = block(hostile).summary
     expect([none.firstTimestamp, none.lastTimestamp, none.firstActivity, none.activeMs]).toEqual([0, 0, null, 0])
   })

@@ -3,6 +3,7 @@
 // user interaction (incremental sources 1–7 and 12), and the time between two activities counts as active when they
 // are at most 5 s apart; console counts come from the rrweb/console@1 plugin. A block's JSON lines are
 // `[windowId, event]`, the event as it came.
+import { wellFormedText } from '../db/text'
 import type { SnapshotBatch } from './decode'
 
 /** Two activities further apart than this leave the time between them idle. */
@@ -98,7 +99,8 @@ export function blockOf(batch: SnapshotBatch): Block {
     const data = isObject(e.data) ? e.data : null
     if (e.type === META && data && typeof data.href === 'string' && (t ?? 0) < firstUrlAt) {
       firstUrlAt = t ?? 0
-      s.firstUrl = data.href.slice(0, MAX_URL_CHARS)
+      // well formed: a lone surrogate (sent, or left by the cut) made ClickHouse refuse the block, holding back the rest
+      s.firstUrl = wellFormedText(data.href.slice(0, MAX_URL_CHARS))
     } else if (e.type === INCREMENTAL && data) {
       const source = data.source
       if (typeof source !== 'number') continue

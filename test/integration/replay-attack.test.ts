@@ -85,6 +85,18 @@ for (const choice of [
       expect(((await list.json()) as any).results.map((r: any) => r.id)).toContain('nul-distinct')
     }, 60_000)
 
+    test('a first URL cut at 2,048 characters in the middle of an emoji, and lone surrogates, hold no later recording back', async () => {
+      const now = Date.now()
+      const events = [{ type: 4, data: { href: `${'a'.repeat(2047)}😀` }, timestamp: now }, { type: 4, data: { href: 'x\ud800' }, timestamp: now + 1, '\udc00': '\ud800' }]
+      expect((await post(stack, '/s/', JSON.stringify([{ ...snapshot('emoji-url', events), properties: { ...snapshot('emoji-url', events).properties, $lib: 'l\ud800' } }]))).status).toBe(200)
+      expect((await post(stack, '/s/', JSON.stringify([snapshot('after-the-emoji', [move(now)])]))).status).toBe(200)
+      await stored(stack, 'after-the-emoji')
+      const rec = await stored(stack, 'emoji-url')
+      expect(rec.start_url.startsWith('a'.repeat(2047))).toBe(true)
+      const lines = await (await stack.api('/api/projects/1/session_recordings/emoji-url/snapshots?source=blob_v2&start_blob_key=0')).text()
+      expect(lines.trim().split('\n').map((l) => JSON.parse(l)[1])).toEqual(events)
+    }, 60_000)
+
     test.if(choice.clickhouse === 'embedded')(`a session of more than ${MAX_SOURCES} blocks lists its first ${MAX_SOURCES} sources`, async () => {
       // a million tiny requests to one session made a 129 MB sources answer (23 s of an analytics thread); the blocks
       // are written straight into the store here, as the recordings writer would, to spare the test a million requests
