@@ -2,7 +2,8 @@
 // one JSON text kept in memory per project. It is on the serving thread, so a warm project costs no Postgres read:
 // the text is stamped with the project's flag version (every survey write bumps it, and the flag cache learns of a
 // bump from any process) and read again only when the flag cache holds a newer version. Bounded in bytes, the
-// least recently used project dropped first; a load that fails serves the last text known.
+// least recently used project dropped first (the project just loaded always kept); a load that fails serves the
+// last text known.
 import type { Sql } from 'postgres'
 import { activeSurveys, projectActions } from './repository'
 import { publicSurveyJson, type SurveyAction } from './serialize'
@@ -75,12 +76,13 @@ export class PublicSurveyList {
       this.entries.delete(teamId)
       this.bytes -= old.bytes
     }
-    // an answer bigger than a quarter of the budget is served but not kept: it would push out every other project
-    if (entry.version < 0 || entry.bytes > this.deps.maxBytes / 4) return
+    if (entry.version < 0) return
     this.entries.set(teamId, entry)
     this.bytes += entry.bytes
+    // the least recently used go first; the answer just made stays even alone past the budget (it is at most
+    // SURVEYS_MAX_PER_PROJECT × SURVEY_MAX_BYTES): were it dropped, every request would read Postgres again
     for (const [id, e] of this.entries) {
-      if (this.bytes <= this.deps.maxBytes) break
+      if (this.bytes <= this.deps.maxBytes || id === teamId) break
       this.entries.delete(id)
       this.bytes -= e.bytes
     }

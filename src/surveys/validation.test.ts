@@ -62,6 +62,9 @@ describe('survey validation', () => {
     expect(refusal({ ...base, iteration_count: 10_000 })).toMatchObject({ attr: 'iteration_count' })
     expect(refusal({ ...base, targeting_flag_filters: [] })).toMatchObject({ attr: 'targeting_flag_filters' })
     expect(refusal('nope')).toMatchObject({ code: 'parse_error' })
+    // members posthog-js would read that the sanitiser does not see are refused, not stored
+    expect(refusal({ ...base, questions: [{ type: 'open', question: 'a', translations: { fr: { question: '<img src=x onerror=alert(1)>' } } }] })).toMatchObject({ attr: 'questions__0__translations' })
+    expect(refusal({ ...base, conditions: { urlRegex: '.*' } })).toMatchObject({ attr: 'conditions__urlRegex' })
   })
 
   test('a survey with 1,000 questions is refused before anything else is read', () => {

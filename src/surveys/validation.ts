@@ -26,6 +26,18 @@ const RESPONSE_BASED_KEYS = new Set(['negative', 'neutral', 'positive', 'detract
 const TEXT_MAX = 5000
 const LABEL_MAX = 400
 
+/** Question members posthog-js reads: others are refused (they could carry markup past the sanitiser). */
+const QUESTION_KEYS = new Set([
+  'id', 'type', 'question', 'description', 'descriptionContentType', 'optional', 'buttonText', 'link', 'scale', 'display',
+  'lowerBoundLabel', 'upperBoundLabel', 'isNpsQuestion', 'choices', 'hasOpenChoice', 'shuffleOptions', 'branching',
+  'skipSubmitButton', 'originalQuestionIndex',
+])
+/** Display conditions posthog-js reads. */
+const CONDITION_KEYS = new Set([
+  'url', 'urlMatchType', 'selector', 'deviceTypes', 'deviceTypesMatchType', 'seenSurveyWaitPeriodInDays', 'linkedFlagVariant',
+  'events', 'cancelEvents', 'actions',
+])
+
 /** Appearance keys posthog-js reads; values are plain (no markup: the thank-you texts are sanitised). */
 const APPEARANCE_KEYS = new Set([
   'backgroundColor', 'submitButtonColor', 'submitButtonText', 'submitButtonTextColor', 'ratingButtonColor',
@@ -121,6 +133,8 @@ function checkBranching(value: unknown, attr: string, index: number, count: numb
 
 function checkQuestion(value: unknown, attr: string, index: number, count: number, limits: SurveyLimits): Record<string, unknown> {
   if (!isObject(value)) throw errors.validation('invalid_input', 'Each question must be an object.', attr)
+  const unknown = Object.keys(value).find((k) => !QUESTION_KEYS.has(k))
+  if (unknown !== undefined) throw errors.validation('invalid_input', `Unknown question member "${unknown.slice(0, 60)}".`, `${attr}__${unknown.slice(0, 60)}`)
   const q: Record<string, unknown> = { ...value }
   const type = choice(value.type, `${attr}__type`, QUESTION_TYPES)
   q.question = html(value.question ?? '', `${attr}__question`)
@@ -131,6 +145,8 @@ function checkQuestion(value: unknown, attr: string, index: number, count: numbe
   else q.id = crypto.randomUUID()
   if (value.optional != null) bool(value.optional, `${attr}__optional`)
   for (const key of ['buttonText', 'lowerBoundLabel', 'upperBoundLabel']) if (value[key] != null) text(value[key], `${attr}__${key}`, LABEL_MAX)
+  for (const key of ['isNpsQuestion', 'skipSubmitButton']) if (value[key] != null) bool(value[key], `${attr}__${key}`)
+  if (value.originalQuestionIndex != null) whole(value.originalQuestionIndex, `${attr}__originalQuestionIndex`, 0, 10_000)
   if (type === 'link') {
     if (value.link != null && value.link !== '') q.link = checkLink(value.link, `${attr}__link`)
   } else if (value.link != null) {
@@ -182,6 +198,8 @@ export function checkConditions(value: unknown, attr = 'conditions'): { conditio
   if (value === null) return { conditions: null, actionIds: [] }
   if (!isObject(value)) throw errors.validation('invalid_input', 'Conditions must be an object.', attr)
   const c = value
+  const unknown = Object.keys(c).find((k) => !CONDITION_KEYS.has(k))
+  if (unknown !== undefined) throw errors.validation('invalid_input', `Unknown condition "${unknown.slice(0, 60)}".`, `${attr}__${unknown.slice(0, 60)}`)
   if (c.url != null) text(c.url, `${attr}__url`, 2000)
   if (c.urlMatchType != null) choice(c.urlMatchType, `${attr}__urlMatchType`, URL_MATCH_TYPES)
   if (c.selector != null) text(c.selector, `${attr}__selector`, 1000)
