@@ -2,6 +2,7 @@
 // history, a cohort, persons, keys, an insight, a dashboard, a recording), then many events written straight into
 // its stopped DuckDB file (the API would take minutes for a million). And the insights compared on both sides.
 import { expect } from 'bun:test'
+import { Database } from 'bun:sqlite'
 import { eventually } from '../chaos/load'
 import { PERSONAL_KEY, PROJECT_KEY } from '../helpers/stack'
 
@@ -72,6 +73,7 @@ export async function buildSource(url: string): Promise<SourceFacts> {
  * signup and purchase in turn, by `USERS` distinct ids (those of the identified persons among them).
  */
 export async function addEvents(file: string, n: number, from: number): Promise<number> {
+  if (file.endsWith('.sqlite')) return addSqliteEvents(file, n, from)
   const { DuckDBInstance } = await import('@duckdb/node-api')
   const instance = await DuckDBInstance.create(file)
   try {
@@ -87,6 +89,26 @@ export async function addEvents(file: string, n: number, from: number): Promise<
     c.closeSync()
   } finally {
     instance.closeSync()
+  }
+  return n
+}
+
+/** The same events into a stopped service's SQLite file (EMBEDDED_EVENT_STORE=sqlite). */
+function addSqliteEvents(file: string, n: number, from: number): number {
+  const db = new Database(file)
+  try {
+    const step = Math.floor((14 * DAY) / n)
+    db.run(`WITH RECURSIVE r(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM r WHERE i < ${n - 1}),
+      u(i, h) AS (SELECT i, lower(hex(randomblob(16))) FROM r)
+      INSERT INTO events (uuid, team_id, event, distinct_id, properties, timestamp, created_at, person_id)
+      SELECT substr(h, 1, 8) || '-' || substr(h, 9, 4) || '-4' || substr(h, 14, 3) || '-a' || substr(h, 18, 3) || '-' || substr(h, 21, 12), 1,
+             CASE i % 3 WHEN 0 THEN '$pageview' WHEN 1 THEN 'signup' ELSE 'purchase' END,
+             'user-' || (i % ${USERS}),
+             '{"$browser":"' || CASE i % 2 WHEN 0 THEN 'Chrome' ELSE 'Firefox' END || '","n":' || (i % 7) || '}',
+             ${from} + i * ${step}, ${from} + i * ${step} + 5, NULL
+        FROM u`)
+  } finally {
+    db.close()
   }
   return n
 }

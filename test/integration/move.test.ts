@@ -167,3 +167,25 @@ describe('move from the embedded stores to Postgres + ClickHouse 18.16', () => {
     expect(await target.stop()).toBe(0)
   }, 600_000)
 })
+
+describe('move from the embedded SQLite event store', () => {
+  test('everything moved, counts equal, insights answer the same', async () => {
+    const dataDir = await freshDataDir('embedded')
+    const env = { DATA_DIR: dataDir, EMBEDDED_EVENT_STORE: 'sqlite', INIT_PROJECT_API_KEY: PROJECT_KEY, INIT_PERSONAL_API_KEY: PERSONAL_KEY, LOG_LEVEL: 'warn' }
+    let source = await spawnService(env)
+    services.push(source)
+    const facts = await buildSource(source.url)
+    expect(await source.stop()).toBe(0)
+    facts.events += await addEvents(join(dataDir, 'events.sqlite'), 30_000, Date.now() - 14 * DAY)
+    source = await spawnService(env)
+    services.push(source)
+    const answers = await insightAnswers(source.url, facts.events)
+    expect(await source.stop()).toBe(0)
+    const t = await targets()
+    expectAllCounted(await move(dataDir, t), facts)
+    const target = await spawnService(targetEnv(t, await freshDataDir('embedded')))
+    services.push(target)
+    expect(await insightAnswers(target.url, facts.events, answers)).toEqual(answers)
+    expect(await target.stop()).toBe(0)
+  }, 600_000)
+})
