@@ -111,6 +111,11 @@ export class BoundedCounts {
     return old
   }
 
+  delete(key: string): void {
+    this.current.delete(key)
+    this.previous.delete(key)
+  }
+
   has(key: string): boolean {
     return this.current.has(key) || this.previous.has(key)
   }

@@ -9,6 +9,7 @@ import { silentLogger } from '../log'
 import { MetricsRecorder } from '../pipeline/metrics-relay'
 import type { Batch } from '../pipeline/consumer'
 import { SqliteRecordingStore } from './sqlite-store'
+import type { BlockWrite } from './store'
 import { blocksOfRequest, RecordingWriter } from './writer'
 
 const T0 = Date.now() - 60_000
@@ -75,5 +76,40 @@ describe('the recordings writer and RECORDING_MAX_SESSION_BYTES', () => {
     ])
     const writes = blocksOfRequest(7, 1, { ...request('x', 0), body: new TextEncoder().encode(body) }, 1 << 20)
     expect(writes.map((w) => w.block.sessionId)).toEqual(['full'])
+  })
+
+  test('a block the store refuses while it answers is dropped after the retries; the rest of the batch is written', async () => {
+    const store = await openStore()
+    let down = false
+    // the real store, refusing one session's blocks as ClickHouse refuses a row it cannot parse
+    const refusing = Object.assign(Object.create(store) as SqliteRecordingStore, {
+      async write(writes: BlockWrite[]) {
+        if (down) throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:8123'), { code: 'ECONNREFUSED' })
+        if (writes.some((w) => w.block.sessionId === 'poison')) throw new Error('Code: 27, e.displayText() = DB::Exception: Cannot parse input')
+        return store.write(writes)
+      },
+      health: async () => !down,
+    })
+    const metrics = new MetricsRecorder()
+    // room for two blocks a session: each failed attempt counting its blocks again would leave room for none
+    const cap = blocksOfRequest(1, 1, request('s', 1), 1 << 20)[0].block.summary.size * 2 + 10
+    const writer = new RecordingWriter({ recordings: refusing, maxBodyBytes: 1 << 20, metrics, log: silentLogger, maxSessionBytes: cap, isolateAfterFailures: 3 })
+    const poisoned = batch([[1, 'before'], [2, 'poison'], [3, 'after']])
+    // retried whole first (a refusal may be passing), nothing written
+    for (let i = 0; i < 2; i++) await expect(writer.handle(poisoned)).rejects.toThrow('Cannot parse input')
+    expect(await store.get(1, 'before')).toBeNull()
+    // an outage is never isolated, however long it lasts
+    down = true
+    for (let i = 0; i < 5; i++) await expect(writer.handle(poisoned)).rejects.toThrow('ECONNREFUSED')
+    down = false
+    await writer.handle(poisoned)
+    expect((await store.get(1, 'before'))!.blockCount).toBe(1)
+    expect((await store.get(1, 'after'))!.blockCount).toBe(1)
+    expect(await store.get(1, 'poison')).toBeNull()
+    expect(metrics.take()!.counters).toEqual([['deadLettered', { consumer: 'recordings', reason: 'recording_refused_by_store' }, 1]])
+    // the next batch goes in whole, and the failed attempts did not count against the session cap
+    await writer.handle(batch([[4, 'before']]))
+    expect((await store.get(1, 'before'))!.blockCount).toBe(2)
+    await store.close()
   })
 })

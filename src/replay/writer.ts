@@ -5,6 +5,7 @@
 import type { CaptureRequest } from '../capture/record'
 import type { Logger } from '../log'
 import type { Batch, BatchHandler } from '../pipeline/consumer'
+import { connectionFailure } from '../pipeline/failure-reason'
 import type { PipelineMetrics } from '../pipeline/metrics-relay'
 import { BoundedCounts } from './budget'
 import { parseRecordingRequest, type SnapshotBatch } from './decode'
@@ -39,12 +40,23 @@ export function blocksOfRequest(seq: number, projectId: number, request: Capture
 const KNOWN_SESSIONS = 100_000
 /** Session ids per size lookup. */
 const LOOKUP_CHUNK = 1000
+/**
+ * Failures of one batch, with a store that answers, before its blocks are written one at a time and those the store
+ * refuses are dropped (the consumer's rule for events: about 20 s of backoff, longer than a restarting store takes).
+ * A logged recording carries no events, so the consumer cannot narrow a refused batch down itself: one block the
+ * store would never take held back every later recording, and the log, unable to recycle what they sit in, grew.
+ */
+const ISOLATE_AFTER_FAILURES = 8
 
 export class RecordingWriter implements BatchHandler {
   readonly name = RECORDING_WRITER
   readonly store = 'recordings'
+  /** it drops the blocks its store refuses itself (the consumer could only retry a batch of recordings whole) */
+  readonly selfIsolating = true
   /** `team\0session` → bytes stored, for RECORDING_MAX_SESSION_BYTES */
   private readonly stored = new BoundedCounts(KNOWN_SESSIONS)
+  /** failures in a row of the batch being written */
+  private failures = 0
 
   constructor(
     private readonly deps: {
@@ -54,10 +66,40 @@ export class RecordingWriter implements BatchHandler {
       log: Logger
       /** RECORDING_MAX_SESSION_BYTES, enforced here on the stored bytes (0 = no cap) */
       maxSessionBytes?: number
+      /** ISOLATE_AFTER_FAILURES (tests) */
+      isolateAfterFailures?: number
     },
   ) {}
 
   async handle(batch: Batch): Promise<void> {
+    const touched = new Set<string>()
+    try {
+      await this.writeBatch(batch, touched, false)
+      this.failures = 0
+    } catch (error) {
+      // what this attempt counted against the session cap is read from the store again next time
+      for (const key of touched) this.stored.delete(key)
+      touched.clear()
+      this.failures++
+      if (connectionFailure(error) !== null || this.failures < (this.deps.isolateAfterFailures ?? ISOLATE_AFTER_FAILURES)) throw error
+      if (!(await this.deps.recordings.health())) throw error
+      try {
+        await this.writeBatch(batch, touched, true)
+      } catch (again) {
+        for (const key of touched) this.stored.delete(key)
+        throw again
+      }
+      this.failures = 0
+    }
+  }
+
+  private async writeBatch(batch: Batch, touched: Set<string>, oneAtATime: boolean): Promise<void> {
+    const write = async (writes: BlockWrite[]) => {
+      const kept = await this.withinSessionCap(writes)
+      for (const w of kept) touched.add(keyOf(w))
+      if (oneAtATime) await this.writeEach(kept)
+      else await this.deps.recordings.write(kept)
+    }
     // blocks are written WRITE_BYTES at a time: many small requests make one insert (ClickHouse makes a part per
     // insert), and a batch of large recordings never sits decoded in memory at once
     let pending: BlockWrite[] = []
@@ -78,12 +120,26 @@ export class RecordingWriter implements BatchHandler {
         pendingBytes += w.block.summary.size
       }
       if (pendingBytes >= WRITE_BYTES) {
-        await this.deps.recordings.write(await this.withinSessionCap(pending))
+        await write(pending)
         pending = []
         pendingBytes = 0
       }
     }
-    await this.deps.recordings.write(await this.withinSessionCap(pending))
+    await write(pending)
+  }
+
+  /** Block by block: one the store refuses while it answers is dropped and counted; an outage still throws. */
+  private async writeEach(writes: BlockWrite[]): Promise<void> {
+    for (const w of writes) {
+      try {
+        await this.deps.recordings.write([w])
+      } catch (error) {
+        if (connectionFailure(error) !== null || !(await this.deps.recordings.health())) throw error
+        this.stored.delete(keyOf(w))
+        this.deps.metrics.inc('deadLettered', { consumer: this.name, reason: 'recording_refused_by_store' })
+        this.deps.log.error({ err: error, team: w.teamId, session: w.block.sessionId, block: w.id, bytes: w.block.summary.size }, 'the recording store refused a block; dropped')
+      }
+    }
   }
 
   /**
