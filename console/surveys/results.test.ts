@@ -4,12 +4,12 @@ import { emptyQuestion, surveyBody, surveyStatus } from './types'
 import { hogqlString } from '../lib/hogql'
 
 describe("a survey's results", () => {
-  test('an answer is read by question id, then by the legacy index key; values are quoted literals', () => {
-    expect(responseExpr({ id: 'q1', type: 'open', question: 'x' }, 0)).toBe("coalesce(properties['$survey_response_q1'], properties['$survey_response'])")
-    expect(responseExpr({ type: 'open', question: 'x' }, 2)).toBe("properties['$survey_response_2']")
+  test("an answer is read with PostHog's helpers, one per submission; values are quoted literals", () => {
+    expect(responseExpr({ id: 'q1', type: 'open', question: 'x' }, 0)).toBe("getSurveyResponse(0, 'q1', false)")
+    expect(responseExpr({ type: 'multiple_choice', question: 'x' }, 2)).toBe('getSurveyResponse(2, null, true)')
     expect(hogqlString("it's \\ here")).toBe("'it\\'s \\\\ here'")
     const node = countsNode({ id: "a'b" }, { id: 'q', type: 'rating', question: 'x' }, 0)
-    expect(node.where[0]).toBe("properties.$survey_id = 'a\\'b'")
+    expect(node.where).toEqual(["uniqueSurveySubmissionsFilter('a\\'b')", "getSurveyResponse(0, 'q', false) IS NOT NULL"])
     expect(node.event).toBe('survey sent')
     expect(answersNode({ id: 's' }, { id: 'q', type: 'open', question: 'x' }, 0, 25).offset).toBe(25)
   })

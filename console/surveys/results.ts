@@ -1,16 +1,15 @@
 // A survey's results, read through the query API (EventsQuery over its `survey sent` events) and folded per question:
-// a rating's distribution, a choice question's counts, an open question's answers. posthog-js writes an answer as
-// `$survey_response_<question id>`; older versions wrote `$survey_response` (the first question) and
-// `$survey_response_<index>`: the newer key wins, as PostHog's getSurveyResponse() reads it.
+// a rating's distribution, a choice question's counts, an open question's answers. The query uses PostHog's own
+// helpers, as its results page does: getSurveyResponse() reads `$survey_response_<question id>`, else the older
+// `$survey_response` (first question) / `$survey_response_<index>`; uniqueSurveySubmissionsFilter() keeps one event
+// per submission (a survey with partial responses sends several).
 import { hogqlString } from '../lib/hogql'
 import type { Survey, SurveyQuestion } from './types'
 
 /** The answer to question `index` in a `survey sent` event, as HogQL (null when it has none). */
 export function responseExpr(question: SurveyQuestion, index: number): string {
-  const legacy = index === 0 ? '$survey_response' : `$survey_response_${index}`
-  const keys = question.id ? [`$survey_response_${question.id}`, legacy] : [legacy]
-  const reads = keys.map((k) => `properties[${hogqlString(k)}]`)
-  return reads.length === 1 ? reads[0]! : `coalesce(${reads.join(', ')})`
+  const id = question.id ? hogqlString(question.id) : 'null'
+  return `getSurveyResponse(${index}, ${id}, ${question.type === 'multiple_choice' ? 'true' : 'false'})`
 }
 
 function surveyEvents(survey: Pick<Survey, 'id'>, question: SurveyQuestion, index: number) {
@@ -18,7 +17,7 @@ function surveyEvents(survey: Pick<Survey, 'id'>, question: SurveyQuestion, inde
     kind: 'EventsQuery' as const,
     event: 'survey sent',
     after: 'all',
-    where: [`properties.$survey_id = ${hogqlString(survey.id)}`, `coalesce(${responseExpr(question, index)}, '') != ''`],
+    where: [`uniqueSurveySubmissionsFilter(${hogqlString(survey.id)})`, `${responseExpr(question, index)} IS NOT NULL`],
   }
 }
 
@@ -46,9 +45,21 @@ export function answersNode(survey: Pick<Survey, 'id'>, question: SurveyQuestion
 /** Surveys whose responses the list counts at most (a project's surveys are fewer). */
 export const COUNTED_SURVEYS = 10_000
 
-/** The number of `survey sent` events of each survey, as the list shows it. */
+/**
+ * The responses of each survey, as the list shows them: its `survey sent` events, one per submission (what
+ * uniqueSurveySubmissionsFilter keeps, for every survey at once: an event without `$survey_completed`, or the one
+ * that completed it).
+ */
 export function responseCountsNode() {
-  return { kind: 'EventsQuery' as const, event: 'survey sent', after: 'all', select: ['properties.$survey_id', 'count()'], where: ['properties.$survey_id IS NOT NULL'], orderBy: ['count() DESC'], limit: COUNTED_SURVEYS }
+  return {
+    kind: 'EventsQuery' as const,
+    event: 'survey sent',
+    after: 'all',
+    select: ['properties.$survey_id', 'count()'],
+    where: ['properties.$survey_id IS NOT NULL', "(properties.$survey_completed IS NULL OR JSONExtractBool(properties, '$survey_completed') = 1)"],
+    orderBy: ['count() DESC'],
+    limit: COUNTED_SURVEYS,
+  }
 }
 
 export function responseCounts(answer: { results: [unknown, unknown][] }): Record<string, number> {

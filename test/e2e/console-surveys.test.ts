@@ -1,9 +1,10 @@
 // The console's Surveys in Chromium, driven by roles and names: an empty list, "New survey" with a rating, a single
-// choice and an open question and a URL to target, saved as a draft; "Launch" (asked first); answers sent as
-// posthog-js sends them (survey shown / sent / dismissed through /batch/), then the survey's figures and each
-// question's results (the rating's distribution as a chart and a table, the choices' counts with an answer that is
-// not a choice, the open answers with their persons, HTML drawn as text); the list's status and responses; "Stop"
-// and "Archive". On the embedded stores and on ClickHouse 18.16 + Postgres.
+// choice, an open and a multiple choice question and a URL to target, saved as a draft; "Launch" (asked first);
+// answers sent as posthog-js sends them (survey shown / sent / dismissed through /batch/, one submission in two
+// partial parts), then the survey's figures and each question's results (the rating's distribution as a chart and
+// a table, the choices' counts with an answer that is not a choice, each pick of a multiple choice, the open answers
+// with their persons, HTML drawn as text; a submission counted once); the list's status and responses; "Stop" and
+// "Archive"; a refusal shown. On the embedded stores and on ClickHouse 18.16 + Postgres.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Browser, Page } from 'playwright-core'
 import { fileURLToPath } from 'node:url'
@@ -38,7 +39,7 @@ for (const stores of ['embedded', 'real'] as const) {
       await service?.stop()
     })
 
-    test('"New survey": name, three question types and a URL to target, saved as a draft', async () => {
+    test('"New survey": name, four question types and a URL to target, saved as a draft', async () => {
       page = await signedInPage(browser, service, EMAIL, PASSWORD)
       await page.getByRole('navigation').getByRole('link', { name: 'Surveys', exact: true }).click()
       await page.getByText('No surveys yet.').waitFor()
@@ -55,6 +56,11 @@ for (const stores of ['embedded', 'real'] as const) {
       await second.getByLabel('Choices').fill('Price\nSpeed\nSupport')
       await page.getByRole('button', { name: 'Add question' }).click()
       await page.getByRole('group', { name: 'Question 3' }).getByLabel('Question', { exact: true }).fill('Anything else?')
+      await page.getByRole('button', { name: 'Add question' }).click()
+      const fourth = page.getByRole('group', { name: 'Question 4' })
+      await fourth.getByLabel('Question', { exact: true }).fill('Which pages helped?')
+      await fourth.getByLabel('Question type').selectOption('multiple_choice')
+      await fourth.getByLabel('Choices').fill('Home\nCart\nHelp')
       await page.getByLabel('URL contains').fill('/checkout')
       await page.getByRole('button', { name: 'Save' }).click()
       await page.getByRole('heading', { name: NAME, level: 1 }).waitFor()
@@ -64,7 +70,7 @@ for (const stores of ['embedded', 'real'] as const) {
       expect(r.status).toBe(200)
       survey = r.body
       expect(r.body).toMatchObject({ name: NAME, type: 'popover', start_date: null, conditions: { url: '/checkout', urlMatchType: 'icontains' } })
-      expect(r.body.questions.map((q: { type: string }) => q.type)).toEqual(['rating', 'single_choice', 'open'])
+      expect(r.body.questions.map((q: { type: string }) => q.type)).toEqual(['rating', 'single_choice', 'open', 'multiple_choice'])
       expect(r.body.questions[1].choices).toEqual(['Price', 'Speed', 'Support'])
     }, 60_000)
 
@@ -74,38 +80,46 @@ for (const stores of ['embedded', 'real'] as const) {
       await page.getByRole('status').filter({ hasText: 'Running' }).waitFor()
       expect((await service.api(`/api/projects/1/surveys/${survey.id}/`)).body.start_date).not.toBeNull()
 
-      const [nps, why, more] = survey.questions.map((q) => `$survey_response_${q.id}`)
+      const [nps, why, more, pages] = survey.questions.map((q) => `$survey_response_${q.id}`)
       const base = { $survey_id: survey.id, $survey_name: NAME }
       const events: Record<string, unknown>[] = []
       for (const who of ['ann', 'bob', 'cy']) events.push({ event: 'survey shown', distinct_id: who, properties: base })
-      events.push({ event: 'survey sent', distinct_id: 'ann', properties: { ...base, [nps!]: 9, [why!]: 'Price', [more!]: HOSTILE } })
+      // ann's submission in two parts (partial responses): the first answer, then all of them; counted once
+      const submission = { $survey_submission_id: 'sub-ann' }
+      events.push({ event: 'survey sent', distinct_id: 'ann', properties: { ...base, ...submission, $survey_completed: false, [nps!]: 9 } })
+      events.push({ event: 'survey sent', distinct_id: 'ann', properties: { ...base, ...submission, $survey_completed: true, [nps!]: 9, [why!]: 'Price', [more!]: HOSTILE, [pages!]: ['Home', 'Help'] } })
       // posthog-js's older key for the first question, and an answer that is not a choice (an open "Other")
-      events.push({ event: 'survey sent', distinct_id: 'bob', properties: { ...base, $survey_response: '10', [why!]: 'The colours' } })
+      events.push({ event: 'survey sent', distinct_id: 'bob', properties: { ...base, $survey_response: '10', [why!]: 'The colours', [pages!]: ['Help'] } })
       events.push({ event: 'survey dismissed', distinct_id: 'cy', properties: base })
       await batch(events)
       const read = await eventually(
         () => service.api(`/api/projects/1/surveys/${survey.id}/stats/`),
-        (r) => r.body?.stats?.['survey sent']?.total_count === 2 && r.body?.stats?.['survey dismissed']?.total_count === 1,
+        (r) => r.body?.stats?.['survey sent']?.total_count === 3 && r.body?.stats?.['survey dismissed']?.total_count === 1,
       )
-      expect(read).toMatchObject({ status: 200, body: { stats: { 'survey shown': { total_count: 3 }, 'survey sent': { total_count: 2 }, 'survey dismissed': { total_count: 1 } } } })
+      expect(read).toMatchObject({ status: 200, body: { stats: { 'survey shown': { total_count: 3 }, 'survey sent': { total_count: 3 }, 'survey dismissed': { total_count: 1 } } } })
       const stats = read.body
 
       await page.getByRole('button', { name: 'Reload results' }).click()
-      const figures = page.getByRole('definition')
+      const figures = page.getByLabel('Survey figures').locator('dd')
       await page.getByText('Response rate').waitFor()
-      await eventually(() => figures.allTextContents(), (texts) => texts.includes('3') && texts.includes('2'), 15_000)
+      const shownSentDismissed = async () => (await figures.allTextContents()).slice(0, 3)
+      expect(await eventually(shownSentDismissed, (texts) => texts.join() === '3,3,1', 15_000)).toEqual(['3', '3', '1'])
       const rate = Math.round(stats.rates.response_rate * 10) / 10
       await page.locator('dd', { hasText: `${rate}%` }).waitFor()
 
       await page.getByRole('img', { name: 'Question 1 ratings' }).waitFor()
-      const ratings = await tableRows(page.getByRole('table', { name: 'Question 1 ratings' }))
+      // the results drawn before the answers came stay until the reload's answer: read until it is drawn
+      const ratings = await eventually(() => tableRows(page.getByRole('table', { name: 'Question 1 ratings' })), (rows) => rows.find((r) => r[0] === '9')?.[1] === '1', 15_000)
       expect(ratings.map((r) => r[0])).toEqual(['0', '1', '2', '3', '4', '5', '6', '7', '8', '9', '10'])
       expect(ratings.find((r) => r[0] === '9')!.slice(1)).toEqual(['1', '50%'])
       expect(ratings.find((r) => r[0] === '10')!.slice(1)).toEqual(['1', '50%'])
       expect(ratings.find((r) => r[0] === '0')![1]).toBe('0')
 
-      const choices = await tableRows(page.getByRole('table', { name: 'Question 2 choices' }))
+      const choices = await eventually(() => tableRows(page.getByRole('table', { name: 'Question 2 choices' })), (rows) => rows.length === 4, 15_000)
       expect(choices.map((r) => r.slice(0, 2))).toEqual([['Price', '1'], ['Speed', '0'], ['Support', '0'], ['The colours', '1']])
+      // a multiple choice counts each pick
+      const picks = await eventually(() => tableRows(page.getByRole('table', { name: 'Question 4 choices' })), (rows) => rows[2]?.[1] === '2', 15_000)
+      expect(picks.map((r) => r.slice(0, 2))).toEqual([['Home', '1'], ['Cart', '0'], ['Help', '2']])
 
       const answers = page.getByRole('table', { name: 'Question 3 answers' })
       await answers.waitFor()
