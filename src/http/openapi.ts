@@ -51,6 +51,8 @@ const ERROR_TEXT: Record<number, string> = {
 export function routeGroup(path: string): { errors: number[]; security?: Json[] } {
   // signing in and out need no key (and answer no 403/404 of a project)
   if (/^\/api\/log(in|out)\/?$/.test(path)) return { errors: [400, 401, 403, 405, 429, 503] }
+  // posthog-js's survey list: the project token in the query, no key
+  if (/^\/api\/surveys\/?$/.test(path)) return { errors: [401, 405, 503] }
   if (path.startsWith('/api/')) return { errors: [400, 401, 403, 404, 405, 429, 503], security: [{ personalApiKey: [] }, { sessionCookie: [] }] }
   if (/^\/(_health|_ready|metrics|swagger)/.test(path)) return { errors: [404, 405] }
   return { errors: [400, 401, 404, 405, 413, 429, 503] }

@@ -99,7 +99,7 @@ export function surveyRoutes(deps: SurveyRouteDeps) {
         set.status = 204
         return null
       },
-      { params: idParams, detail: { tags, summary: 'Delete a survey and the targeting flags it made (the linked flag stays)' } },
+      { params: idParams, detail: { tags, summary: 'Delete a survey and the targeting flags it made (the linked flag stays)', responses: { 204: { description: 'Deleted' } } as never } },
     )
     .get(`${base}/:id/stats/`, ({ project, params, query, request }) => deps.offload('surveys.stats', [project.id, params.id, dateParam(query.date_from), dateParam(query.date_to)], { request }), {
       params: idParams,
@@ -122,5 +122,6 @@ export function publicSurveyRoutes(deps: { tokens: ProjectTokenCache; list: Publ
   const detail = { tags: ['surveys'], summary: "posthog-js's survey list: the project's surveys that are not archived (CORS-open, the project token in ?token=)", responses: documentedAnswer(PublicSurveys) }
   return new Elysia({ name: 'public-surveys' })
     .get('/api/surveys/', answer, { detail })
+    // the same without the slash (posthog-js's older releases), left out of the document
     .get('/api/surveys', answer, { detail: { ...detail, hide: true } })
 }
