@@ -24,6 +24,7 @@ for (const stores of ['embedded', 'real'] as const) {
     let browser: Browser
     let page: Page
     let survey: { id: string; questions: { id: string }[] }
+    let flagId: number
 
     async function batch(events: Record<string, unknown>[]): Promise<void> {
       const r = await fetch(`${service.url}/batch/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ api_key: PROJECT_KEY, batch: events }) })
@@ -32,6 +33,9 @@ for (const stores of ['embedded', 'real'] as const) {
 
     beforeAll(async () => {
       ;[service, browser] = await Promise.all([startService(stores, { INIT_ADMIN_EMAIL: EMAIL, INIT_ADMIN_PASSWORD: PASSWORD }), launchBrowser()])
+      const flag = await service.api('/api/projects/1/feature_flags/', { method: 'POST', json: { key: 'checkout-v2', name: 'New checkout', filters: { groups: [{ properties: [], rollout_percentage: 100 }] } } })
+      expect(flag.status).toBe(201)
+      flagId = flag.body.id
     }, 120_000)
 
     afterAll(async () => {
@@ -39,7 +43,7 @@ for (const stores of ['embedded', 'real'] as const) {
       await service?.stop()
     })
 
-    test('"New survey": name, four question types and a URL to target, saved as a draft', async () => {
+    test('"New survey": name, four question types, a URL and a linked flag to target, saved as a draft', async () => {
       page = await signedInPage(browser, service, EMAIL, PASSWORD)
       await page.getByRole('navigation').getByRole('link', { name: 'Surveys', exact: true }).click()
       await page.getByText('No surveys yet.').waitFor()
@@ -62,14 +66,16 @@ for (const stores of ['embedded', 'real'] as const) {
       await fourth.getByLabel('Question type').selectOption('multiple_choice')
       await fourth.getByLabel('Choices').fill('Home\nCart\nHelp')
       await page.getByLabel('URL contains').fill('/checkout')
+      await page.getByLabel('Linked feature flag').selectOption({ label: 'checkout-v2' })
       await page.getByRole('button', { name: 'Save' }).click()
       await page.getByRole('heading', { name: NAME, level: 1 }).waitFor()
       expect(await page.getByRole('status').first().textContent()).toBe('Draft')
+      await page.getByRole('link', { name: 'checkout-v2' }).waitFor()
       const id = decodeURIComponent(new URL(page.url()).pathname.split('/').pop()!)
       const r = await service.api(`/api/projects/1/surveys/${id}/`)
       expect(r.status).toBe(200)
       survey = r.body
-      expect(r.body).toMatchObject({ name: NAME, type: 'popover', start_date: null, conditions: { url: '/checkout', urlMatchType: 'icontains' } })
+      expect(r.body).toMatchObject({ name: NAME, type: 'popover', start_date: null, linked_flag_id: flagId, conditions: { url: '/checkout', urlMatchType: 'icontains' } })
       expect(r.body.questions.map((q: { type: string }) => q.type)).toEqual(['rating', 'single_choice', 'open', 'multiple_choice'])
       expect(r.body.questions[1].choices).toEqual(['Price', 'Speed', 'Support'])
     }, 60_000)
