@@ -133,7 +133,7 @@ export async function startServices(config: Config, log: Logger, options: { metr
       projectKey: config.INIT_PROJECT_API_KEY,
       personalKey: config.INIT_PERSONAL_API_KEY,
       adminEmail: config.INIT_ADMIN_EMAIL,
-    // stores a `move` left half done are not served (src/move/marker.ts)
+    // stores a `move` left half done are not served; a finished move is marked served (src/move/marker.ts)
     if (!db.embedded) await refuseUnfinishedMove(db.sql)
     })
     // PGlite sets the mode of a few files it writes itself (its relation cache init files), whatever the umask

@@ -4,6 +4,7 @@ import { resolve } from 'node:path'
 import type { Config } from '../config'
 import { DataDirBusy } from '../db/data-dir-lock'
 import { ReportedFailure } from '../backup/cli'
+import { TargetInService } from './marker'
 import { runMove } from './run'
 import { MoveRefused } from './source'
 
@@ -45,7 +46,7 @@ export async function moveCommand(
     process.stderr.write(`move: done. Start phog with:\n  DATABASE_URL=${databaseUrl}\n  CLICKHOUSE_URL=${clickhouseUrl}\n`)
     return report
   } catch (error) {
-    if (error instanceof MoveRefused || error instanceof DataDirBusy) throw usage(error.message)
+    if (error instanceof MoveRefused || error instanceof DataDirBusy || error instanceof TargetInService) throw usage(error.message)
     throw error
   }
 }

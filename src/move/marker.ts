@@ -1,6 +1,8 @@
 // The target Postgres's record of a move (`embedded_moves`, one row): made when a move begins, finished when its
 // counts matched. A service refuses to start on a Postgres whose move is not finished (services.ts), so that it never
-// serves half-copied stores; the cursor lets the next run resume the events where the last one stopped.
+// serves half-copied stores; the cursor lets the next run resume the events where the last one stopped. The first
+// service to start on a finished move marks it served: from then on the targets are in use, and a move run again
+// would overwrite what changed there with the old install's rows, so it is refused.
 import type { Sql } from 'postgres'
 
 export interface EventCursor {
@@ -13,6 +15,7 @@ export interface MoveRecord {
   source: string
   startedAt: Date
   finishedAt: Date | null
+  servedAt: Date | null
   cursor: EventCursor | null
 }
 
@@ -27,34 +30,47 @@ export class UnfinishedMove extends Error {
   }
 }
 
+export class TargetInService extends Error {
+  constructor(record: MoveRecord) {
+    super(
+      `The move into this Postgres finished (${record.finishedAt?.toISOString()}) and a service has run on it since (${record.servedAt?.toISOString()}): ` +
+        'moving again would overwrite what changed there with the old install\'s rows. Move into a new Postgres database and ClickHouse database instead.',
+    )
+  }
+}
+
 async function ensureTable(sql: Sql): Promise<void> {
   await sql`create table if not exists embedded_moves (
     id integer primary key default 1 check (id = 1),
     source text not null,
     started_at timestamptz not null default now(),
     finished_at timestamptz,
-    events_cursor jsonb)`
+    events_cursor jsonb,
+    served_at timestamptz)`
 }
 
 /** The move recorded in this Postgres, if any (without creating the table). */
 export async function moveRecord(sql: Sql): Promise<MoveRecord | null> {
   const [exists] = await sql<{ t: string | null }[]>`select to_regclass('public.embedded_moves')::text as t`
   if (!exists?.t) return null
-  const [row] = await sql<{ source: string; started_at: Date; finished_at: Date | null; events_cursor: EventCursor | null }[]>`
-    select source, started_at, finished_at, events_cursor from embedded_moves where id = 1`
-  return row ? { source: row.source, startedAt: row.started_at, finishedAt: row.finished_at, cursor: row.events_cursor } : null
+  const [row] = await sql<{ source: string; started_at: Date; finished_at: Date | null; served_at: Date | null; events_cursor: EventCursor | null }[]>`
+    select source, started_at, finished_at, served_at, events_cursor from embedded_moves where id = 1`
+  return row ? { source: row.source, startedAt: row.started_at, finishedAt: row.finished_at, servedAt: row.served_at, cursor: row.events_cursor } : null
 }
 
-/** The start refusal: throws UnfinishedMove when a move into this Postgres was left half done. */
+/** At a service's start: throws UnfinishedMove when a move into this Postgres was left half done, else marks a finished one served. */
 export async function refuseUnfinishedMove(sql: Sql): Promise<void> {
   const record = await moveRecord(sql)
-  if (record && record.finishedAt === null) throw new UnfinishedMove(record)
+  if (!record) return
+  if (record.finishedAt === null) throw new UnfinishedMove(record)
+  if (record.servedAt === null) await sql`update embedded_moves set served_at = now() where id = 1 and served_at is null`
 }
 
 /** Mark the move as in progress (a new one, or the resumption of an unfinished one: its cursor is kept). */
 export async function beginMove(sql: Sql, source: string): Promise<MoveRecord | null> {
   await ensureTable(sql)
   const previous = await moveRecord(sql)
+  if (previous?.servedAt) throw new TargetInService(previous)
   const resuming = previous !== null && previous.finishedAt === null
   await sql`insert into embedded_moves (id, source, started_at, finished_at, events_cursor)
     values (1, ${source}, now(), null, null)

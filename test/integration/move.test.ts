@@ -129,6 +129,10 @@ describe('move from the embedded stores to Postgres + ClickHouse 18.16', () => {
     expect(created.status).toBe(201)
     expect(((await created.json()) as { id: number }).id).toBeGreaterThan(facts.flagId)
     expect(await target.stop()).toBe(0)
+    // the targets have served since: a move again would overwrite what changed there (the new flag stays)
+    const again = await runCli(moveArgs(dataDir, t), cliEnv(dataDir))
+    expect(again.code).toBe(64)
+    expect(again.stderr).toContain('a service has run on it since')
   }, 600_000)
 
   test('a move SIGKILLed halfway: the service refuses the targets, naming the command; move again finishes it', async () => {
