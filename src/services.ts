@@ -127,14 +127,14 @@ export async function startServices(config: Config, log: Logger, options: { metr
   }
   try {
     if (!db.embedded) await waitForPostgres(db.sql, config, log)
+    // stores a `move` left half done are not served; a finished move is marked served (src/move/marker.ts)
+    if (!db.embedded) await refuseUnfinishedMove(db.sql)
     const applied = await migratePostgres(db.sql)
     if (applied.length) log.info({ applied }, 'postgres migrations applied')
     const bootstrapped = await bootstrap(db.sql, {
       projectKey: config.INIT_PROJECT_API_KEY,
       personalKey: config.INIT_PERSONAL_API_KEY,
       adminEmail: config.INIT_ADMIN_EMAIL,
-    // stores a `move` left half done are not served; a finished move is marked served (src/move/marker.ts)
-    if (!db.embedded) await refuseUnfinishedMove(db.sql)
     })
     // PGlite sets the mode of a few files it writes itself (its relation cache init files), whatever the umask
     if (db.embedded) securePrivateDir(config.DATA_DIR)
@@ -228,6 +228,8 @@ export async function startServices(config: Config, log: Logger, options: { metr
     const backupSources = serviceSources(config, db, captureLog)
     const backups = backupSources ? new BackupService(backupSources) : null
     if (backups) closers.push(serveBackupControl(config.DATA_DIR, backups, log))
+    // `import events` hands its batches to this process's log through a socket only this user reaches (src/import/)
+    closers.push(serveImportControl(config.DATA_DIR, new ImportService(importDeps({ sql: db.sql, events, log: captureLog })), log))
     // the serving thread's connection to the recordings: erasures delete there (the flush worker writes, the
     // analytics threads read, each with its own)
     const recordingStore = createRecordingStore(config)
@@ -237,8 +239,6 @@ export async function startServices(config: Config, log: Logger, options: { metr
       recordings: recordingStore,
       sql: db.sql,
       events,
-    // `import events` hands its batches to this process's log through a socket only this user reaches (src/import/)
-    closers.push(serveImportControl(config.DATA_DIR, new ImportService(importDeps({ sql: db.sql, events, log: captureLog })), log))
       eventsStored: (timeoutMs) => captureLog.caughtUp([STORE_WRITER, HISTORY_WRITER], timeoutMs),
       forgetLoggedEvents: () => captureLog.forgetLogged(),
       onErased: (change) => {
@@ -319,7 +319,7 @@ export async function startServices(config: Config, log: Logger, options: { metr
       sql: db.sql,
       flags: flags.service,
       notify: db.supportsNotify,
-      limits: { maxPerProject: config.SURVEYS_MAX_PER_PROJECT, maxQuestions: config.SURVEY_MAX_QUESTIONS, maxChoices: config.SURVEY_MAX_CHOICES, maxBytes: config.SURVEY_MAX_BYTES },
+      limits: { maxPerProject: config.SURVEYS_MAX_PER_PROJECT, maxQuestions: config.SURVEY_MAX_QUESTIONS, maxChoices: config.SURVEY_MAX_CHOICES, maxBytes: config.SURVEY_MAX_BYTES, onRefused: (limit) => metrics.surveysRefused.inc({ limit }) },
     })
     const publicSurveys = new PublicSurveyList({ sql: db.sql, versions: flags.cache, maxBytes: config.SURVEY_CACHE_MAX_BYTES })
     // the private API's reads of the event store, and the encoding of their answers, run on threads of their own

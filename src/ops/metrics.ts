@@ -347,6 +347,12 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
       labelNames: ['limit'] as const,
       registers: [registry],
     }),
+    surveysRefused: new Counter({
+      name: 'surveys_refused_total',
+      help: 'Survey writes refused by a budget: limit = surveys_per_project (SURVEYS_MAX_PER_PROJECT), questions (SURVEY_MAX_QUESTIONS), choices (SURVEY_MAX_CHOICES), bytes (SURVEY_MAX_BYTES)',
+      labelNames: ['limit'] as const,
+      registers: [registry],
+    }),
     experimentExposureFlood: new Counter({
       name: 'experiment_exposure_flood_total',
       help: 'Experiment results answered with the exposures_unexplained warning: more persons exposed (by $feature_flag_called) without a $pageview, $pageleave, $autocapture, $screen or metric event carrying $feature/<flag> than with one (at least 100)',

@@ -26,6 +26,11 @@ const MAX_URL_CHARS = 2048
  * month partition), which held every later recording back. Such an event is kept, timed by its neighbours.
  */
 export const MAX_TIMESTAMP_MS = Date.UTC(2100, 0, 1)
+/**
+ * How far past its receipt a block may be timed: later times are read as this. Retention removes a recording once
+ * its last event is old enough, so one timed in 2099 would have been kept (and listed first) for ever.
+ */
+export const MAX_CLOCK_AHEAD_MS = 86_400_000
 
 export interface BlockSummary {
   firstTimestamp: number
@@ -59,13 +64,16 @@ export interface Block {
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
-function timestampOf(e: Record<string, unknown>): number | null {
+function timestampOf(e: Record<string, unknown>, latest: number): number | null {
   const t = e.timestamp
-  return typeof t === 'number' && t >= 0 && t < MAX_TIMESTAMP_MS ? Math.trunc(t) : null
+  return typeof t === 'number' && t >= 0 && t < MAX_TIMESTAMP_MS ? Math.min(Math.trunc(t), latest) : null
 }
 
-/** The block a batch becomes (events without a numeric timestamp are kept, and timed by their neighbours). */
-export function blockOf(batch: SnapshotBatch): Block {
+/**
+ * The block a batch becomes (events without a numeric timestamp are kept, and timed by their neighbours); `latest`:
+ * the latest time it may have (its receipt plus MAX_CLOCK_AHEAD_MS), later ones are read as it.
+ */
+export function blockOf(batch: SnapshotBatch, latest = MAX_TIMESTAMP_MS): Block {
   const windowJson = JSON.stringify(batch.windowId)
   const lines: string[] = []
   const s: BlockSummary = {
@@ -91,7 +99,7 @@ export function blockOf(batch: SnapshotBatch): Block {
     lines.push(line)
     s.size += Buffer.byteLength(line)
     s.eventCount++
-    const t = timestampOf(e)
+    const t = timestampOf(e, latest)
     if (t !== null) {
       if (t < s.firstTimestamp) s.firstTimestamp = t
       if (t > s.lastTimestamp) s.lastTimestamp = t

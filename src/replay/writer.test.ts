@@ -10,6 +10,7 @@ import { MetricsRecorder } from '../pipeline/metrics-relay'
 import type { Batch } from '../pipeline/consumer'
 import { SqliteRecordingStore } from './sqlite-store'
 import type { BlockWrite } from './store'
+import { MAX_CLOCK_AHEAD_MS } from './metadata'
 import { blocksOfRequest, RecordingWriter } from './writer'
 
 const T0 = Date.now() - 60_000
@@ -111,5 +112,13 @@ describe('the recordings writer and RECORDING_MAX_SESSION_BYTES', () => {
     await writer.handle(batch([[4, 'before']]))
     expect((await store.get(1, 'before'))!.blockCount).toBe(2)
     await store.close()
+  })
+
+  test('a block is timed at most a day past its receipt (retention would never remove one timed in 2099)', () => {
+    const body = JSON.stringify([{ event: '$snapshot', properties: { $session_id: 'future', $snapshot_data: [{ type: 3, timestamp: T0 + 1000 }, { type: 3, timestamp: Date.UTC(2099, 0, 1) }] } }])
+    const [w] = blocksOfRequest(8, 1, { ...request('x', 0), body: new TextEncoder().encode(body) }, 1 << 20)
+    expect([w.block.summary.firstTimestamp, w.block.summary.lastTimestamp]).toEqual([T0 + 1000, T0 + MAX_CLOCK_AHEAD_MS])
+    // the events themselves are kept as sent
+    expect(w.block.lines).toContain(String(Date.UTC(2099, 0, 1)))
   })
 })

@@ -9,7 +9,7 @@ import { connectionFailure } from '../pipeline/failure-reason'
 import type { PipelineMetrics } from '../pipeline/metrics-relay'
 import { BoundedCounts } from './budget'
 import { parseRecordingRequest, type SnapshotBatch } from './decode'
-import { blockOf } from './metadata'
+import { blockOf, MAX_CLOCK_AHEAD_MS, MAX_TIMESTAMP_MS } from './metadata'
 import type { BlockWrite, RecordingStore } from './store'
 
 export const RECORDING_WRITER = 'recordings'
@@ -32,8 +32,9 @@ export function bySession(batches: SnapshotBatch[]): SnapshotBatch[] {
 /** The blocks a logged recording request becomes (what capture accepted decodes the same way again). */
 export function blocksOfRequest(seq: number, projectId: number, request: CaptureRequest, maxBytes: number): BlockWrite[] {
   const parsed = parseRecordingRequest(request, maxBytes)
+  const latest = Number.isFinite(request.receivedAt) ? Math.min(MAX_TIMESTAMP_MS, request.receivedAt + MAX_CLOCK_AHEAD_MS) : MAX_TIMESTAMP_MS
   // a $snapshot without rrweb events is no block: empty ones cost a row each and lengthen the session's sources
-  return bySession(parsed.batches.filter((b) => b.events.length > 0)).map((batch, i) => ({ teamId: projectId, id: `${seq}-${i}`, block: blockOf(batch) }))
+  return bySession(parsed.batches.filter((b) => b.events.length > 0)).map((batch, i) => ({ teamId: projectId, id: `${seq}-${i}`, block: blockOf(batch, latest) }))
 }
 
 /** Sessions whose stored bytes the writer remembers (the least recently written forgotten first, read again). */

@@ -12,7 +12,7 @@ import {
 } from './repository'
 import { surveyJson } from './serialize'
 import { currentIteration, internalTargetingFilters, iterationStartDates, surveyPropertySuffix, targetingFlagKey } from './targeting'
-import { checkTargetingFilters, validateSurveyBody, type SurveyInput, type SurveyLimits } from './validation'
+import { checkTargetingFilters, overBudget, validateSurveyBody, type SurveyInput, type SurveyLimits } from './validation'
 
 export interface SurveysServiceOptions {
   sql: Sql
@@ -45,7 +45,7 @@ export class SurveysService {
     const input = validateSurveyBody(body, 'POST', this.deps.limits)
     return this.deps.flags.inWriteTransaction(teamId, async (tx) => {
       if ((await countSurveys(tx, teamId)) >= this.deps.limits.maxPerProject) {
-        throw errors.validation('limit_exceeded', `A project may have at most ${this.deps.limits.maxPerProject} surveys (SURVEYS_MAX_PER_PROJECT): delete some first.`)
+        throw overBudget(this.deps.limits, 'surveys_per_project', `A project may have at most ${this.deps.limits.maxPerProject} surveys (SURVEYS_MAX_PER_PROJECT): delete some first.`)
       }
       await this.checkReferences(tx, teamId, input, null)
       const id = crypto.randomUUID()

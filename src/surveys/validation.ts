@@ -14,6 +14,16 @@ export interface SurveyLimits {
   maxChoices: number
   /** SURVEY_MAX_BYTES: questions, conditions and appearance as JSON */
   maxBytes: number
+  /** a survey refused by one of these budgets (surveys_refused_total) */
+  onRefused?: (limit: SurveyLimit) => void
+}
+
+export type SurveyLimit = 'surveys_per_project' | 'questions' | 'choices' | 'bytes'
+
+/** The refusal of a budget, counted. */
+export function overBudget(limits: Pick<SurveyLimits, 'onRefused'>, limit: SurveyLimit, detail: string, attr: string | null = null) {
+  limits.onRefused?.(limit)
+  return errors.validation('limit_exceeded', detail, attr)
 }
 
 export const SURVEY_TYPES = ['popover', 'widget', 'api', 'external_survey'] as const
@@ -161,7 +171,7 @@ function checkQuestion(value: unknown, attr: string, index: number, count: numbe
   if (type === 'single_choice' || type === 'multiple_choice') {
     if (!Array.isArray(value.choices) || value.choices.length === 0) throw errors.validation('invalid_input', 'A choice question needs a list of choices.', `${attr}__choices`)
     if (value.choices.length > limits.maxChoices) {
-      throw errors.validation('limit_exceeded', `A question may offer at most ${limits.maxChoices} choices (SURVEY_MAX_CHOICES).`, `${attr}__choices`)
+      throw overBudget(limits, 'choices', `A question may offer at most ${limits.maxChoices} choices (SURVEY_MAX_CHOICES).`, `${attr}__choices`)
     }
     q.choices = value.choices.map((c, i) => text(c, `${attr}__choices__${i}`, 1000, false))
     if (value.hasOpenChoice != null) bool(value.hasOpenChoice, `${attr}__hasOpenChoice`)
@@ -289,7 +299,7 @@ export function validateSurveyBody(body: unknown, method: 'POST' | 'PATCH', limi
   if (b.questions !== undefined && b.questions !== null) {
     if (!Array.isArray(b.questions)) throw errors.validation('not_a_list', 'Questions must be a list.', 'questions')
     if (b.questions.length > limits.maxQuestions) {
-      throw errors.validation('limit_exceeded', `A survey may ask at most ${limits.maxQuestions} questions (SURVEY_MAX_QUESTIONS), not ${b.questions.length}.`, 'questions')
+      throw overBudget(limits, 'questions', `A survey may ask at most ${limits.maxQuestions} questions (SURVEY_MAX_QUESTIONS), not ${b.questions.length}.`, 'questions')
     }
     const count = b.questions.length
     out.questions = b.questions.map((q, i) => checkQuestion(q, `questions__${i}`, i, count, limits))
@@ -324,7 +334,7 @@ export function validateSurveyBody(body: unknown, method: 'POST' | 'PATCH', limi
   if (b.remove_targeting_flag != null) out.remove_targeting_flag = bool(b.remove_targeting_flag, 'remove_targeting_flag')
   const bytes = Buffer.byteLength(JSON.stringify([out.questions ?? null, out.conditions ?? null, out.appearance ?? null]))
   if (bytes > limits.maxBytes) {
-    throw errors.validation('limit_exceeded', `A survey's questions, conditions and appearance may take at most ${limits.maxBytes} bytes (SURVEY_MAX_BYTES), not ${bytes}.`, 'questions')
+    throw overBudget(limits, 'bytes', `A survey's questions, conditions and appearance may take at most ${limits.maxBytes} bytes (SURVEY_MAX_BYTES), not ${bytes}.`, 'questions')
   }
   return out
 }

@@ -68,6 +68,11 @@ for (const choice of [
         expect(rec.end_time).not.toBeNull()
         expect(rec.start_url).toHaveLength(2048)
       }
+      // a recording timed in 2099 is timed at most a day ahead (retention would never have removed it)
+      expect((await post(stack, '/s/', JSON.stringify([snapshot('from-2099', [move(Date.UTC(2099, 0, 1))])]))).status).toBe(200)
+      const future = await stored(stack, 'from-2099')
+      expect(Date.parse(future.end_time)).toBeLessThanOrEqual(Date.now() + 86_400_000)
+      expect(Date.parse(future.end_time)).toBeGreaterThan(Date.now() + 86_400_000 - 120_000)
       const list = await json(stack.api('/api/projects/1/session_recordings/?limit=1000'))
       expect(list.results.length).toBeGreaterThanOrEqual(hostile.length + 1)
       for (const item of list.results) expect(typeof item.start_time).toBe('string')

@@ -29,6 +29,9 @@ describe('surveys under attack', () => {
     expect(await json(tooBig)).toMatchObject({ code: 'limit_exceeded' })
     const choices = await api('/surveys/', 'POST', { name: 'C', type: 'popover', questions: [{ type: 'single_choice', question: 'c', choices: Array.from({ length: 5000 }, (_, i) => `c${i}`) }] })
     expect(await json(choices)).toMatchObject({ code: 'limit_exceeded', attr: 'questions__0__choices' })
+    // each refusal counted by its budget
+    const metrics = await (await stack.app.handle(new Request(`${BASE}/metrics`))).text()
+    for (const limit of ['surveys_per_project', 'questions', 'bytes', 'choices']) expect(metrics).toContain(`surveys_refused_total{limit="${limit}"} 1`)
   })
 
   test('the public list of a project bigger than the cache is kept: 200 requests, no Postgres read after the first', async () => {
