@@ -228,6 +228,8 @@ export async function startServices(config: Config, log: Logger, options: { metr
     const backupSources = serviceSources(config, db, captureLog)
     const backups = backupSources ? new BackupService(backupSources) : null
     if (backups) closers.push(serveBackupControl(config.DATA_DIR, backups, log))
+    // `import events` hands its batches to this process's log through a socket only this user reaches (src/import/)
+    closers.push(serveImportControl(config.DATA_DIR, new ImportService(importDeps({ sql: db.sql, events, log: captureLog })), log))
     // the serving thread's connection to the recordings: erasures delete there (the flush worker writes, the
     // analytics threads read, each with its own)
     const recordingStore = createRecordingStore(config)
@@ -237,8 +239,6 @@ export async function startServices(config: Config, log: Logger, options: { metr
       recordings: recordingStore,
       sql: db.sql,
       events,
-    // `import events` hands its batches to this process's log through a socket only this user reaches (src/import/)
-    closers.push(serveImportControl(config.DATA_DIR, new ImportService(importDeps({ sql: db.sql, events, log: captureLog })), log))
       eventsStored: (timeoutMs) => captureLog.caughtUp([STORE_WRITER, HISTORY_WRITER], timeoutMs),
       forgetLoggedEvents: () => captureLog.forgetLogged(),
       onErased: (change) => {
@@ -319,7 +319,7 @@ export async function startServices(config: Config, log: Logger, options: { metr
       sql: db.sql,
       flags: flags.service,
       notify: db.supportsNotify,
-      limits: { maxPerProject: config.SURVEYS_MAX_PER_PROJECT, maxQuestions: config.SURVEY_MAX_QUESTIONS, maxChoices: config.SURVEY_MAX_CHOICES, maxBytes: config.SURVEY_MAX_BYTES },
+      limits: { maxPerProject: config.SURVEYS_MAX_PER_PROJECT, maxQuestions: config.SURVEY_MAX_QUESTIONS, maxChoices: config.SURVEY_MAX_CHOICES, maxBytes: config.SURVEY_MAX_BYTES, onRefused: (limit) => metrics.surveysRefused.inc({ limit }) },
     })
     const publicSurveys = new PublicSurveyList({ sql: db.sql, versions: flags.cache, maxBytes: config.SURVEY_CACHE_MAX_BYTES })
     // the private API's reads of the event store, and the encoding of their answers, run on threads of their own
