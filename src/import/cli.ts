@@ -14,6 +14,8 @@ import { fileBytes, formatOf, isGzip, splitRecords, type FileFormat } from './re
 /** Events per batch, and the bytes of JSON past which a batch is sent earlier. */
 const BATCH_EVENTS = 1000
 const BATCH_BYTES = 4 * 1024 * 1024
+/** Batches on their way at once: the service checks one against the store while it appends another. */
+const BATCHES_IN_FLIGHT = 3
 /** How long a refused batch (log full, project at its share) is retried before the import gives up. */
 const RETRY_FOR_MS = 10 * 60_000
 const EXAMPLES_KEPT = 10
@@ -137,14 +139,17 @@ async function importFile(file: string, project: number, client: ImportClient, d
   const examples: FileSummary['refused_examples'] = []
   let columns: CsvColumns | null = null
   let pending = newPending(skip)
-  let inFlight: Promise<void> | null = null
+  /** batches sent and not yet answered, oldest first: progress is saved in this order only */
+  const inFlight: Promise<{ stored: number; duplicates: number }>[] = []
+  const waiting: Pending[] = []
   let lastReport = performance.now()
   const began = performance.now()
   const storedAtStart = counts.stored
 
-  const send = async (batch: Pending): Promise<void> => {
-    let answer = { stored: 0, duplicates: 0 }
-    if (batch.events.length > 0) answer = await sendWithRetries(client, project, batch.events)
+  /** The oldest batch's answer: its counts and the progress past it, saved. */
+  const settleOldest = async (): Promise<void> => {
+    const answer = await inFlight.shift()!
+    const batch = waiting.shift()!
     counts.read += batch.read
     counts.stored += answer.stored
     counts.duplicates += answer.duplicates
@@ -160,8 +165,12 @@ async function importFile(file: string, project: number, client: ImportClient, d
   const flush = async () => {
     const batch = pending
     pending = newPending(batch.upTo)
-    if (inFlight) await inFlight
-    inFlight = send(batch)
+    if (inFlight.length >= BATCHES_IN_FLIGHT) await settleOldest()
+    const answer = batch.events.length > 0 ? sendWithRetries(client, project, batch.events) : Promise.resolve({ stored: 0, duplicates: 0 })
+    // a failure surfaces when its turn to settle comes; until then it must not be reported unhandled
+    answer.catch(() => undefined)
+    inFlight.push(answer)
+    waiting.push(batch)
   }
 
   for await (const record of splitRecords(fileBytes(file), MAX_RECORD_BYTES, format === 'csv')) {
@@ -188,7 +197,7 @@ async function importFile(file: string, project: number, client: ImportClient, d
     if (pending.events.length >= BATCH_EVENTS || pending.bytes >= BATCH_BYTES) await flush()
   }
   await flush()
-  await inFlight
+  while (inFlight.length > 0) await settleOldest()
   progressOut(`import: ${file}: done: ${counts.read} read, ${counts.stored} stored, ${counts.duplicates} duplicates, ${refusedTotal(counts)} refused`)
   return { file: resolve(file), format, gzip, ...counts, resumed_after_record: skip, refused_examples: examples }
 }

@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { decodeRecord } from '../capture/record'
+import { errors } from '../http/errors'
 import type { ImportEvent } from './parse'
 import { ImportService, type ImportDeps } from './service'
 
@@ -15,9 +16,14 @@ const event = (n: number): ImportEvent => ({
 function harness(held: string[] = []) {
   const records: { projectId: number; batch: ImportEvent[] }[] = []
   let storedNow = false
+  let refuse = false
   const deps: ImportDeps = {
     log: {
       accept(parts) {
+        if (refuse) {
+          refuse = false
+          throw errors.unavailable('capture_backlog_full', 'full')
+        }
         const { projectId, request } = decodeRecord(Buffer.concat(parts))
         records.push({ projectId, batch: (JSON.parse(Buffer.from(request.body).toString('utf8')) as { batch: ImportEvent[] }).batch })
         return null
@@ -29,7 +35,7 @@ function harness(held: string[] = []) {
     projectExists: async (id) => id === 7,
     onlyProject: async () => 7,
   }
-  return { service: new ImportService(deps), records, store: () => (storedNow = true) }
+  return { service: new ImportService(deps), records, store: () => (storedNow = true), refuseNext: () => (refuse = true) }
 }
 
 describe('ImportService', () => {
@@ -47,6 +53,22 @@ describe('ImportService', () => {
     expect(await service.importBatch(7, [event(1), event(2)])).toEqual({ stored: 2, duplicates: 0 })
     expect(await service.importBatch(7, [event(2), event(3)])).toEqual({ stored: 1, duplicates: 1 })
     expect(records.flatMap((r) => r.batch.map((e) => e.uuid))).toEqual([event(1).uuid, event(2).uuid, event(3).uuid])
+  })
+
+  test('two batches on their way at once never both log a uuid they share', async () => {
+    const { service, records } = harness()
+    const [a, b] = await Promise.all([service.importBatch(7, [event(1), event(2)]), service.importBatch(7, [event(2), event(3)])])
+    expect(a.stored + b.stored).toBe(3)
+    expect(a.duplicates + b.duplicates).toBe(1)
+    expect(records.flatMap((r) => r.batch.map((e) => e.uuid)).sort()).toEqual([event(1).uuid, event(2).uuid, event(3).uuid])
+  })
+
+  test('a batch the log refuses (full) releases its uuids: sent again, it is logged', async () => {
+    const { service, records, refuseNext } = harness()
+    refuseNext()
+    await expect(service.importBatch(7, [event(1)])).rejects.toMatchObject({ status: 503 })
+    expect(await service.importBatch(7, [event(1)])).toEqual({ stored: 1, duplicates: 0 })
+    expect(records).toHaveLength(1)
   })
 
   test('a batch with nothing new logs nothing', async () => {

@@ -32,8 +32,8 @@ export const MAX_BATCH_EVENTS = 2000
 const MAX_PENDING_UUIDS = 200_000
 
 export class ImportService {
-  /** one batch at a time: its duplicate check and its append must not interleave with another's */
-  private turn: Promise<unknown> = Promise.resolve()
+  /** batches being checked and logged, which finish waits for */
+  private readonly inFlight = new Set<Promise<void>>()
   /** logged, not yet stored: a batch re-sent after an interruption must find these too */
   private pending = new Set<string>()
   private pendingSince: Set<string>[] = []
@@ -57,55 +57,72 @@ export class ImportService {
   }
 
   importBatch(projectId: number, events: ImportEvent[]): Promise<BatchAnswer> {
-    const run = this.turn.then(() => this.logBatch(projectId, events))
-    this.turn = run.catch(() => undefined)
+    const run = this.logBatch(projectId, events)
+    const settled = run.then(
+      () => undefined,
+      () => undefined,
+    )
+    this.inFlight.add(settled)
+    void settled.then(() => this.inFlight.delete(settled))
     return run
   }
 
   /** Wait until everything imported so far is in the stores (persons and definitions learned too). */
   async finish(timeoutMs: number): Promise<boolean> {
-    await this.turn
+    await Promise.all([...this.inFlight])
     const done = await this.deps.stored(timeoutMs)
-    if (done) this.forgetPending()
+    if (done && this.inFlight.size === 0) this.forgetPending()
     return done
   }
 
+  /**
+   * Several batches may be on their way at once (the store's look-up of one beside the append of another): a batch
+   * reserves its uuids in `pending` before it awaits anything, so another batch holding one of them skips it.
+   */
   private async logBatch(projectId: number, events: ImportEvent[]): Promise<BatchAnswer> {
-    if (this.pending.size > MAX_PENDING_UUIDS && (await this.deps.stored(60_000))) this.forgetPending()
+    // the stores far behind: wait for them before remembering more (what they write is forgotten here)
+    if (this.pending.size > MAX_PENDING_UUIDS) await this.deps.stored(60_000)
     const fresh: ImportEvent[] = []
-    const seen = new Set<string>()
+    const reserved = new Set<string>()
     for (const e of events) {
       const key = `${projectId}:${e.uuid}`
-      if (seen.has(e.uuid) || this.pending.has(key)) continue
-      seen.add(e.uuid)
+      if (this.pending.has(key)) continue
+      this.pending.add(key)
+      reserved.add(key)
       fresh.push(e)
     }
-    const held = fresh.length ? await this.deps.countByUuid(projectId, fresh.map((e) => e.uuid)) : new Map<string, number>()
-    const toLog = held.size ? fresh.filter((e) => !held.has(e.uuid)) : fresh
-    if (toLog.length > 0) {
-      const body = Buffer.from(JSON.stringify({ batch: toLog }), 'utf8')
-      const request: CaptureRequest = {
-        method: 'POST',
-        body,
-        contentType: 'application/json',
-        contentEncoding: null,
-        query: new URLSearchParams(),
-        ip: null,
-        userAgent: null,
-        engage: false,
-        receivedAt: Date.now(),
-        seed: randomBytes(16),
+    let toLog: ImportEvent[]
+    try {
+      const held = fresh.length ? await this.deps.countByUuid(projectId, fresh.map((e) => e.uuid)) : new Map<string, number>()
+      toLog = held.size ? fresh.filter((e) => !held.has(e.uuid)) : fresh
+      if (toLog.length > 0) {
+        const body = Buffer.from(JSON.stringify({ batch: toLog }), 'utf8')
+        const request: CaptureRequest = {
+          method: 'POST',
+          body,
+          contentType: 'application/json',
+          contentEncoding: null,
+          query: new URLSearchParams(),
+          ip: null,
+          userAgent: null,
+          engage: false,
+          receivedAt: Date.now(),
+          seed: randomBytes(16),
+        }
+        const durable = this.deps.log.accept(encodeRecord(projectId, request, false), toLog.length, body.length, projectId)
+        if (durable) await durable
       }
-      const durable = this.deps.log.accept(encodeRecord(projectId, request, false), toLog.length, body.length, projectId)
-      if (durable) await durable
-      const keys = new Set(toLog.map((e) => `${projectId}:${e.uuid}`))
-      for (const k of keys) this.pending.add(k)
-      this.pendingSince.push(keys)
+    } catch (error) {
+      this.forget(reserved)
+      throw error
+    }
+    if (toLog.length > 0) {
+      this.pendingSince.push(reserved)
       // known stored once the writers pass this record: forgotten then (the store answers for them)
       void this.deps.stored(600_000).then((done) => {
-        if (done) this.forget(keys)
+        if (done) this.forget(reserved)
       })
-    }
+    } else this.forget(reserved)
     return { stored: toLog.length, duplicates: events.length - toLog.length }
   }
 

@@ -163,7 +163,7 @@ describe('import events into a running service', () => {
     // every line accounted for once: stored by one of the runs, or (sent after the last saved progress) a duplicate
     expect(summary.read).toBe(100_000)
     expect(summary.stored + summary.duplicates).toBe(100_000)
-    expect(summary.duplicates).toBeLessThanOrEqual(2000)
+    expect(summary.duplicates).toBeLessThanOrEqual(3000) // at most the batches on their way when it was killed
     // the progress file is gone once the import completed
     expect(readdirSync(progressDir).filter((f) => f.endsWith('.json'))).toEqual([])
 
