@@ -73,6 +73,10 @@ describe('fingerprint', () => {
     // a very long one is hashed (the key of an issue stays bounded); an empty one is ignored
     expect(fingerprintException({ $exception_fingerprint: 'x'.repeat(10_000) }).$exception_fingerprint).toHaveLength(128)
     expect(fingerprintException({ $exception_fingerprint: ' ' }).$exception_fingerprint_record[0]!.type).toBe('exception')
+    // what Postgres cannot keep as text is hashed (the issues' consumer would otherwise refuse the event)
+    expect(fingerprintException({ $exception_fingerprint: 'a\u0000b' }).$exception_fingerprint).toMatch(/^[0-9a-f]{128}$/)
+    expect(fingerprintException({ $exception_fingerprint: 'a\ud800b' }).$exception_fingerprint).toMatch(/^[0-9a-f]{128}$/)
+    expect(fingerprintException({ $exception_fingerprint: "it's \\ odd" }).$exception_fingerprint).toBe("it's \\ odd")
   })
 
   test('handled only when every exception says so', () => {

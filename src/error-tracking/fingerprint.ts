@@ -169,7 +169,8 @@ export function proposedFingerprint(exceptions: ExceptionEntry[]): { fingerprint
 function manualFingerprint(v: unknown): string | null {
   const s = typeof v === 'string' ? v : typeof v === 'number' && Number.isFinite(v) ? String(v) : null
   if (s === null || s.trim() === '') return null
-  return s.length > MAX_MANUAL_FINGERPRINT ? sha512(s.slice(0, MAX_TEXT)) : s
+  // too long, or holding what Postgres cannot store as text (NUL, a lone surrogate): its hash instead
+  return s.length > MAX_MANUAL_FINGERPRINT || s.includes('\0') || !s.isWellFormed() ? sha512(s.slice(0, MAX_TEXT)) : s
 }
 
 function distinct(values: Iterable<string | null>): string[] {

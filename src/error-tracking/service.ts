@@ -17,6 +17,14 @@ import {
 export const MAX_LISTED_FINGERPRINTS = 20_000
 /** an issue's fingerprints read for its events (a merge of more counts only these) */
 export const MAX_ISSUE_FINGERPRINTS = 1_000
+/**
+ * fingerprints named in one read (a manual fingerprint is up to 256 characters: ~50 KB of query text, within the
+ * query API's 256 KB); more are read in several statements, and an issue's users and sessions are then the sum of
+ * each statement's (an upper bound: a person in two of them counts twice)
+ */
+export const FINGERPRINTS_PER_READ = 200
+/** fingerprints whose daily volume one list page reads (each issue's busiest first; 20 reads at most) */
+export const MAX_PAGE_FINGERPRINTS = 4_000
 /** days in a volume sparkline (a longer range shows its last days) */
 export const MAX_VOLUME_DAYS = 92
 const DAY = 86_400_000
@@ -87,6 +95,12 @@ function days(p: { dateFrom: number; dateTo: number }): string[] {
   return out
 }
 
+function chunks<T>(items: T[], size = FINGERPRINTS_PER_READ): T[][] {
+  const out: T[][] = []
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size))
+  return out
+}
+
 const iso = (v: unknown): string | null => (v === null || v === undefined ? null : v instanceof Date ? v.toISOString() : String(v))
 
 export class ErrorTrackingService {
@@ -113,13 +127,18 @@ export class ErrorTrackingService {
 
   /** Users and sessions of one issue's fingerprints together (a person in two fingerprints counts once). */
   private async distinctOf(teamId: number, fingerprints: string[], p: { dateFrom: number; dateTo: number }, signal?: AbortSignal): Promise<{ users: number; sessions: number }> {
-    const answer = await this.query.run(
-      teamId,
-      `SELECT count(DISTINCT person_id), count(DISTINCT properties.$session_id) FROM events WHERE ${within(p)} AND ${inList(fingerprints)}`,
-      signal,
-    )
-    const row = answer.results[0] ?? [0, 0]
-    return { users: Number(row[0]), sessions: Number(row[1]) }
+    const total = { users: 0, sessions: 0 }
+    for (const chunk of chunks(fingerprints)) {
+      const answer = await this.query.run(
+        teamId,
+        `SELECT count(DISTINCT person_id), count(DISTINCT properties.$session_id) FROM events WHERE ${within(p)} AND ${inList(chunk)}`,
+        signal,
+      )
+      const row = answer.results[0] ?? [0, 0]
+      total.users += Number(row[0])
+      total.sessions += Number(row[1])
+    }
+    return total
   }
 
   /** Events per day of each issue (fingerprint → issue given). */
@@ -129,13 +148,17 @@ export class ErrorTrackingService {
     if (fingerprints.length === 0) return out
     const labels = days(p)
     const from = Math.max(p.dateFrom, Date.parse(`${labels[0]}T00:00:00Z`))
-    const answer = await this.query.run(
-      teamId,
-      `SELECT ${FINGERPRINT} AS fingerprint, toStartOfDay(timestamp) AS day, count() FROM events
-        WHERE ${within({ dateFrom: from, dateTo: p.dateTo })} AND ${inList(fingerprints)} GROUP BY fingerprint, day LIMIT ${MAX_LISTED_FINGERPRINTS}`,
-      signal,
-    )
-    for (const [fingerprint, day, count] of answer.results) {
+    const rows: unknown[][] = []
+    for (const chunk of chunks(fingerprints)) {
+      const answer = await this.query.run(
+        teamId,
+        `SELECT ${FINGERPRINT} AS fingerprint, toStartOfDay(timestamp) AS day, count() FROM events
+          WHERE ${within({ dateFrom: from, dateTo: p.dateTo })} AND ${inList(chunk)} GROUP BY fingerprint, day LIMIT ${MAX_LISTED_FINGERPRINTS}`,
+        signal,
+      )
+      rows.push(...answer.results)
+    }
+    for (const [fingerprint, day, count] of rows) {
       const issue = issueOfFingerprint.get(String(fingerprint))
       if (!issue) continue
       let perDay = out.get(issue)
@@ -188,10 +211,21 @@ export class ErrorTrackingService {
     // exact distinct counts where an issue has several fingerprints (sums would count a person twice)
     for (const id of shown) {
       const a = byIssue.get(id)!
-      if (a.fingerprints.length > 1) Object.assign(a, await this.distinctOf(teamId, a.fingerprints.slice(0, MAX_ISSUE_FINGERPRINTS), p, signal))
+      // (past one read's worth, the sums stand: an upper bound)
+      if (a.fingerprints.length > 1 && a.fingerprints.length <= FINGERPRINTS_PER_READ) Object.assign(a, await this.distinctOf(teamId, a.fingerprints, p, signal))
     }
+    // each issue's busiest fingerprints first (counts came most frequent first), then the next of each, up to the bound
     const pageFingerprints = new Map<string, string>()
-    for (const id of shown) for (const f of byIssue.get(id)!.fingerprints.slice(0, MAX_ISSUE_FINGERPRINTS)) pageFingerprints.set(f, id)
+    for (let rank = 0; pageFingerprints.size < MAX_PAGE_FINGERPRINTS; rank++) {
+      let added = false
+      for (const id of shown) {
+        const f = byIssue.get(id)!.fingerprints[rank]
+        if (f === undefined || pageFingerprints.size >= MAX_PAGE_FINGERPRINTS) continue
+        pageFingerprints.set(f, id)
+        added = true
+      }
+      if (!added) break
+    }
     const volumes = await this.volumes(teamId, pageFingerprints, p, signal)
     const labels = days(p)
     const results = shown.map((id) => {
@@ -223,28 +257,44 @@ export class ErrorTrackingService {
     if (!row) throw errors.notFound('Issue not found.')
     const fingerprints = await fingerprintsOf(this.deps.sql, teamId, id, MAX_ISSUE_FINGERPRINTS)
     if (fingerprints.length === 0) return { ...this.answer(row, { occurrences: 0, users: 0, sessions: 0 }, days(range), undefined, null, null), fingerprints, events: [] }
-    const totals = await this.query.run(
-      teamId,
-      `SELECT count(), count(DISTINCT person_id), count(DISTINCT properties.$session_id), min(timestamp), max(timestamp) FROM events WHERE ${within(range)} AND ${inList(fingerprints)}`,
-      signal,
-    )
-    const [occurrences, users, sessions, first, last] = totals.results[0] ?? [0, 0, 0, null, null]
+    let occurrences = 0
+    let users = 0
+    let sessions = 0
+    let first: string | null = null
+    let last: string | null = null
+    const latestRows: unknown[][] = []
+    for (const chunk of chunks(fingerprints)) {
+      const totals = await this.query.run(
+        teamId,
+        `SELECT count(), count(DISTINCT person_id), count(DISTINCT properties.$session_id), min(timestamp), max(timestamp) FROM events WHERE ${within(range)} AND ${inList(chunk)}`,
+        signal,
+      )
+      const [n, u, se, f, l] = totals.results[0] ?? [0, 0, 0, null, null]
+      if (Number(n) === 0) continue
+      occurrences += Number(n)
+      users += Number(u)
+      sessions += Number(se)
+      if (first === null || iso(f)! < first) first = iso(f)
+      if (last === null || iso(l)! > last) last = iso(l)
+      if (eventLimit === 0) continue
+      const latest = await this.query.run(
+        teamId,
+        `SELECT uuid, distinct_id, timestamp, person_id, properties FROM events WHERE ${within(range)} AND ${inList(chunk)} ORDER BY timestamp DESC LIMIT ${eventLimit}`,
+        signal,
+      )
+      latestRows.push(...latest.results)
+    }
     const volumes = await this.volumes(teamId, new Map(fingerprints.map((f) => [f, id])), range, signal)
-    const latest = await this.query.run(
-      teamId,
-      `SELECT uuid, distinct_id, timestamp, person_id, properties FROM events WHERE ${within(range)} AND ${inList(fingerprints)} ORDER BY timestamp DESC LIMIT ${eventLimit}`,
-      signal,
-    )
-    const events = latest.results.map(([uuid, distinctId, timestamp, personId, properties]) => ({
+    latestRows.sort((a, b) => (String(iso(b[2])) < String(iso(a[2])) ? -1 : 1))
+    const events = latestRows.slice(0, eventLimit).map(([uuid, distinctId, timestamp, personId, properties]) => ({
       uuid: String(uuid),
       distinct_id: String(distinctId),
       timestamp: iso(timestamp)!,
       person_id: personId === null || personId === undefined ? null : String(personId),
       properties: (typeof properties === 'string' ? JSON.parse(properties) : properties) as Record<string, unknown>,
     }))
-    const counted = Number(occurrences) > 0
     return {
-      ...this.answer(row, { occurrences: Number(occurrences), users: Number(users), sessions: Number(sessions) }, days(range), volumes.get(id), counted ? iso(first) : null, counted ? iso(last) : null),
+      ...this.answer(row, { occurrences, users, sessions }, days(range), volumes.get(id), first, last),
       fingerprints,
       events,
     }

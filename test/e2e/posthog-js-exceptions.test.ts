@@ -51,7 +51,7 @@ for (const stores of ['embedded', 'real'] as const) {
       const tab = await newPage(browser)
       try {
         await tab.goto(server.url)
-        await tab.waitForFunction(() => (window as any).posthog?.__loaded === true)
+        await tab.waitForFunction(() => (globalThis as any).posthog?.__loaded === true)
         await tab.getByRole('button', { name: 'Break' }).click()
         const issues = await issueOf(message, 2)
         expect(issues).toHaveLength(1)
@@ -77,7 +77,7 @@ for (const stores of ['embedded', 'real'] as const) {
       // the remote config says so (the flag cache reloads the project within a second)
       const deadline = Date.now() + 10_000
       while (Date.now() < deadline) {
-        const config = await (await fetch(`${service.url}/array/${PROJECT_KEY}/config`)).json()
+        const config = (await (await fetch(`${service.url}/array/${PROJECT_KEY}/config`)).json()) as any
         if (config.errorTracking?.autocaptureExceptions === true) break
         await Bun.sleep(100)
       }

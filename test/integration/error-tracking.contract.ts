@@ -152,6 +152,59 @@ export function errorTrackingContract(name: string, start: () => Promise<Stack>)
       expect(still).toMatchObject({ status: 'active', team_id: other.id })
     })
 
+    test('hostile exceptions: stacks near the 1 MiB event cap (5 MB refused at capture), a fingerprint Postgres cannot store, quotes in it, nothing usable at all', async () => {
+      // an event over 1 MiB is refused whole at capture (PostHog's rule): a 5 MB stack never reaches the flush worker
+      const fiveMegabytes = exception('h0', 'StackError', 'too big', Array.from({ length: 50_000 }, (_, i) => frame(`deep${i}`, i)))
+      const refused = await stack.app.handle(new Request(`${BASE}/batch/`, { method: 'POST', body: JSON.stringify({ api_key: PROJECT_KEY, batch: [fiveMegabytes] }) }))
+      expect(refused.status).toBe(413)
+      const huge = Array.from({ length: 5_000 }, (_, i) => frame(`deep${i}`, i))
+      await send(stack, [
+        exception('h1', 'StackError', 'near the cap', huge),
+        { event: '$exception', properties: { distinct_id: 'h2', $exception_type: 'FlatError', $exception_message: 'flat near the cap', $exception_stack_trace_raw: '    at f (https://a/x.js:1:2)\n'.repeat(30_000) } },
+        exception('h3', 'Error', 'nul fingerprint', [frame('h', 1)], { $exception_fingerprint: 'a\u0000b' }),
+        exception('h4', 'Error', 'quoted fingerprint', [frame('h', 1)], { $exception_fingerprint: "x') OR 1=1 --\\" }),
+        { event: '$exception', properties: { distinct_id: 'h5', $exception_list: 'not a list' } },
+      ])
+      await settled(stack)
+      const deep = await byName('near the cap')
+      expect(deep).toMatchObject({ name: 'StackError', aggregations: { occurrences: 1 } })
+      const stored = (await json(api(`/${deep.id}/?events_limit=1`))).events[0].properties
+      expect(stored.$exception_list[0].stacktrace.frames).toHaveLength(5_000) // kept as sent
+      expect(stored.$exception_functions.length).toBeLessThanOrEqual(64) // derived properties bounded
+      expect(await byName('flat near the cap')).toMatchObject({ name: 'FlatError', aggregations: { occurrences: 1 } })
+      const nul = await byName('nul fingerprint')
+      expect((await json(api(`/${nul.id}/`))).fingerprints[0]).toMatch(/^[0-9a-f]{128}$/)
+      const quoted = await byName('quoted fingerprint')
+      expect(quoted.aggregations.occurrences).toBe(1)
+      expect((await json(api(`/${quoted.id}/`))).fingerprints).toEqual(["x') OR 1=1 --\\"])
+      expect(await byName('')).toMatchObject({ name: 'Error' })
+      // nothing was dead-lettered by the issues' consumer
+      expect(await metricsText()).not.toMatch(/pipeline_(dead_lettered_events|flush_failures)_total\{consumer="errors"/)
+    })
+
+    test('a merge racing ingestion: every event ends in the merged issue, the merged one never comes back', async () => {
+      await send(stack, [exception('r1', 'Error', 'race into', [frame('r', 1)]), exception('r2', 'Error', 'race from', [frame('q', 1)])])
+      await settled(stack)
+      const into = await byName('race into')
+      const from = await byName('race from')
+      const batches = Array.from({ length: 20 }, (_, i) => [exception(`r${i}`, 'Error', 'race into', [frame('r', 1)]), exception(`r${i}`, 'Error', 'race from', [frame('q', 1)])])
+      const ingest = (async () => {
+        for (const b of batches) {
+          await send(stack, b)
+          await Bun.sleep(5)
+        }
+      })()
+      await Bun.sleep(30)
+      const merged = await json(api(`/${into.id}/merge/`, 'POST', { ids: [from.id] }))
+      await ingest
+      expect(merged.merged).toEqual([from.id])
+      await settled(stack)
+      expect((await api(`/${from.id}/`)).status).toBe(404)
+      const [{ n }] = await stack.services.db.sql`select count(*)::int as n from error_tracking_issues where id = ${from.id}`
+      expect(n).toBe(0)
+      expect((await json(api(`/${into.id}/`))).aggregations.occurrences).toBe(42)
+    })
+
     test("exception autocapture follows the project's autocapture_exceptions_opt_in (remote config, /flags)", async () => {
       const remote = async () => json(stack.app.handle(new Request(`${BASE}/array/${PROJECT_KEY}/config`)))
       const flags = async () =>
