@@ -2,13 +2,15 @@
 // a duplicate; the store holds each uuid once), its persons learned (an $identify in the file merges) and its
 // historical timestamps kept; the import's throughput against /batch/ on the same service; gzip (by magic bytes)
 // and CSV as PostHog exports it, with refused lines counted by reason, without a service running; and a SIGKILL of
-// the import mid-way, then a resume: nothing lost, nothing twice. Real processes, the DuckDB event store.
+// the import mid-way, then a resume: nothing lost, nothing twice. Real processes, the DuckDB event store; and a
+// smaller import on ClickHouse 18.16 and Postgres (history path, each uuid inserted once, counted by the audit view).
 import { afterAll, describe, expect, test } from 'bun:test'
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { gzipSync } from 'node:zlib'
 import { eventually } from '../chaos/load'
-import { freshDataDir, PERSONAL_KEY, PROJECT_KEY } from '../helpers/stack'
+import { insertedByUuid } from '../helpers/clickhouse-audit'
+import { freshDataDir, freshEnv, PERSONAL_KEY, PROJECT_KEY } from '../helpers/stack'
 import { ROOT, runCli, spawnService, type ServiceProcess } from '../helpers/spawn-service'
 import { tempDir } from '../helpers/temp'
 
@@ -239,4 +241,26 @@ describe('import events with no service running', () => {
     const twice = JSON.parse(again.stdout) as Summary
     expect(twice).toMatchObject({ stored: 0, duplicates: 1301, refused: 9 })
   }, 600_000)
+})
+
+describe('import events on ClickHouse 18.16 and Postgres', () => {
+  test('history through the log\'s history path, twice: each uuid inserted once, the person learned', async () => {
+    const e = { ...(await freshEnv({ postgres: 'real', clickhouse: 'real' })), LOG_LEVEL: 'warn' }
+    const file = join(tempDir('phog-import-'), 'events.jsonl')
+    const lines = exportLines(6, 5000)
+    writeFileSync(file, `${lines.join('\n')}\n`)
+    const service = await spawnService(e)
+    services.push(service)
+    const first = await runCli(['import', 'events', file], e)
+    expect({ code: first.code, stderr: first.code === 0 ? '' : first.stderr }).toEqual({ code: 0, stderr: '' })
+    expect(JSON.parse(first.stdout)).toMatchObject({ read: 5000, stored: 5000, duplicates: 0, in_stores: true })
+    const second = await runCli(['import', 'events', file], e)
+    expect(JSON.parse(second.stdout)).toMatchObject({ read: 5000, stored: 0, duplicates: 5000 })
+    const person = await api(service.url, '/api/projects/@current/persons/?distinct_id=user-7')
+    expect([...person.results[0].distinct_ids].sort()).toEqual(['anon-7', 'user-7'])
+    const inserted = await insertedByUuid(e.CLICKHOUSE_URL!, 1, lines.map((_, i) => uuidOf(6, i)))
+    expect(inserted.size).toBe(5000)
+    expect([...inserted.values()].every((n) => n === 1)).toBe(true)
+    expect(await service.stop()).toBe(0)
+  }, 300_000)
 })
