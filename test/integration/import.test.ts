@@ -245,7 +245,7 @@ describe('import events with no service running', () => {
 
 describe('import events on ClickHouse 18.16 and Postgres', () => {
   test('history through the log\'s history path, twice: each uuid inserted once, the person learned', async () => {
-    const e = { ...(await freshEnv({ postgres: 'real', clickhouse: 'real' })), LOG_LEVEL: 'warn' }
+    const e: Record<string, string> = { ...(await freshEnv({ postgres: 'real', clickhouse: 'real' })), LOG_LEVEL: 'warn' }
     const file = join(tempDir('phog-import-'), 'events.jsonl')
     const lines = exportLines(6, 5000)
     writeFileSync(file, `${lines.join('\n')}\n`)
