@@ -126,6 +126,28 @@ export function surveysContract(name: string, start: () => Promise<Stack>): void
       expect(after.surveys.find((s: { id: string }) => s.id === made.id)).toBeUndefined()
     })
 
+    test('updates keep the flags in step: new filters, stop and relaunch, iterations, remove_targeting_flag', async () => {
+      const made = await create({ name: 'Kept', type: 'popover', targeting_flag_filters: { groups: [{ properties: [], rollout_percentage: 30 }] } })
+      const flag = (id: number) => json(api(`/feature_flags/${id}/`))
+      let patched = await json(api(`/surveys/${made.id}/`, 'PATCH', { targeting_flag_filters: { groups: [{ properties: [], rollout_percentage: 60 }] } }))
+      expect(patched.targeting_flag.id).toBe(made.targeting_flag.id)
+      expect((await flag(made.targeting_flag.id)).filters.groups[0].rollout_percentage).toBe(60)
+      // stopped: both flags off; end_date cleared: both on again
+      patched = await json(api(`/surveys/${made.id}/`, 'PATCH', { start_date: at(0), end_date: at(HOUR) }))
+      expect([(await flag(made.targeting_flag.id)).active, (await flag(made.internal_targeting_flag.id)).active]).toEqual([false, false])
+      patched = await json(api(`/surveys/${made.id}/`, 'PATCH', { end_date: null }))
+      expect([(await flag(made.targeting_flag.id)).active, (await flag(made.internal_targeting_flag.id)).active]).toEqual([true, true])
+      // iterations: the internal flag reads this iteration's properties
+      patched = await json(api(`/surveys/${made.id}/`, 'PATCH', { iteration_count: 3, iteration_frequency_days: 30, schedule: 'recurring' }))
+      expect(patched).toMatchObject({ current_iteration: 1, iteration_start_dates: [at(0), at(30 * 24 * HOUR), at(60 * 24 * HOUR)] })
+      expect((await flag(made.internal_targeting_flag.id)).filters.groups[0].properties[1].key).toBe(`$survey_responded/${made.id}/1`)
+      // remove_targeting_flag: the flag deleted, the survey without one
+      patched = await json(api(`/surveys/${made.id}/`, 'PATCH', { remove_targeting_flag: true }))
+      expect(patched.targeting_flag).toBeNull()
+      expect((await flag(made.targeting_flag.id)).deleted).toBe(true)
+      expect((await api(`/surveys/${made.id}/`, 'PATCH', { targeting_flag_filters: { groups: [{ properties: [], rollout_percentage: 100 }] } })).status).toBe(400)
+    })
+
     test('delete removes the survey and its flags', async () => {
       const made = await create({ name: 'Doomed', type: 'widget', targeting_flag_filters: { groups: [{ properties: [], rollout_percentage: 50 }] } })
       const r = await api(`/surveys/${made.id}/`, 'DELETE')
