@@ -51,13 +51,13 @@ import { AnalyticsThreads } from './analytics/threads'
 import { BackupService } from './backup/service'
 import { serviceSources } from './backup/sources'
 import { serveBackupControl } from './backup/control'
+import { serveImportControl } from './import/control'
+import { importDeps } from './import/repository'
+import { ImportService } from './import/service'
 
 export interface Lifecycle {
   draining: boolean
 }
-import { serveImportControl } from './import/control'
-import { importDeps } from './import/repository'
-import { ImportService } from './import/service'
 
 export interface Services {
   config: Config
