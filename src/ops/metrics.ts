@@ -145,6 +145,16 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
       help: 'Unflushed bytes of the write-ahead log held by the project holding most (bounded by WAL_PROJECT_SHARE of WAL_MAX_BYTES)',
       registers: [registry],
     }),
+    walGroupWrites: new Counter({
+      name: 'pipeline_wal_group_writes_total',
+      help: 'Groups the write-ahead log\'s writer wrote, each with one writev (and one fdatasync with WAL_FSYNC_INTERVAL_MS=0): pipeline_wal_group_records_total over this is how many requests shared a write',
+      registers: [registry],
+    }),
+    walGroupRecords: new Counter({
+      name: 'pipeline_wal_group_records_total',
+      help: 'Records (accepted requests) the write-ahead log\'s writer wrote in groups',
+      registers: [registry],
+    }),
     walEvents: new Gauge({
       name: 'pipeline_backlog_records',
       help: 'Log records (requests) accepted but not yet flushed',

@@ -1,15 +1,16 @@
 // The capture thread's side of the pipeline: accepted requests go to the write-ahead log (and nothing else
 // happens on the request path); a flush worker thread reads the log, writes the stores and reports back.
-// Capture answers 200 only after accept() returned: the record is in the log (and, with
-// WAL_FSYNC_INTERVAL_MS=0, on stable storage).
+// Capture answers 200 only after accept()'s promise resolved: the record is in the log, written by the log's
+// group-commit writer (and, with WAL_FSYNC_INTERVAL_MS=0, on stable storage).
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { decodeRecord, parseRequest } from '../capture/record'
-import { ApiError, errors } from '../http/errors'
+import { errors } from '../http/errors'
 import type { Logger } from '../log'
 import type { Metrics } from '../ops/metrics'
 import { Backlog, BacklogRecovery, readSavedBacklog, saveBacklog, saveBacklogNow } from './backlog'
 import { Checkpoint } from './checkpoint'
+import { PendingBytes } from './pending-bytes'
 import { ProjectShares } from './project-shares'
 import type { Progress } from './flusher'
 import { applyDeltas, type MetricDeltas } from './metrics-relay'
@@ -122,6 +123,10 @@ export class CaptureLog {
   private readonly behindSince = new Map<string, number>()
   /** backups copying the log's segments: while any runs, none is released (recycled) under it */
   private segmentHolds = 0
+  /** records accepted and handed to the log's writer, not yet written: counted against the cap and the shares */
+  private readonly pending = new PendingBytes()
+  /** the writer's groups as last counted in the metrics */
+  private groupsCounted = { groups: 0, records: 0 }
 
   constructor(
     private readonly options: CaptureLogOptions,
@@ -249,7 +254,7 @@ export class CaptureLog {
    * (WAL_MAX_BYTES / 256 at most), and is 0 once every consumer has caught up.
    */
   backlogBytes(): number {
-    return this.backlog.bytes
+    return this.backlog.bytes + this.pending.bytes
   }
 
   /** Save the backlog's tally beside the log when it changed (one write at a time, off the request thread). */
@@ -282,6 +287,10 @@ export class CaptureLog {
 
   private updateGauges(): void {
     const m = this.deps.metrics
+    const groups = this.wal.groupStats
+    m.walGroupWrites.inc(groups.groups - this.groupsCounted.groups)
+    m.walGroupRecords.inc(groups.records - this.groupsCounted.records)
+    this.groupsCounted = groups
     m.walBytes.set(this.backlogBytes())
     m.walEvents.set(this.progress ? this.wal.lastSeq - this.minPosition(this.progress) : this.wal.lastSeq)
     m.walLargestProject.set(this.shares.summary().largest)
@@ -301,11 +310,13 @@ export class CaptureLog {
   }
 
   /**
-   * Log an accepted request of `items` events. Throws 503 when the log is over its cap or the disk refuses
-   * the write, 429 when the project holds its share of the log; in every case nothing was acknowledged and the
-   * client retries.
+   * Log an accepted request of `items` events. Throws 503 when the log is over its cap, 429 when the project holds
+   * its share of the log; the promise rejects with 503 when the disk refuses the write. In every case nothing was
+   * acknowledged and the client retries. The record is written by the log's group-commit writer (wal-group.ts)
+   * together with the others waiting; the promise resolves once it is written (and synced, with
+   * WAL_FSYNC_INTERVAL_MS=0).
    */
-  accept(parts: Uint8Array[], items: number, decodedBytes = 0, projectId?: number): Promise<void> | null {
+  accept(parts: Uint8Array[], items: number, decodedBytes = 0, projectId?: number): Promise<void> {
     if (!this.accepting) throw errors.unavailable('shutting_down', 'The server is shutting down. Please retry.')
     let size = 16
     for (const p of parts) size += p.length
@@ -318,11 +329,21 @@ export class CaptureLog {
     }
     // the node's fullness first (503 for everybody), then the project's share (429 for it alone)
     if (projectId !== undefined) this.checkShare(projectId, weight)
-    let appended
-    try {
-      appended = this.wal.append(parts)
-    } catch (error) {
-      if (error instanceof WalWriteError) {
+    // counted as waiting from now: the cap and the shares see the records of a group still being written
+    this.pending.add(projectId, weight)
+    let waiting = true
+    const written = (seq: number) => {
+      waiting = false
+      this.pending.remove(projectId, weight)
+      this.backlog.add(seq, size, weight, items)
+      if (projectId !== undefined) this.shares.add(seq, projectId, weight)
+      this.publish(items)
+    }
+    return this.wal.write(parts, written).then(
+      () => undefined,
+      (error) => {
+        if (waiting) this.pending.remove(projectId, weight)
+        if (!(error instanceof WalWriteError)) throw error
         // once a second at most: a full disk refuses every request
         const now = Date.now()
         if (now - this.lastRefusalLogged > 1000) {
@@ -331,17 +352,8 @@ export class CaptureLog {
         }
         this.deps.metrics.requestsRejected.inc({ code: 'log_write_failed' })
         throw errors.unavailable('log_write_failed', 'Unable to store event(s). Please try again.')
-      }
-      throw error
-    }
-    this.backlog.add(appended.seq, appended.size, Math.max(appended.size, decodedBytes), items)
-    if (projectId !== undefined) this.shares.add(appended.seq, projectId, Math.max(appended.size, decodedBytes))
-    this.publish(items)
-    return appended.durable
-      ? appended.durable.catch((error) => {
-          throw error instanceof ApiError ? error : errors.unavailable('log_write_failed', 'Unable to store event(s). Please try again.')
-        })
-      : null
+      },
+    )
   }
 
   /**
@@ -350,13 +362,14 @@ export class CaptureLog {
    * be started now, the current one goes when it is full and passed.
    */
   forgetLogged(): void {
-    try {
-      this.wal.forgetLogged()
-      // consumers that already passed everything report no progress until new records come: release now
-      if (this.progress && this.segmentHolds === 0) this.wal.release(this.minPosition(this.progress))
-    } catch (error) {
-      this.deps.log.warn({ err: error }, 'write-ahead log: could not start a new segment after an erasure; the current one is deleted once full and consumed')
-    }
+    // at once when no group is being written, else between two groups
+    this.wal.forgetLogged().then(
+      () => {
+        // consumers that already passed everything report no progress until new records come: release now
+        if (this.progress && this.segmentHolds === 0 && !this.closed) this.wal.release(this.minPosition(this.progress))
+      },
+      (error) => this.deps.log.warn({ err: error }, 'write-ahead log: could not start a new segment after an erasure; the current one is deleted once full and consumed'),
+    )
   }
 
   /**
@@ -366,7 +379,7 @@ export class CaptureLog {
   private checkShare(projectId: number, weight: number): void {
     const share = this.options.projectShareBytes
     if (share === undefined) return
-    const held = this.shares.bytesOf(projectId)
+    const held = this.shares.bytesOf(projectId) + this.pending.bytesOf(projectId)
     if (held === 0 || held + weight <= share) return
     this.deps.metrics.requestsRejected.inc({ code: 'project_log_share' })
     const now = Date.now()
@@ -404,8 +417,10 @@ export class CaptureLog {
    * (e.g. the event-store writers, before events are erased from the store); false when `timeoutMs` passes first.
    */
   async caughtUp(consumers: string[], timeoutMs: number): Promise<boolean> {
-    const target = this.wal.lastSeq
     const deadline = Date.now() + timeoutMs
+    // records handed to the log's writer before this call are written first (or refused)
+    await this.wal.settled()
+    const target = this.wal.lastSeq
     const behind = () => !this.progress || consumers.some((c) => (this.progress!.positions[c] ?? target) < target)
     while (behind()) {
       if (Date.now() >= deadline || this.closed) return false
@@ -428,6 +443,8 @@ export class CaptureLog {
   async drain(timeoutMs: number): Promise<boolean> {
     if (this.closed) return false
     this.accepting = false
+    // requests accepted before are written (and answered) first: the worker drains what the log holds
+    await this.wal.settled()
     let caughtUp = false
     if (this.worker) {
       const done = new Promise<boolean>((resolve) => (this.draining = resolve))

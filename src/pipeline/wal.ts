@@ -22,6 +22,7 @@ import {
 } from 'node:fs'
 import { open as openAsync } from 'node:fs/promises'
 import { join } from 'node:path'
+import { crcOfParts, frameOf, GroupWriter } from './wal-group'
 import { FRAME, readRecordAt, WalReader, type Segment, type WalSource } from './wal-reader'
 
 export { WalReader, type Segment, type WalRecord, type WalSource } from './wal-reader'
@@ -60,23 +61,6 @@ export class WalWriteError extends Error {
 
 const segmentName = (seq: number) => `${String(seq).padStart(16, '0')}.seg`
 
-function frameOf(seq: number, length: number, crcOfPayload: (seed: number) => number): Buffer {
-  const frame = Buffer.allocUnsafe(FRAME)
-  frame.writeUInt32LE(length, 0)
-  frame.writeUInt32LE(seq % 0x1_0000_0000, 8)
-  frame.writeUInt32LE(Math.floor(seq / 0x1_0000_0000), 12)
-  frame.writeUInt32LE(crcOfPayload(Bun.hash.crc32(frame.subarray(8, 16))) >>> 0, 4)
-  return frame
-}
-
-function crcOfParts(parts: Uint8Array[]): (seed: number) => number {
-  return (seed) => {
-    let crc = seed
-    for (const p of parts) crc = Bun.hash.crc32(p, crc)
-    return crc
-  }
-}
-
 export class WriteAheadLog implements WalSource {
   private segments: Segment[] = []
   private spares: string[] = []
@@ -95,8 +79,35 @@ export class WriteAheadLog implements WalSource {
   private spareCounter = 0
   private spareRetryAt = 0
   private closed = false
+  /** capture's appends: grouped, written off the serving thread (wal-group.ts) */
+  private readonly writer: GroupWriter
 
-  private constructor(private readonly options: WalOptions) {}
+  private constructor(private readonly options: WalOptions) {
+    this.writer = new GroupWriter({
+      segmentBytes: options.segmentBytes,
+      syncEach: options.fsyncIntervalMs === 0,
+      groupStart: (size) => {
+        if (this.closed) throw new WalWriteError('log is closed', 'ECLOSED')
+        try {
+          // rolling can fail (no room for a new segment): the record that needed it is refused
+          if (this.active.size > 0 && this.active.size + size > this.options.segmentBytes) this.roll()
+        } catch (error) {
+          throw new WalWriteError(`write-ahead log append failed: ${(error as Error).message}`, (error as NodeJS.ErrnoException).code)
+        }
+        return { fd: this.fd, segment: this.active, seq: this.nextSeq }
+      },
+      groupWritten: (segment, bytes, lastSeq) => {
+        segment.size += bytes
+        segment.lastSeq = lastSeq
+        this.nextSeq = lastSeq + 1
+        this.dirty = true
+      },
+      refusal: (error, during) =>
+        error instanceof WalWriteError
+          ? error
+          : new WalWriteError(`${during === 'write' ? 'write-ahead log append' : 'fdatasync'} failed: ${(error as Error).message}`, (error as NodeJS.ErrnoException).code),
+    })
+  }
 
   /** Open the log in `dir`, recovering what a previous process wrote. */
   static open(options: WalOptions): WriteAheadLog {
@@ -252,11 +263,33 @@ export class WriteAheadLog implements WalSource {
   }
 
   /**
-   * Append one record made of `parts`. Throws WalWriteError (nothing written) when the disk refuses it.
-   * The write is synchronous, so a record is in the OS before the caller answers; `durable` covers fsync.
+   * Append one record made of `parts` through the group-commit writer (wal-group.ts): resolves with its sequence
+   * number once it is written, in the OS (and, with fsyncIntervalMs 0, on stable storage); rejects with a
+   * WalWriteError when the disk refused it. `onWritten` is called as soon as it is written, before any sync.
+   */
+  write(parts: Uint8Array[], onWritten?: (seq: number) => void): Promise<number> {
+    if (this.closed) return Promise.reject(new WalWriteError('log is closed', 'ECLOSED'))
+    return this.writer.write(parts, onWritten)
+  }
+
+  /** Resolves once every record handed to write() before this call is written or refused. */
+  settled(): Promise<void> {
+    return this.writer.settled()
+  }
+
+  /** Groups written by write(), and the records in them (how well appends are grouped). */
+  get groupStats(): { groups: number; records: number } {
+    return { groups: this.writer.groups, records: this.writer.recordsWritten }
+  }
+
+  /**
+   * Append one record made of `parts`, synchronously, on the calling thread (tools and tests; capture uses write()).
+   * Throws WalWriteError (nothing written) when the disk refuses it; `durable` covers fsync.
    */
   append(parts: Uint8Array[]): Appended {
     if (this.closed) throw new WalWriteError('log is closed', 'ECLOSED')
+    // the group writer owns the active segment's end while it has work
+    if (this.writer.busy) throw new WalWriteError('log is being written by the group writer', 'EBUSY')
     let length = 0
     for (const p of parts) length += p.length
     const size = FRAME + length
@@ -373,7 +406,21 @@ export class WriteAheadLog implements WalSource {
    * segments are deleted rather than recycled when released, the active one is closed so that it can be, and
    * spares that were segments go now.
    */
-  forgetLogged(): void {
+  forgetLogged(): Promise<void> {
+    // between two groups of the writer: a group in flight is writing into the active segment
+    return new Promise((resolve, reject) =>
+      this.writer.whenBetweenGroups(() => {
+        try {
+          this.forgetLoggedNow()
+          resolve()
+        } catch (error) {
+          reject(error)
+        }
+      }),
+    )
+  }
+
+  private forgetLoggedNow(): void {
     if (this.closed) return
     this.wipeThroughSeq = this.lastSeq
     for (const spare of this.spares.filter((s) => this.recycled.has(s))) {
@@ -394,6 +441,8 @@ export class WriteAheadLog implements WalSource {
 
   async close(): Promise<void> {
     if (this.closed) return
+    // what capture handed over is written first (its requests are waiting for it)
+    await this.writer.settled()
     clearInterval(this.syncTimer)
     await this.preparing
     this.closed = true
