@@ -14,6 +14,17 @@ const STATUSES = [
   ['all', 'All'],
 ] as const
 
+/** "Date range": the ranges the issues API is asked for, on the list and on an issue's page. */
+export function RangeField(props: { range: string; onChange: (range: string) => void }) {
+  return (
+    <Field label="Date range">
+      <select value={props.range} onChange={(e) => props.onChange(valueOf(e))}>
+        <Options choices={RANGES} />
+      </select>
+    </Field>
+  )
+}
+
 export function Sparkline(props: { name: string; volume: number[] }) {
   const width = 100
   const height = 24
@@ -41,11 +52,7 @@ export function IssueList() {
             <Options choices={STATUSES} />
           </select>
         </Field>
-        <Field label="Date range">
-          <select value={range} onChange={(e) => setRange(valueOf(e))}>
-            <Options choices={RANGES} />
-          </select>
-        </Field>
+        <RangeField range={range} onChange={setRange} />
       </div>
       <ErrorNote error={issues.error} />
       <ListBody state={issues} count={rows.length} what="issues" empty={status === 'active' ? 'No active issues in this range: exceptions posthog-js captures show here.' : 'No issue matches.'}>

@@ -3,11 +3,13 @@
 // events (the issue's answer lists them newest first: 25, then up to 100 on "Show more events").
 import { useState } from 'preact/hooks'
 import { api, projectPath, query } from '../lib/api'
-import { ErrorNote, Field, Link, Loading, Options, Page, time, useAsync, valueOf } from '../lib/ui'
+import { ErrorNote, Link, Loading, Page, time, useAsync } from '../lib/ui'
 import { useAction } from '../lib/forms'
+import { Figures } from '../lib/figures'
 import { Table } from '../lib/lists'
 import { useSession } from '../lib/session'
-import { eventsOf, exceptionsOf, frameWhere, issueOf, rangeOf, RANGES, STATUS_TEXT, type ExceptionEntry, type IssueEvent } from './issues'
+import { RangeField } from './IssueList'
+import { eventsOf, exceptionsOf, frameWhere, issueOf, rangeOf, STATUS_TEXT, type ExceptionEntry, type IssueEvent } from './issues'
 
 const EVENTS_PAGE = 25
 /** the most events the issue's answer lists */
@@ -116,40 +118,18 @@ export function IssuePage(props: { id: string }) {
       {issue.description ? <p class="wrap">{issue.description}</p> : null}
       <ErrorNote error={action.error ?? answer.error} />
       <div class="filters">
-        <Field label="Date range">
-          <select value={range} onChange={(e) => setRange(valueOf(e))}>
-            <Options choices={RANGES} />
-          </select>
-        </Field>
+        <RangeField range={range} onChange={setRange} />
       </div>
-      <dl class="figures">
-        <div>
-          <dt>Status</dt>
-          <dd>
-            <span role="status">{STATUS_TEXT[issue.status] ?? issue.status}</span>
-          </dd>
-        </div>
-        <div>
-          <dt>Occurrences</dt>
-          <dd>{issue.occurrences}</dd>
-        </div>
-        <div>
-          <dt>Users</dt>
-          <dd>{issue.users}</dd>
-        </div>
-        <div>
-          <dt>Sessions</dt>
-          <dd>{issue.sessions}</dd>
-        </div>
-        <div>
-          <dt>First seen</dt>
-          <dd>{time(issue.first_seen)}</dd>
-        </div>
-        <div>
-          <dt>Last seen</dt>
-          <dd>{time(issue.last_seen)}</dd>
-        </div>
-      </dl>
+      <Figures
+        items={[
+          ['Status', <span role="status">{STATUS_TEXT[issue.status] ?? issue.status}</span>],
+          ['Occurrences', issue.occurrences],
+          ['Users', issue.users],
+          ['Sessions', issue.sessions],
+          ['First seen', time(issue.first_seen)],
+          ['Last seen', time(issue.last_seen)],
+        ]}
+      />
       <h2>Stack trace</h2>
       <LatestStack event={events[0]} />
       <h2>Events</h2>

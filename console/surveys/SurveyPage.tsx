@@ -3,6 +3,7 @@
 import { api, projectPath } from '../lib/api'
 import { ConfirmedButton, ErrorNote, Link, Loading, Page, time, useAsync } from '../lib/ui'
 import { useAction } from '../lib/forms'
+import { Figures } from '../lib/figures'
 import { useSession } from '../lib/session'
 import { SurveyForm } from './SurveyForm'
 import { SurveyResults } from './SurveyResults'
@@ -58,34 +59,16 @@ function SurveyView(props: { id: string }) {
         <Link to="/surveys">All surveys</Link>
       </p>
       <ErrorNote error={action.error} />
-      <dl class="figures">
-        <div>
-          <dt>Status</dt>
-          <dd>
-            <span role="status">{statusText(s)}</span>
-          </dd>
-        </div>
-        <div>
-          <dt>Type</dt>
-          <dd>{TYPE_TEXT[s.type] ?? s.type}</dd>
-        </div>
-        <div>
-          <dt>Started</dt>
-          <dd>{time(s.start_date)}</dd>
-        </div>
-        <div>
-          <dt>Ended</dt>
-          <dd>{time(s.end_date)}</dd>
-        </div>
-        <div>
-          <dt>URL contains</dt>
-          <dd class="mono wrap">{url || 'any page'}</dd>
-        </div>
-        <div>
-          <dt>Linked feature flag</dt>
-          <dd class="mono">{s.linked_flag ? <Link to={`/flags/${s.linked_flag.id}`}>{s.linked_flag.key}</Link> : 'none'}</dd>
-        </div>
-      </dl>
+      <Figures
+        items={[
+          ['Status', <span role="status">{statusText(s)}</span>],
+          ['Type', TYPE_TEXT[s.type] ?? s.type],
+          ['Started', time(s.start_date)],
+          ['Ended', time(s.end_date)],
+          ['URL contains', <span class="mono wrap">{url || 'any page'}</span>],
+          ['Linked feature flag', <span class="mono">{s.linked_flag ? <Link to={`/flags/${s.linked_flag.id}`}>{s.linked_flag.key}</Link> : 'none'}</span>],
+        ]}
+      />
       <h2>Questions</h2>
       <ol>
         {s.questions.map((q, i) => (

@@ -4,6 +4,7 @@ import { useState } from 'preact/hooks'
 import { api, projectPath } from '../lib/api'
 import { ErrorNote, Link, Loading, time, useAsync } from '../lib/ui'
 import { Table } from '../lib/lists'
+import { Figures } from '../lib/figures'
 import { useSession } from '../lib/session'
 import { answersNode, ANSWERS_PAGE, choiceCounts, countsNode, figures, percentText, ratingCounts, type Count, type CountRow, type SurveyStats } from './results'
 import type { Survey, SurveyQuestion } from './types'
@@ -155,24 +156,15 @@ export function SurveyResults(props: { survey: Survey }) {
       </div>
       <ErrorNote error={stats.error} />
       {f ? (
-        <dl class="figures" aria-label="Survey figures">
-          <div>
-            <dt>Shown</dt>
-            <dd>{f.shown}</dd>
-          </div>
-          <div>
-            <dt>Sent</dt>
-            <dd>{f.sent}</dd>
-          </div>
-          <div>
-            <dt>Dismissed</dt>
-            <dd>{f.dismissed}</dd>
-          </div>
-          <div>
-            <dt>Response rate</dt>
-            <dd>{percentText(f.responseRate)}</dd>
-          </div>
-        </dl>
+        <Figures
+          label="Survey figures"
+          items={[
+            ['Shown', f.shown],
+            ['Sent', f.sent],
+            ['Dismissed', f.dismissed],
+            ['Response rate', percentText(f.responseRate)],
+          ]}
+        />
       ) : stats.loading ? (
         <Loading what="the figures" />
       ) : null}
