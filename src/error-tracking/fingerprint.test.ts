@@ -76,7 +76,9 @@ describe('fingerprint', () => {
     // what Postgres cannot keep as text is hashed (the issues' consumer would otherwise refuse the event)
     expect(fingerprintException({ $exception_fingerprint: 'a\u0000b' }).$exception_fingerprint).toMatch(/^[0-9a-f]{128}$/)
     expect(fingerprintException({ $exception_fingerprint: 'a\ud800b' }).$exception_fingerprint).toMatch(/^[0-9a-f]{128}$/)
-    expect(fingerprintException({ $exception_fingerprint: "it's \\ odd" }).$exception_fingerprint).toBe("it's \\ odd")
+    expect(fingerprintException({ $exception_fingerprint: "it's odd" }).$exception_fingerprint).toBe("it's odd")
+    // what not every store reads back alike from JSON is hashed too
+    for (const odd of ['a\\b', 'a"b', 'a\nb']) expect(fingerprintException({ $exception_fingerprint: odd }).$exception_fingerprint).toMatch(/^[0-9a-f]{128}$/)
   })
 
   test('handled only when every exception says so', () => {
@@ -108,7 +110,7 @@ describe('fingerprint', () => {
     expect(p.$exception_types).toHaveLength(MAX_EXCEPTIONS)
     expect(p.$exception_types[0]).toHaveLength(MAX_TEXT)
     expect(exceptionsOf(props)[0]!.frames).toHaveLength(MAX_FRAMES)
-    expect(ms).toBeLessThan(500)
+    expect(ms).toBeLessThan(2000) // ~90 ms measured; unbounded, 1,000 × 5 MB would take seconds
     // the flat shape's 5 MB stack text: only its head is read
     const text = 'Error: m\n' + '    at f (https://a/x.js:1:2)\n'.repeat(200_000)
     const t0 = performance.now()

@@ -162,7 +162,8 @@ export function errorTrackingContract(name: string, start: () => Promise<Stack>)
         exception('h1', 'StackError', 'near the cap', huge),
         { event: '$exception', properties: { distinct_id: 'h2', $exception_type: 'FlatError', $exception_message: 'flat near the cap', $exception_stack_trace_raw: '    at f (https://a/x.js:1:2)\n'.repeat(30_000) } },
         exception('h3', 'Error', 'nul fingerprint', [frame('h', 1)], { $exception_fingerprint: 'a\u0000b' }),
-        exception('h4', 'Error', 'quoted fingerprint', [frame('h', 1)], { $exception_fingerprint: "x') OR 1=1 --\\" }),
+        exception('h4', 'Error', 'quoted fingerprint', [frame('h', 1)], { $exception_fingerprint: "x') OR 1=1 --" }),
+        exception('h6', 'Error', 'backslash fingerprint', [frame('h', 1)], { $exception_fingerprint: 'C:\\app\\"x"' }),
         { event: '$exception', properties: { distinct_id: 'h5', $exception_list: 'not a list' } },
       ])
       await settled(stack)
@@ -176,7 +177,9 @@ export function errorTrackingContract(name: string, start: () => Promise<Stack>)
       expect((await json(api(`/${nul.id}/`))).fingerprints[0]).toMatch(/^[0-9a-f]{128}$/)
       const quoted = await byName('quoted fingerprint')
       expect(quoted.aggregations.occurrences).toBe(1)
-      expect((await json(api(`/${quoted.id}/`))).fingerprints).toEqual(["x') OR 1=1 --\\"])
+      expect((await json(api(`/${quoted.id}/`))).fingerprints).toEqual(["x') OR 1=1 --"])
+      // a backslash or a double quote is not read back alike by every store from JSON: hashed, so listed everywhere
+      expect((await json(api(`/${(await byName('backslash fingerprint')).id}/`))).fingerprints[0]).toMatch(/^[0-9a-f]{128}$/)
       expect(await byName('')).toMatchObject({ name: 'Error' })
       // nothing was dead-lettered by the issues' consumer
       expect(await metricsText()).not.toMatch(/pipeline_(dead_lettered_events|flush_failures)_total\{consumer="errors"/)
