@@ -27,6 +27,8 @@ export interface RecordingIngestResult {
   quotaLimited: boolean
 }
 
+const personalKeyRefused = () => errors.validation('invalid_api_key', 'Session recordings take the project API key (phc_…), not a personal key.', 'api_key')
+
 export class RecordingIngest {
   constructor(private readonly deps: RecordingIngestDeps) {}
 
@@ -42,7 +44,9 @@ export class RecordingIngest {
   private async accept(request: CaptureRequest, clientAddress: string | null): Promise<RecordingIngestResult> {
     // a key in the query string is checked before the body is decoded: an unknown one costs no decoding
     const queryToken = request.query.get('token') || request.query.get('api_key')
-    if (queryToken && !queryToken.startsWith('phx_')) await this.deps.projectFor(queryToken, undefined, clientAddress)
+    // the query is logged as it came: a personal key there would be written to disk even beside a project key in the body
+    for (const name of ['token', 'api_key']) if (request.query.getAll(name).some((v) => v.startsWith('phx_'))) throw personalKeyRefused()
+    if (queryToken) await this.deps.projectFor(queryToken, undefined, clientAddress)
     let parsed: ReturnType<typeof parseRecordingRequest>
     try {
       parsed = parseRecordingRequest(request, this.deps.maxBodyBytes)
@@ -50,7 +54,7 @@ export class RecordingIngest {
       throw error instanceof RecordingError ? refusalOf(error) : error
     }
     // the log keeps the body as it came: a personal key in it would be written to disk (posthog-js never sends one)
-    if (parsed.token?.startsWith('phx_')) throw errors.validation('invalid_api_key', 'Session recordings take the project API key (phc_…), not a personal key.', 'api_key')
+    if (parsed.token?.startsWith('phx_')) throw personalKeyRefused()
     const projectId = await this.deps.projectFor(parsed.token, parsed.projectId, clientAddress)
     const cost = costOf(projectId, parsed.decodedSize, parsed.batches)
     const over = this.deps.budget.take(cost)

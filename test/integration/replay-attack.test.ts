@@ -102,6 +102,15 @@ for (const choice of [
       expect(lines.trim().split('\n').map((l) => JSON.parse(l)[1])).toEqual(events)
     }, 60_000)
 
+    test('a personal key in the query is refused, even beside a project key in the body (the query is logged as it came)', async () => {
+      const body = JSON.stringify([snapshot('with-personal-key', [move(Date.now())])])
+      for (const query of ['token=phx_test_personal_key_0001', 'api_key=phx_test_personal_key_0001', 'token=phc_x&token=phx_test_personal_key_0001']) {
+        const r = await post(stack, `/s/?${query}`, body)
+        expect({ query, status: r.status, code: ((await r.json()) as any).code }).toEqual({ query, status: 400, code: 'invalid_api_key' })
+      }
+      expect((await stack.api('/api/projects/1/session_recordings/with-personal-key/')).status).toBe(404)
+    })
+
     test.if(choice.clickhouse === 'embedded')(`a session of more than ${MAX_SOURCES} blocks lists its first ${MAX_SOURCES} sources`, async () => {
       // a million tiny requests to one session made a 129 MB sources answer (23 s of an analytics thread); the blocks
       // are written straight into the store here, as the recordings writer would, to spare the test a million requests
