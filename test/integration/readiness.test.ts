@@ -44,7 +44,7 @@ describe('health and readiness', () => {
       status: 200,
       body: {
         status: 'ready',
-        checks: { postgres: 'ok', clickhouse: 'ok', write_ahead_log: 'ok', server: 'ok', consumer_store: 'ok', consumer_learn: 'ok', consumer_store_history: 'ok', consumer_recordings: 'ok' },
+        checks: { postgres: 'ok', clickhouse: 'ok', write_ahead_log: 'ok', server: 'ok', consumer_store: 'ok', consumer_learn: 'ok', consumer_store_history: 'ok', consumer_recordings: 'ok', consumer_errors: 'ok' },
         backlog: { records: 0, events: 0, bytes: 0, draining: false },
       },
     })
