@@ -72,6 +72,18 @@ function fromRow(teamId: number, r: SessionRow): RecordingRow {
 
 const int = (n: number) => String(Math.trunc(n))
 
+/** ClickHouse's default max_query_size: a query naming a person's distinct ids may be longer. */
+const DEFAULT_MAX_QUERY_SIZE = 262_144
+
+/**
+ * The setting a long query needs: a person's distinct ids are named in the query (persons live in Postgres), and a
+ * person of 3,000 distinct ids of 150 characters made the list by person_uuid a 500 (max_query_size exceeded).
+ */
+function roomFor(query: string): Record<string, string> {
+  const bytes = Buffer.byteLength(query)
+  return bytes > DEFAULT_MAX_QUERY_SIZE / 2 ? { max_query_size: String(bytes + 4096) } : {}
+}
+
 /**
  * UTC months one insert may touch. The table is partitioned by month (in the server's time zone: a UTC month is at
  * most two of its months), and ClickHouse refuses an insert into more than 100 partitions: a single request of 101
@@ -144,7 +156,7 @@ export class ClickHouseRecordingStore implements RecordingStore {
   }
 
   private async rows<T>(query: string): Promise<T[]> {
-    const rs = await this.client.query({ query, format: 'JSONEachRow', clickhouse_settings: this.replicaChoice })
+    const rs = await this.client.query({ query, format: 'JSONEachRow', clickhouse_settings: { ...this.replicaChoice, ...roomFor(query) } })
     return (await rs.json()) as T[]
   }
 

@@ -111,6 +111,23 @@ for (const choice of [
       expect((await stack.api('/api/projects/1/session_recordings/with-personal-key/')).status).toBe(404)
     })
 
+    test('a person of 3,000 long distinct ids: their recordings are listed by person, and erased with them', async () => {
+      const anon = (i: number) => `anon-${i}-${'x'.repeat(150)}`
+      const identifies = Array.from({ length: 3000 }, (_, i) => ({ event: '$identify', distinct_id: 'many-ids', properties: { $anon_distinct_id: anon(i) } }))
+      const r = await post(stack, '/batch/', JSON.stringify({ api_key: PROJECT_KEY, batch: identifies }), { 'content-type': 'application/json' })
+      expect(r.status).toBe(200)
+      expect((await post(stack, '/s/', JSON.stringify([{ ...snapshot('many-ids-session', [move(Date.now())]), distinct_id: anon(2999) }]))).status).toBe(200)
+      const person = await waitFor(async () => {
+        const page = (await (await stack.api('/api/projects/1/session_recordings/?distinct_id=' + anon(2999))).json()) as any
+        return page.results[0]?.person?.distinct_ids?.length === 3001 ? page.results[0].person : null
+      }, 60_000)
+      const byPerson = await stack.api(`/api/projects/1/session_recordings/?person_uuid=${person.id}`)
+      expect(byPerson.status).toBe(200)
+      expect(((await byPerson.json()) as any).results.map((x: any) => x.id)).toEqual(['many-ids-session'])
+      expect((await stack.api(`/api/projects/1/persons/${person.id}/`, { method: 'DELETE' })).status).toBeLessThan(300)
+      expect((await stack.api('/api/projects/1/session_recordings/many-ids-session/')).status).toBe(404)
+    }, 120_000)
+
     test.if(choice.clickhouse === 'embedded')(`a session of more than ${MAX_SOURCES} blocks lists its first ${MAX_SOURCES} sources`, async () => {
       // a million tiny requests to one session made a 129 MB sources answer (23 s of an analytics thread); the blocks
       // are written straight into the store here, as the recordings writer would, to spare the test a million requests
