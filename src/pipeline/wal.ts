@@ -5,13 +5,13 @@
 // (renamed and overwritten) rather than deleted, and a spare is preallocated ahead of need: in this VM,
 // writing over allocated pages is ~10x cheaper than growing a file. Recovery scans each segment until a
 // frame is short, fails its crc, or carries the wrong sequence number (stale bytes of a recycled file
-// always carry older ones), and appends resume there.
+// always carry older ones), and appends resume there (wal-recovery.ts). Capture's appends go through the
+// group-commit writer (wal-group.ts, write()): the serving thread never writes the file itself.
 import {
   closeSync,
   existsSync,
   fdatasync,
   fdatasyncSync,
-  fstatSync,
   ftruncateSync,
   mkdirSync,
   openSync,
@@ -23,11 +23,11 @@ import {
 import { open as openAsync } from 'node:fs/promises'
 import { join } from 'node:path'
 import { crcOfParts, frameOf, GroupWriter } from './wal-group'
-import { FRAME, readRecordAt, WalReader, type Segment, type WalSource } from './wal-reader'
+import { FRAME, WalReader, type Segment, type WalSource } from './wal-reader'
+import { recoverSegments } from './wal-recovery'
 
 export { WalReader, type Segment, type WalRecord, type WalSource } from './wal-reader'
 
-const SEGMENT = /^(\d{16})\.seg$/
 const SPARE = /^spare-\d+\.seg$/
 
 export interface WalOptions {
@@ -133,43 +133,7 @@ export class WriteAheadLog implements WalSource {
     this.spares = names.filter((n) => SPARE.test(n)).map((n) => join(dir, n))
     this.spareCounter = this.spares.length
     this.recycled = new Set(this.spares) // which were zeroed and which were segments is not known after a restart
-    const found = names
-      .map((n) => SEGMENT.exec(n))
-      .filter((m): m is RegExpExecArray => m !== null)
-      .map((m) => ({ firstSeq: Number(m[1]), path: join(dir, m[0]) }))
-      .sort((a, b) => a.firstSeq - b.firstSeq)
-
-    let expect: number | null = null
-    for (let i = 0; i < found.length; i++) {
-      const { firstSeq, path } = found[i]
-      if (expect !== null && firstSeq !== expect) {
-        // A gap means the segments after it cannot be trusted in order; keep them out of the way.
-        renameSync(path, `${path}.orphan`)
-        continue
-      }
-      const fd = openSync(path, 'r')
-      const limit = fstatSync(fd).size
-      let offset = 0
-      let seq: number = firstSeq
-      while (true) {
-        const record = readRecordAt(fd, offset, limit, seq)
-        if (!record) break
-        offset += record.size
-        seq++
-      }
-      closeSync(fd)
-      if (offset === 0 && i < found.length - 1) {
-        renameSync(path, `${path}.orphan`)
-        continue
-      }
-      this.segments.push({ firstSeq, path, size: offset, lastSeq: seq - 1 })
-      expect = seq
-    }
-    // A segment with no records is only kept if it is the newest (appends continue into it).
-    while (this.segments.length > 0 && this.segments[0].size === 0 && this.segments.length > 1) {
-      const empty = this.segments.shift()!
-      unlinkSync(empty.path)
-    }
+    this.segments = recoverSegments(dir, names)
     const last = this.segments[this.segments.length - 1]
     this.nextSeq = last ? last.lastSeq + 1 : 1
     if (!last) this.segments.push(this.newSegment(this.nextSeq))
