@@ -28,6 +28,12 @@ export async function currentOrganizationOf(sql: Sql, userId: number): Promise<s
   return row?.id ?? null
 }
 
+/** Who chose the user's current password when it was not the user (null: the user or the operator did). */
+export async function passwordSetBy(sql: Sql, userId: number): Promise<number | null> {
+  const [row] = await sql<{ setBy: number | null }[]>`select password_set_by as "setBy" from users where id = ${userId}`
+  return row?.setBy ?? null
+}
+
 export async function levelOf(sql: Sql, organizationId: string, userId: number): Promise<number | null> {
   const [row] = await sql<{ level: number }[]>`
     select level from organization_members where organization_id = ${organizationId} and user_id = ${userId}`

@@ -5,7 +5,7 @@ import { inTransaction, isConnectionError } from '../db/postgres'
 import { errors } from '../http/errors'
 import { UUID_PATTERN } from '../http/fields'
 import type { Principal } from '../projects/auth'
-import { insertUser, MEMBER, validateEmail } from '../projects/accounts'
+import { insertUser, MEMBER, OWNER, validateEmail } from '../projects/accounts'
 import { findUserByEmail } from '../projects/repository'
 import { passwordProblem } from '../users/rules'
 import { hashPassword } from '../users/service'
@@ -19,6 +19,7 @@ import {
   lockedMember,
   memberOf,
   organizationHasAnyProject,
+  passwordSetBy,
   setMemberLevel,
   type MemberRow,
 } from './repository'
@@ -94,6 +95,11 @@ export class MemberService {
         const existing = await findUserByEmail(tx, email)
         if (existing) {
           if (passwordHash) throw errors.validation('invalid_input', `${email} already has an account: add them without a password.`, 'password')
+          // a password someone else chose for them: only that person's own organizations may take the account in
+          const setBy = await passwordSetBy(tx, existing.id)
+          if (setBy !== null && setBy !== caller.userId && (await levelOf(tx, organizationId, setBy)) !== OWNER) {
+            throw errors.permissionDenied(`${email}'s password was chosen by an owner of another organization: they must set their own password (\`npm run -s cli -- user set-password\`) before joining this one.`)
+          }
           if (!(await insertMembership(tx, organizationId, existing.id, level))) {
             throw errors.validation('unique', `${email} is already a member of this organization.`, 'email')
           }
@@ -101,7 +107,7 @@ export class MemberService {
         }
         if (!passwordHash) throw errors.validation('required', `No user has the email ${email}: give them a first password to sign in with.`, 'password')
         const created = await insertUser(tx, { email, organizationId, level })
-        await setPasswordHash(tx, email, passwordHash)
+        await setPasswordHash(tx, email, passwordHash, caller.userId)
         return created.id
       }) as Promise<number>,
     )

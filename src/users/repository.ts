@@ -47,10 +47,11 @@ export async function ownFirstSignInMember(tx: Sql, organizationId: string, user
   return true
 }
 
-export async function setPasswordHash(sql: Sql, email: string, hash: string): Promise<{ id: number; email: string } | null> {
+/** `setBy`: the user who chose the password for this one (an owner adding a member); null when the user or the operator did. */
+export async function setPasswordHash(sql: Sql, email: string, hash: string, setBy: number | null = null): Promise<{ id: number; email: string } | null> {
   return atomically(sql, async (tx) => {
     const [user] = await tx<{ id: number; email: string }[]>`
-      update users set password_hash = ${hash}, password_changed_at = now()
+      update users set password_hash = ${hash}, password_changed_at = now(), password_set_by = ${setBy}
       where id = (select id from users where lower(email) = ${email} order by id limit 1)
       returning id, email`
     if (!user) return null

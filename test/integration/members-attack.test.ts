@@ -4,6 +4,8 @@
 // truly race: the membership rows are locked, so the second sees the first's change).
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { BASE, json, startStack, type Stack, type StoreChoice } from '../helpers/stack'
+import { createOrganization } from '../../src/projects/accounts'
+import { createUser, setPassword } from '../../src/users/service'
 
 const OWNER_EMAIL = 'owner@example.com'
 const PASSWORD = 'correct horse battery'
@@ -87,5 +89,27 @@ describe.each(['embedded', 'real'] as StoreChoice[])('members attacked (%s Postg
     expect(removals.map((r) => r.status).filter((s) => s === 204)).toHaveLength(1)
     const survivor = removals[0].status === 204 ? owner : second
     expect(await signInOwners(survivor)).toBe(1)
+  }, 60_000)
+
+  test("an account whose password another organization's owner chose cannot be taken into this organization until its user sets their own", async () => {
+    // two organizations of their own (the test before may have left the first owner out of the default one)
+    const sql = stack.services.db.sql
+    const [orgA, orgB] = [await createOrganization(sql, { name: 'A company' }), await createOrganization(sql, { name: 'Other company' })]
+    await createUser(sql, { email: 'owner-a@example.com', password: 'owner a password', organizationId: orgA.id })
+    await createUser(sql, { email: 'owner-b@example.com', password: 'owner b password', organizationId: orgB.id })
+    const [ownerA, ownerB] = [await signIn('owner-a@example.com', 'owner a password'), await signIn('owner-b@example.com', 'owner b password')]
+    const MEMBERS_A = `/api/organizations/${orgA.id}/members/`
+    // owner A makes an account for someone's email, with a password A knows
+    expect((await handle(MEMBERS_A, as(ownerA, 'POST', { email: 'victim@example.com', password: 'chosen by owner a' }))).status).toBe(201)
+    // B adds that email, thinking it is their colleague's account: refused, so A cannot sign in to B's organization
+    const refused = await handle(`/api/organizations/${orgB.id}/members/`, as(ownerB, 'POST', { email: 'victim@example.com' }))
+    expect(refused.status).toBe(403)
+    expect(((await refused.json()) as { detail: string }).detail).toContain('set their own password')
+    // once the user has set their own password, B may add them
+    await setPassword(sql, 'victim@example.com', 'my very own password')
+    expect((await handle(`/api/organizations/${orgB.id}/members/`, as(ownerB, 'POST', { email: 'victim@example.com' }))).status).toBe(201)
+    // the same the other way round
+    expect((await handle(`/api/organizations/${orgB.id}/members/`, as(ownerB, 'POST', { email: 'colleague-b@example.com', password: 'chosen by owner b' }))).status).toBe(201)
+    expect((await handle(MEMBERS_A, as(ownerA, 'POST', { email: 'colleague-b@example.com' }))).status).toBe(403)
   }, 60_000)
 })
