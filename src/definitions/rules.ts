@@ -53,17 +53,7 @@ export function booleanMember(value: unknown, attr: string): boolean {
   return value
 }
 
-const TRUE_TEXT = new Set(['true', 't', 'yes', 'y', 'on', '1'])
-const FALSE_TEXT = new Set(['false', 'f', 'no', 'n', 'off', '0'])
-
-/** A boolean query parameter as DRF reads one (true/True/1/yes/on, false/False/0/no/off); absent or empty: undefined. */
-export function booleanParam(raw: string | undefined, attr: string): boolean | undefined {
-  if (raw === undefined || raw === '') return undefined
-  const text = raw.trim().toLowerCase()
-  if (TRUE_TEXT.has(text)) return true
-  if (FALSE_TEXT.has(text)) return false
-  throw errors.validation('invalid', 'Must be a valid boolean.', attr)
-}
+export { booleanParam } from '../http/parse'
 
 /** Who verified a definition and whether it is hidden: the part of a definition an admin curates. */
 export interface Curation {

@@ -8,7 +8,7 @@ import { errors } from '../http/errors'
 import type { Offload } from '../http/offload'
 import { documentedAnswer, documentedAs } from '../http/openapi'
 import { PageQuery, parsePaging, publicUrl } from '../http/pagination'
-import { parseBoundedJson } from '../http/parse'
+import { untypedJsonBody as jsonBody } from '../http/parse'
 import type { RateLimiter } from '../http/rate-limit'
 import type { PersonalKeyAuth } from '../projects/auth'
 import { projectGuard } from '../projects/guards'
@@ -36,11 +36,6 @@ const ORDERS: readonly IssueOrder[] = ['last_seen', 'first_seen', 'occurrences',
 
 const invalid = (attr: string, detail: string) => errors.validation('invalid_input', detail, attr)
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
-
-function jsonBody(body: unknown): unknown {
-  if (typeof body !== 'string') return body ?? {}
-  return body.trim() === '' ? {} : parseBoundedJson(body, Buffer.byteLength(body))
-}
 
 /** ISO 8601, or PostHog's relative -7d, -24h, -2w, -1m. */
 function timeParam(raw: string | undefined, name: string, fallback: number): number {

@@ -5,7 +5,7 @@ import { Elysia, t } from 'elysia'
 import { errors } from '../http/errors'
 import { documentedAnswer, documentedAs } from '../http/openapi'
 import { page, PageQuery, parsePaging, publicUrl } from '../http/pagination'
-import { parseBoundedJson } from '../http/parse'
+import { untypedJsonBody as jsonBody, booleanParam } from '../http/parse'
 import type { RateLimiter } from '../http/rate-limit'
 import type { PersonalKeyAuth } from '../projects/auth'
 import { projectGuard } from '../projects/guards'
@@ -21,20 +21,6 @@ export interface ExperimentRouteDeps {
   auth: PersonalKeyAuth
   limiter?: RateLimiter
   trustProxy: boolean
-}
-
-/** A body sent without a JSON content type arrives as text: parsed here, within the same JSON value budget. */
-function jsonBody(body: unknown): unknown {
-  if (typeof body !== 'string') return body ?? {}
-  return body.trim() === '' ? {} : parseBoundedJson(body, Buffer.byteLength(body))
-}
-
-function booleanParam(value: string | undefined, attr: string): boolean | undefined {
-  if (value === undefined || value === '') return undefined
-  const v = value.trim().toLowerCase()
-  if (v === 'true' || v === '1') return true
-  if (v === 'false' || v === '0') return false
-  throw errors.validation('invalid', 'Must be a valid boolean.', attr)
 }
 
 function statusParam(value: string | undefined): 'draft' | 'running' | 'complete' | undefined {

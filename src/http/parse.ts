@@ -57,6 +57,24 @@ export function parseBoundedJson(text: string, wireBytes: number): unknown {
   return value
 }
 
+/** A body sent without a JSON content type arrives as text: parsed here, within the same JSON value budget. */
+export function untypedJsonBody(body: unknown): unknown {
+  if (typeof body !== 'string') return body ?? {}
+  return body.trim() === '' ? {} : parseBoundedJson(body, Buffer.byteLength(body))
+}
+
+const TRUE_TEXT = new Set(['true', 't', 'yes', 'y', 'on', '1'])
+const FALSE_TEXT = new Set(['false', 'f', 'no', 'n', 'off', '0'])
+
+/** A boolean query parameter as DRF reads one (true/True/1/yes/on, false/False/0/no/off); absent or empty: undefined. */
+export function booleanParam(raw: string | undefined, attr: string): boolean | undefined {
+  if (raw === undefined || raw === '') return undefined
+  const text = raw.trim().toLowerCase()
+  if (TRUE_TEXT.has(text)) return true
+  if (FALSE_TEXT.has(text)) return false
+  throw errors.validation('invalid', 'Must be a valid boolean.', attr)
+}
+
 /**
  * Form fields as Elysia gives them: one value as itself, repeated ones as a list, files as Blobs. One pass over the
  * entries: `getAll` for each distinct name scans them all, and a 1 MB form of 123,000 names took 57 s.

@@ -7,7 +7,7 @@ import { errors } from '../http/errors'
 import { documentedAnswer, documentedAs } from '../http/openapi'
 import type { Offload } from '../http/offload'
 import { page, PageQuery, parsePaging, publicUrl } from '../http/pagination'
-import { parseBoundedJson } from '../http/parse'
+import { untypedJsonBody as jsonBody, booleanParam } from '../http/parse'
 import type { RateLimiter } from '../http/rate-limit'
 import type { PersonalKeyAuth } from '../projects/auth'
 import { projectGuard } from '../projects/guards'
@@ -24,19 +24,6 @@ export interface SurveyRouteDeps {
   auth: PersonalKeyAuth
   limiter?: RateLimiter
   trustProxy: boolean
-}
-
-function jsonBody(body: unknown): unknown {
-  if (typeof body !== 'string') return body ?? {}
-  return body.trim() === '' ? {} : parseBoundedJson(body, Buffer.byteLength(body))
-}
-
-function booleanParam(value: string | undefined, attr: string): boolean | undefined {
-  if (value === undefined || value === '') return undefined
-  const v = value.trim().toLowerCase()
-  if (v === 'true' || v === '1') return true
-  if (v === 'false' || v === '0') return false
-  throw errors.validation('invalid', 'Must be a valid boolean.', attr)
 }
 
 const dateParam = (v: string | undefined) => (v === undefined || v === '' ? null : v.slice(0, 100))
