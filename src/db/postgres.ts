@@ -107,6 +107,19 @@ export function isUniqueViolation(error: unknown): boolean {
   return (error as { code?: string })?.code === '23505'
 }
 
+/**
+ * SQLSTATE classes that say the data is wrong, not that Postgres is unavailable: data exceptions (22: a date
+ * out of range, bad text), integrity violations (23) and program limits (54: an index row too large).
+ */
+const DATA_FAULT_CLASSES = new Set(['22', '23', '54'])
+
+/** Postgres refused the data itself, or the data broke the code that reads it (a stack overflow, a bad type). */
+export function isDataFault(error: unknown): boolean {
+  if (error instanceof RangeError || error instanceof TypeError) return true
+  const e = error as { name?: string; code?: unknown }
+  return e?.name === 'PostgresError' && typeof e.code === 'string' && DATA_FAULT_CLASSES.has(e.code.slice(0, 2))
+}
+
 /** True when the error means Postgres could not be reached (as opposed to a query error). */
 export function isConnectionError(error: unknown): boolean {
   const code = (error as { code?: string })?.code

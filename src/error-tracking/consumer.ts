@@ -5,6 +5,7 @@
 // the time of receipt the log kept with the time of resolution). Postgres down: the batch is retried, while the store
 // writer goes on storing the same events (it needs no Postgres, see enricher.ts).
 import type { Sql } from 'postgres'
+import { isDataFault } from '../db/postgres'
 import type { Logger } from '../log'
 import type { Batch, BatchHandler } from '../pipeline/consumer'
 import type { PipelineMetrics } from '../pipeline/metrics-relay'
@@ -15,7 +16,6 @@ export const ERRORS_CONSUMER = 'errors'
 /** a new issue's name and description, cut (the table's checks) */
 const MAX_NAME = 2048
 const MAX_DESCRIPTION = 4096
-const DATA_FAULT_CLASSES = new Set(['22', '23', '54'])
 
 export class IssueRecorder implements BatchHandler {
   readonly name = ERRORS_CONSUMER
@@ -72,8 +72,6 @@ export class IssueRecorder implements BatchHandler {
   }
 
   rejects(error: unknown): boolean {
-    if (error instanceof RangeError || error instanceof TypeError) return true
-    const e = error as { name?: string; code?: unknown }
-    return e?.name === 'PostgresError' && typeof e.code === 'string' && DATA_FAULT_CLASSES.has(e.code.slice(0, 2))
+    return isDataFault(error)
   }
 }

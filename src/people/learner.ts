@@ -5,7 +5,7 @@
 // anonymous visitor of posthog-js at its defaults) is recorded as personless, so that the query API counts it as
 // one person (see recordPersonless).
 import type { Sql } from 'postgres'
-import { inTransaction } from '../db/postgres'
+import { inTransaction, isDataFault } from '../db/postgres'
 import { wellFormed, wellFormedText } from '../db/text'
 import type { DefinitionCaps } from '../definitions/caps'
 import { writeEventSightings, writePropertySightings } from '../definitions/capped-writes'
@@ -27,11 +27,6 @@ export const LEARNER = 'learn'
 /** The memory of distinct ids known to have a person or a personless row (see KnownIds), in bytes. */
 export const KNOWN_MAX_BYTES = 32 * 1024 * 1024
 const IDENTITY_EVENTS = new Set(['$identify', '$create_alias', '$merge_dangerously'])
-/**
- * SQLSTATE classes that say the data is wrong, not that Postgres is unavailable: data exceptions (22: a date
- * out of range, bad text), integrity violations (23) and program limits (54: an index row too large).
- */
-const DATA_FAULT_CLASSES = new Set(['22', '23', '54'])
 
 function touchesPerson(e: PersonEvent): boolean {
   const p = e.properties
@@ -134,9 +129,7 @@ export class Learner implements BatchHandler {
 
   /** Postgres refused the data itself, or the data broke the code that reads it (a stack overflow, a bad type). */
   rejects(error: unknown): boolean {
-    if (error instanceof RangeError || error instanceof TypeError) return true
-    const e = error as { name?: string; code?: unknown }
-    return e?.name === 'PostgresError' && typeof e.code === 'string' && DATA_FAULT_CLASSES.has(e.code.slice(0, 2))
+    return isDataFault(error)
   }
 
   /**
