@@ -176,3 +176,34 @@ describe('write-ahead log', () => {
     got.forEach((r, i) => expect(text(r)).toBe(new TextDecoder().decode(payload(i + 1, sizes[i]))))
   })
 })
+
+describe('spare segments and close', () => {
+  test('no spare is started once close has begun: the log directory can be removed as soon as close returns', async () => {
+    for (let round = 0; round < 5; round++) {
+      const d = dir()
+      // several spares of 8 MiB: when close begins, one is being prepared and (before) it would start the next
+      const wal = WriteAheadLog.open({ dir: d, segmentBytes: 8 << 20, fsyncIntervalMs: 50, spares: 3 })
+      await Bun.sleep(1)
+      await wal.close()
+      const after = readdirSync(join(d)).sort()
+      await Bun.sleep(150)
+      expect(readdirSync(join(d)).sort()).toEqual(after)
+    }
+  })
+
+  test('a spare that cannot be created (its directory gone) is a failed spare, not a rejection nobody handles', async () => {
+    const d = dir()
+    const unhandled: unknown[] = []
+    const onUnhandled = (reason: unknown) => unhandled.push(reason)
+    process.on('unhandledRejection', onUnhandled)
+    try {
+      const wal = open(d, { segmentBytes: 8 << 20, spares: 3 })
+      rmSync(d, { recursive: true, force: true }) // the next spare's open fails with ENOENT
+      await Bun.sleep(300)
+      await closeAndForget(wal).catch(() => undefined)
+      expect(unhandled).toEqual([])
+    } finally {
+      process.off('unhandledRejection', onUnhandled)
+    }
+  })
+})

@@ -79,6 +79,8 @@ export class WriteAheadLog implements WalSource {
   private spareCounter = 0
   private spareRetryAt = 0
   private closed = false
+  /** close() has begun: no new spare segment is started (one in preparation would otherwise start the next) */
+  private closing = false
   /** capture's appends: grouped, written off the serving thread (wal-group.ts) */
   private readonly writer: GroupWriter
 
@@ -194,12 +196,15 @@ export class WriteAheadLog implements WalSource {
   /** Preallocate a spare segment in the background (zeros written through the thread pool). */
   private prepareSpare(): void {
     const want = this.options.spares ?? 2
-    if (this.preparing || this.spares.length >= want || this.closed || Date.now() < this.spareRetryAt) return
+    if (this.preparing || this.spares.length >= want || this.closing || Date.now() < this.spareRetryAt) return
     const path = join(this.options.dir, `spare-${++this.spareCounter}.seg`)
     this.preparing = (async () => {
       let ok = false
-      const handle = await openAsync(path, 'w')
+      let handle: Awaited<ReturnType<typeof openAsync>> | undefined
       try {
+        // opened inside the try: a directory gone or a table of files full is a failed spare, not a rejection
+        // nobody handles
+        handle = await openAsync(path, 'w')
         const zeros = Buffer.alloc(1024 * 1024)
         for (let written = 0; written < this.options.segmentBytes; written += zeros.length) {
           await handle.write(zeros, 0, Math.min(zeros.length, this.options.segmentBytes - written), written)
@@ -213,7 +218,7 @@ export class WriteAheadLog implements WalSource {
         // No room for a spare (the disk is nearly full): appends grow the active segment instead, and the
         // next attempt waits, rather than spinning on a full disk.
         this.spareRetryAt = Date.now() + 5000
-        await handle.close().catch(() => undefined)
+        await handle?.close().catch(() => undefined)
         try {
           unlinkSync(path)
         } catch {
@@ -408,7 +413,9 @@ export class WriteAheadLog implements WalSource {
     // what capture handed over is written first (its requests are waiting for it)
     await this.writer.settled()
     clearInterval(this.syncTimer)
-    await this.preparing
+    // no spare is started from now on; the one being prepared (which would start the next) is waited for
+    this.closing = true
+    while (this.preparing) await this.preparing
     this.closed = true
     if (this.fd >= 0) {
       fdatasyncSync(this.fd)
