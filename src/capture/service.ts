@@ -56,7 +56,7 @@ export class CaptureService {
   }
 
   /** The project a request's key points at (a project key, or a personal key with project_id). */
-  async projectFor(token: string | null, projectId: unknown, clientAddress: string | null = null): Promise<number> {
+  projectFor(token: string | null, projectId: unknown, clientAddress: string | null = null): number | Promise<number> {
     if (token === null) throw errors.missingApiKey()
     return projectOfPublicKey(this.deps, token, projectId, clientAddress)
   }
@@ -78,7 +78,7 @@ export class CaptureService {
       this.countTooLarge(error)
       throw error
     }
-    this.deps.metrics.captureRequests.inc({ encoding: extracted.encoding, via: extracted.via })
+    this.deps.metrics.captureRequestTallies.of(`${extracted.encoding} ${extracted.via}`, { encoding: extracted.encoding, via: extracted.via }).inc()
     try {
       await this.log(request, extracted, endpoint, clientAddress)
     } catch (error) {
@@ -95,7 +95,8 @@ export class CaptureService {
   }
 
   private async log(request: CaptureRequest, extracted: ReturnType<typeof parseRequest>, endpoint: string, clientAddress: string | null): Promise<void> {
-    const projectId = await this.projectFor(extracted.token, extracted.projectId, clientAddress)
+    const project = this.projectFor(extracted.token, extracted.projectId, clientAddress)
+    const projectId = typeof project === 'number' ? project : await project
     assertEventShapes(extracted.items, extracted.depth)
     if (extracted.items.length === 0) return
     const logged = extracted.token?.startsWith('phx_') ? withoutCredential(request, extracted.text, extracted.token) : request
@@ -104,6 +105,6 @@ export class CaptureService {
     const durable = this.deps.log.accept(encodeRecord(projectId, logged, extracted.depth.check), extracted.items.length, extracted.decodedSize, projectId)
     if (durable) await durable
     // counted once acknowledged, whatever the stores do next (what they stored or dropped is counted apart)
-    this.deps.metrics.eventsReceived.inc({ endpoint }, extracted.items.length)
+    this.deps.metrics.eventsReceivedTallies.of(endpoint, { endpoint }).inc(extracted.items.length)
   }
 }

@@ -1,6 +1,7 @@
 // Prometheus metrics (prom-client), one registry per app instance.
 import { heapSize, memoryUsage } from 'bun:jsc'
 import { Counter, Gauge, Histogram, Registry } from 'prom-client'
+import { TalliedCounter } from './tallied-counter'
 
 /**
  * The process's own figures, read from Bun at scrape time. prom-client's default `nodejs_*` metrics read V8
@@ -375,28 +376,23 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
       registers: [registry],
     }),
   }
-  return { ...metrics, countHttpRequest: httpRequestCounter(metrics.httpRequests) }
+  return {
+    ...metrics,
+    countHttpRequest: httpRequestCounter(metrics.httpRequests),
+    // counted on every /decide and capture request
+    decideAnswers: new TalliedCounter(metrics.decideRequests),
+    captureRequestTallies: new TalliedCounter(metrics.captureRequests),
+    eventsReceivedTallies: new TalliedCounter(metrics.eventsReceived),
+  }
 }
 
-/** Children kept per (route, method, status); past this many (odd methods), the counter is labelled directly. */
-const MAX_REQUEST_COUNTERS = 512
-
 /**
- * `http_requests_total` for one answered request. Every request counts, so the label set's child is found by one
- * flat key rather than by prom-client hashing a label object each time.
+ * `http_requests_total` for one answered request: every request counts, so its label set's tally is found by one
+ * flat key and counted in a number (tallied-counter.ts).
  */
 function httpRequestCounter(counter: Counter<'route' | 'method' | 'status'>) {
-  const children = new Map<string, Counter.Internal>()
-  return (route: string, method: string, status: number): void => {
-    const key = `${status} ${method} ${route}`
-    let child = children.get(key)
-    if (child === undefined) {
-      if (children.size >= MAX_REQUEST_COUNTERS) return counter.inc({ route, method, status })
-      child = counter.labels({ route, method, status })
-      children.set(key, child)
-    }
-    child.inc()
-  }
+  const tallies = new TalliedCounter(counter)
+  return (route: string, method: string, status: number): void => tallies.of(`${status} ${method} ${route}`, { route, method, status }).inc()
 }
 
 export type Metrics = ReturnType<typeof createMetrics>

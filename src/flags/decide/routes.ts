@@ -17,7 +17,7 @@ export function decideRoutes(deps: { decide: DecideService; metrics: Metrics; bo
     set.headers['content-type'] = 'application/json'
     return body
   }
-  const answered = { true: deps.metrics.decideRequests.labels({ errors: 'true' }), false: deps.metrics.decideRequests.labels({ errors: 'false' }) }
+  const answered = { true: deps.metrics.decideAnswers.of('true', { errors: 'true' }), false: deps.metrics.decideAnswers.of('false', { errors: 'false' }) }
 
   const evaluate = async (endpoint: 'decide' | 'flags', request: Request, set: Context['set'], peer?: string) => {
     const client = clientIp(request, peer, deps.trustProxy ?? false)
