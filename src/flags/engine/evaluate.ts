@@ -3,7 +3,7 @@ import { CohortSet, cohortNeedsStored, inCohort, type PersonSource } from './coh
 import { type CompiledCondition, type CompiledFlag, isWellFormed, type Rollout } from './compile'
 import { dependencyMatches, DependencyGraph } from './dependencies'
 import { hashString, holdoutHash } from './hash'
-import type { HashKind, HashMemo } from './hash-memo'
+import { rememberedHash, type HashKind, type MemoEntry } from './hash-memo'
 import { type CompiledProperty, matchAbsent, matchPresent } from './operators'
 import { pyStr } from './python/pyvalue'
 import type { EvalInput, FlagOutcome, FlagResult, MatchReason } from './types'
@@ -212,20 +212,38 @@ function assertEncodable(flag: CompiledFlag, identifier: string): void {
   checkedIdentifier = identifier
 }
 
+// The memo entry of the identifier hashed last, in the request hashed last: the flags of a request share it, so it
+// is found once, not per flag (a pointer comparison: the identifier is the request's own string).
+let memoInput: EvalInput | null = null
+let memoIdentifier = ''
+let memoEntry: MemoEntry | undefined
+
 /** A rollout, variant or holdout hash: from the memo of earlier requests when it has it, else SHA-1 (then kept). */
-function memoHash(memo: HashMemo | undefined, kind: HashKind, hashPrefix: string, identifier: string): number {
-  const known = memo?.get(kind, hashPrefix, identifier)
-  if (known !== undefined) return known
+function memoHash(input: EvalInput, kind: HashKind, hashPrefix: string, identifier: string): number {
+  const memo = input.hashMemo
+  let entry: MemoEntry | undefined
+  if (memo !== undefined) {
+    if (memoInput !== input || memoIdentifier !== identifier) {
+      memoEntry = memo.entry(identifier)
+      memoInput = input
+      memoIdentifier = identifier
+    }
+    entry = memoEntry
+    if (entry !== undefined) {
+      const known = rememberedHash(entry, kind, hashPrefix)
+      if (known !== undefined) return known
+    }
+  }
   const hash =
     kind === 'rollout' ? hashString(hashPrefix + identifier) : kind === 'variant' ? hashString(`${hashPrefix}${identifier}variant`) : holdoutHash(identifier)
-  memo?.set(kind, hashPrefix, identifier, hash)
+  if (entry !== undefined) memo!.remember(entry, kind, hashPrefix, hash)
   return hash
 }
 
-function rolloutHash(flag: CompiledFlag, identifier: string, memo: HashMemo | undefined): number {
+function rolloutHash(flag: CompiledFlag, identifier: string, input: EvalInput): number {
   if (hashedFlag !== flag || hashedIdentifier !== identifier) {
     assertEncodable(flag, identifier)
-    hashedValue = memoHash(memo, 'rollout', flag.hashPrefix, identifier)
+    hashedValue = memoHash(input, 'rollout', flag.hashPrefix, identifier)
     hashedFlag = flag
     hashedIdentifier = identifier
   }
@@ -233,14 +251,14 @@ function rolloutHash(flag: CompiledFlag, identifier: string, memo: HashMemo | un
 }
 
 /** `hash > rollout / 100`. The hash is at most 1, so a rollout of 100 or more passes without hashing. */
-function rolloutFails(rollout: Rollout, flag: CompiledFlag, identifier: string, memo: HashMemo | undefined): boolean {
+function rolloutFails(rollout: Rollout, flag: CompiledFlag, identifier: string, input: EvalInput): boolean {
   if (rollout === null) return false
   if (rollout === 'error') throw new EvaluationError('rollout_percentage is not a number')
   if (rollout >= 100) {
     assertEncodable(flag, identifier) // Python still hashes, and raises on what UTF-8 cannot encode
     return false
   }
-  return rolloutHash(flag, identifier, memo) > rollout / 100
+  return rolloutHash(flag, identifier, input) > rollout / 100
 }
 
 type ConditionReason = 'condition_match' | 'no_condition_match' | 'out_of_rollout_bound'
@@ -257,7 +275,7 @@ function conditionMatch(
     if (!propertiesMatch(cond, entity, input, true)) return 'no_condition_match'
     if (cond.rollout === null) return 'condition_match'
   }
-  return rolloutFails(cond.rollout, flag, entity.identifier, input.hashMemo) ? 'out_of_rollout_bound' : 'condition_match'
+  return rolloutFails(cond.rollout, flag, entity.identifier, input) ? 'out_of_rollout_bound' : 'condition_match'
 }
 
 function payloadFor(flag: CompiledFlag, variant: string | null): unknown {
@@ -267,12 +285,12 @@ function payloadFor(flag: CompiledFlag, variant: string | null): unknown {
   return Object.hasOwn(payloads, k) ? payloads[k] : undefined
 }
 
-function lookupVariant(flag: CompiledFlag, identifier: string, memo: HashMemo | undefined): string | null {
+function lookupVariant(flag: CompiledFlag, identifier: string, input: EvalInput): string | null {
   const table = flag.variantTable
   if (table === 'error') throw new EvaluationError('malformed variants')
   if (table.length === 0) return null
   assertEncodable(flag, identifier)
-  const h = memoHash(memo, 'variant', flag.hashPrefix, identifier)
+  const h = memoHash(input, 'variant', flag.hashPrefix, identifier)
   for (const slot of table) if (h >= slot.min && h < slot.max) return slot.key
   return null
 }
@@ -348,11 +366,11 @@ function getMatch(flag: CompiledFlag, input: EvalInput): Matched {
     let out = false
     if (rollout !== null) {
       if (!isWellFormed(identifier)) throw new EvaluationError('identifier is not valid UTF-16')
-      out = memoHash(input.hashMemo, 'holdout', '', identifier) > rollout / 100
+      out = memoHash(input, 'holdout', '', identifier) > rollout / 100
     }
     if (!out) {
       const v = holdout.variant
-      const variant = v ? (typeof v === 'string' ? v : pyStr(v)) : lookupVariant(flag, identifier, input.hashMemo)
+      const variant = v ? (typeof v === 'string' ? v : pyStr(v)) : lookupVariant(flag, identifier, input)
       return result(flag, true, variant, 'holdout_condition_value', 0)
     }
   }
@@ -368,7 +386,7 @@ function getMatch(flag: CompiledFlag, input: EvalInput): Matched {
       let variant: string | null
       if (override !== null && override !== undefined && keys.includes(override)) {
         variant = typeof override === 'string' ? override : pyStr(override)
-      } else variant = lookupVariant(flag, identifier, input.hashMemo)
+      } else variant = lookupVariant(flag, identifier, input)
       return result(flag, true, variant, 'condition_match', cond.index)
     }
     if (REASON_SCORE[bestReason] <= REASON_SCORE[reason]) {

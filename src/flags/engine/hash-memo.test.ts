@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { compileFlag, evaluateFlag, type EvalInput, type FlagDefinition, type FlagOutcome } from './index'
 import { flagHash, holdoutHash } from './hash'
-import { HashMemo } from './hash-memo'
+import { HashMemo, rememberedHash } from './hash-memo'
 
 const NOW = new Date('2026-11-28T12:00:00Z')
 
@@ -92,6 +92,20 @@ describe('HashMemo', () => {
     }
     expect(memo.get('rollout', 'first.', 'someone-else')).toBeUndefined()
     expect(outcomes('busy', memo)).toEqual(outcomes('busy'))
+  })
+
+  test('an entry taken for a request and evicted meanwhile keeps its answers and adds nothing to the count', () => {
+    const memo = new HashMemo(3000)
+    const held = memo.entry('held')!
+    memo.remember(held, 'rollout', 'a.', 0.5)
+    for (let i = 0; i < 5; i++) memo.set('rollout', 'a.', `other-${i}`, 0.1)
+    expect(memo.get('rollout', 'a.', 'held')).toBeUndefined()
+    expect(held.live).toBe(false)
+    expect(rememberedHash(held, 'rollout', 'a.')).toBe(0.5)
+    const before = memo.size.bytes
+    memo.remember(held, 'rollout', 'b.', 0.25)
+    expect(memo.size.bytes).toBe(before)
+    expect(memo.entry('held')).not.toBe(held)
   })
 
   test('an identifier larger than the budget, and a budget of 0, remember nothing', () => {

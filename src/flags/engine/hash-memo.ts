@@ -14,19 +14,25 @@ const HASH_BYTES = 80
 
 export type HashKind = 'rollout' | 'variant' | 'holdout'
 
-interface Hashes {
-  identifier: string
+/** One identifier's remembered hashes: found once per request (`entry`), then read and added to per flag. */
+export interface MemoEntry {
+  readonly identifier: string
   bytes: number
-  rollout: Map<string, number>
-  variant: Map<string, number>
+  /** false once evicted: what it holds stays right (hashes are pure), but adding to it no longer counts */
+  live: boolean
+  readonly rollout: Map<string, number>
+  readonly variant: Map<string, number>
   holdout: number | undefined
 }
 
+/** The hash an entry remembers for `<hashPrefix><identifier>[variant]` (or its holdout hash), or undefined. */
+export function rememberedHash(entry: MemoEntry, kind: HashKind, hashPrefix: string): number | undefined {
+  return kind === 'holdout' ? entry.holdout : (kind === 'rollout' ? entry.rollout : entry.variant).get(hashPrefix)
+}
+
 export class HashMemo {
-  private readonly byIdentifier = new Map<string, Hashes>()
+  private readonly byIdentifier = new Map<string, MemoEntry>()
   private total = 0
-  /** the identifier asked for last: the flags of one request share it, so most lookups skip the outer map */
-  private current: Hashes | null = null
 
   /** @param maxBytes the budget; 0 remembers nothing */
   constructor(readonly maxBytes: number) {}
@@ -37,68 +43,66 @@ export class HashMemo {
 
   /**
    * The hash remembered for `<hashPrefix><identifier>[variant]` (`hashPrefix` is `<flag key>.`; the holdout hash, on
-   * `holdout-<identifier>`, is the kind `holdout` with any prefix), or undefined. Plain lookups and stores, no
-   * callbacks: a closure a hash cost more than the lookup.
+   * `holdout-<identifier>`, is the kind `holdout` with any prefix), or undefined.
    */
   get(kind: HashKind, hashPrefix: string, identifier: string): number | undefined {
-    const hashes = this.hashesOf(identifier)
-    if (hashes === undefined) return undefined
-    return kind === 'holdout' ? hashes.holdout : (kind === 'rollout' ? hashes.rollout : hashes.variant).get(hashPrefix)
+    const entry = this.maxBytes > 0 ? this.byIdentifier.get(identifier) : undefined
+    return entry === undefined ? undefined : rememberedHash(entry, kind, hashPrefix)
   }
 
   set(kind: HashKind, hashPrefix: string, identifier: string, hash: number): void {
-    const hashes = this.hashesOf(identifier, true)
-    if (hashes === undefined) return
+    const entry = this.entry(identifier)
+    if (entry !== undefined) this.remember(entry, kind, hashPrefix, hash)
+  }
+
+  /**
+   * The identifier's entry, made when it has none (undefined: the memo is off, or the identifier alone is larger than
+   * the budget). The evaluator takes it once for all the flags of a request that hash the same identifier.
+   */
+  entry(identifier: string): MemoEntry | undefined {
+    if (this.maxBytes <= 0) return undefined
+    const known = this.byIdentifier.get(identifier)
+    if (known !== undefined) return known
+    const bytes = IDENTIFIER_BYTES + identifier.length * 2
+    if (bytes > this.maxBytes) return undefined
+    const entry: MemoEntry = { identifier, bytes: 0, live: true, rollout: new Map(), variant: new Map(), holdout: undefined }
+    this.byIdentifier.set(identifier, entry)
+    this.grow(entry, bytes)
+    return entry
+  }
+
+  /** Adds a hash to an entry (kept while the entry is; an evicted one takes nothing more into the count). */
+  remember(entry: MemoEntry, kind: HashKind, hashPrefix: string, hash: number): void {
+    if (!entry.live) return
     if (kind === 'holdout') {
-      if (hashes.holdout !== undefined) return
-      hashes.holdout = hash
+      if (entry.holdout !== undefined) return
+      entry.holdout = hash
     } else {
-      const map = kind === 'rollout' ? hashes.rollout : hashes.variant
+      const map = kind === 'rollout' ? entry.rollout : entry.variant
       if (map.has(hashPrefix)) return
       map.set(hashPrefix, hash)
     }
-    this.grow(hashes, HASH_BYTES)
+    this.grow(entry, HASH_BYTES)
   }
 
-  private hashesOf(identifier: string, create = false): Hashes | undefined {
-    if (this.maxBytes <= 0) return undefined
-    const last = this.current
-    if (last !== null && last.identifier === identifier) return last
-    let hashes = this.byIdentifier.get(identifier)
-    if (hashes === undefined) {
-      if (!create) return undefined
-      const bytes = IDENTIFIER_BYTES + identifier.length * 2
-      // an identifier larger than the whole budget is never remembered
-      if (bytes > this.maxBytes) return undefined
-      hashes = { identifier, bytes: 0, rollout: new Map(), variant: new Map(), holdout: undefined }
-      this.byIdentifier.set(identifier, hashes)
-      this.current = hashes
-      this.grow(hashes, bytes)
-      // the new entry may have been the one to go, when the budget holds less than one identifier's hashes
-      if (this.current !== hashes) return undefined
-    }
-    this.current = hashes
-    return hashes
-  }
-
-  private grow(hashes: Hashes, bytes: number): void {
-    hashes.bytes += bytes
+  private grow(entry: MemoEntry, bytes: number): void {
+    entry.bytes += bytes
     this.total += bytes
     if (this.total <= this.maxBytes) return
-    // first in, first out (the entry in use included, last): a request that keeps adding past the budget evicts
+    // first in, first out (the entry growing included, last): a request that keeps adding past the budget evicts
     // others before itself
     for (const [identifier, oldest] of this.byIdentifier) {
       if (this.total <= this.maxBytes) break
-      if (oldest === hashes && this.byIdentifier.size > 1) continue
+      if (oldest === entry && this.byIdentifier.size > 1) continue
       this.evict(identifier, oldest)
     }
-    if (this.total > this.maxBytes) this.evict(hashes.identifier, hashes)
+    if (this.total > this.maxBytes) this.evict(entry.identifier, entry)
   }
 
-  private evict(identifier: string, hashes: Hashes): void {
-    if (this.byIdentifier.get(identifier) !== hashes) return
+  private evict(identifier: string, entry: MemoEntry): void {
+    if (this.byIdentifier.get(identifier) !== entry) return
     this.byIdentifier.delete(identifier)
-    this.total -= hashes.bytes
-    if (this.current === hashes) this.current = null
+    this.total -= entry.bytes
+    entry.live = false
   }
 }

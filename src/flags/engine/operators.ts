@@ -2,6 +2,7 @@
 // the stored-data rules for a property that is missing (or stored as JSON null).
 import { compareInstants, type Instant, parseFilterDate, parseIncomingDate, PythonException } from './dates'
 import { compilePythonRegex, sanitizeRegexPattern } from './python/pyregex'
+import { sharedPythonRegex } from './shared-regex'
 import type { LinearRegex } from './python/pyregex-re2'
 import { booleanLikeFilterValue, compareCodePoints, parseFilterValue, pyFloat, pyFloatFromString, pyStr } from './python/pyvalue'
 
@@ -130,7 +131,7 @@ export function compileProperty(raw: unknown): CompiledProperty {
   let regexRaises = false
   let regexValidForMissing = true
   if (op === Op.Regex || op === Op.NotRegex) {
-    const compiled = compilePythonRegex(sanitizeRegexPattern(valueStr), { ignoreCase: true, dotAll: true })
+    const compiled = sharedPythonRegex(sanitizeRegexPattern(valueStr), { ignoreCase: true, dotAll: true })
     if (compiled.ok) regex = compiled.regex
     else if (compiled.reason === 'exception') regexRaises = true
     // is_valid_regex(str(_parse_value(value))) without flags, for a missing/null stored property
