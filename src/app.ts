@@ -1,7 +1,7 @@
 // Builds the HTTP app from the capability plugins. main.ts serves it; tests call app.handle() in-process.
 import { Elysia } from 'elysia'
 import { apiDocsRoutes } from './http/api-docs'
-import { apiPreflightHeaders, clientIp, corsHeaders, isPublicEndpoint, privateApiCorsHeaders } from './http/cors'
+import { apiPreflightHeaders, clientIp, isPublicEndpoint, privateApiCorsHeaders, setCorsHeaders } from './http/cors'
 import { refuseTooLarge, type BodyLimits } from './http/body'
 import { InflightBodies } from './http/inflight'
 import { cappedBodyParser } from './http/parse'
@@ -122,19 +122,20 @@ export function createApp(services: Services) {
     .onRequest(function everyRequest({ request, set }) {
       ;(set as Timed)[STARTED] = performance.now()
       set.headers['x-request-id'] = requestIdOf(request)
-      const isPrivateApi = request.url.startsWith('/api/', request.url.indexOf('/', 8))
+      const url = request.url // a new string at each read
+      const isPrivateApi = url.startsWith('/api/', url.indexOf('/', 8))
       // its reads are cancelled in Postgres if the client leaves (db/cancel.ts)
       if (isPrivateApi) bindRequestSignal(request.signal)
       // The one place CORS headers are set, for answers and errors alike: the public endpoints answer any page
       // (posthog-js runs on the customer's site), the private API answers browsers on other origins (an admin
       // tool with a Bearer key).
-      if (isPrivateApi && !isPublicEndpoint(request.url)) {
+      if (isPrivateApi && !isPublicEndpoint(url)) {
         if (request.headers.has('origin')) Object.assign(set.headers, privateApiCorsHeaders(request))
-      } else if (isPublicEndpoint(request.url)) Object.assign(set.headers, corsHeaders(request))
+      } else if (isPublicEndpoint(url)) setCorsHeaders(set.headers as Record<string, string | number>, request)
       // A body declared larger than the cap is refused before any route sees it (the error handler reads and drops
       // what the client still sends, then answers 413 with the CORS headers above); chunked ones are cut where read.
       // (/s/, session recordings, has its own cap: MAX_RECORDING_BODY_BYTES)
-      if (Number(request.headers.get('content-length') ?? 0) > (isRecordingPath(request.url) ? maxRecordingBytes : maxBodyBytes)) throw errors.tooLarge()
+      if (Number(request.headers.get('content-length') ?? 0) > (isRecordingPath(url) ? maxRecordingBytes : maxBodyBytes)) throw errors.tooLarge()
     })
     .onError({ as: 'global' }, async ({ code, error, set, request, route, path }) => {
       // a refused body still arriving is read and dropped (bounded) first, so the client sees the 413, not a reset

@@ -1,11 +1,15 @@
 // Permissive CORS for the public endpoints, as PostHog's: the caller's origin and headers mirrored,
 // credentials allowed (posthog-js sends cookies with some requests).
 export function corsHeaders(request: Request): Record<string, string> {
-  return {
-    'access-control-allow-origin': request.headers.get('origin') || '*',
-    'access-control-allow-credentials': 'true',
-    vary: 'Origin',
-  }
+  return setCorsHeaders({}, request)
+}
+
+/** The public endpoints' CORS headers written into `headers` (every capture and /decide request: no object between). */
+export function setCorsHeaders(headers: Record<string, string | number>, request: Request): Record<string, string> {
+  headers['access-control-allow-origin'] = request.headers.get('origin') || '*'
+  headers['access-control-allow-credentials'] = 'true'
+  headers.vary = 'Origin'
+  return headers as Record<string, string>
 }
 
 export function preflightHeaders(request: Request, methods = 'GET, POST, OPTIONS', defaultHeaders = 'content-type'): Record<string, string> {

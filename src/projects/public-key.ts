@@ -6,16 +6,26 @@ import { ApiError, errors } from '../http/errors'
 import { plausibleKey } from './keys'
 import type { ProjectTokenCache } from './token-cache'
 
-export async function projectOfPublicKey(
-  deps: { auth: PersonalKeyAuth; tokens: ProjectTokenCache },
+type KeyDeps = { auth: PersonalKeyAuth; tokens: ProjectTokenCache }
+
+/**
+ * The project id; a number without a promise for a project key already known (every request of a running
+ * service after its first), so the hot paths take no extra turn of the event loop. Refusals are thrown.
+ */
+export function projectOfPublicKey(
+  deps: KeyDeps,
   token: string,
   projectId: unknown,
   clientAddress: string | null = null,
   /** the scope a personal key needs here (`*` for capture, `feature_flag:read` for /decide and /flags) */
   scope = '*',
-): Promise<number> {
+): number | Promise<number> {
   if (!plausibleKey(token)) throw token.startsWith('phx_') ? errors.invalidPersonalKey('body') : errors.invalidApiKey()
-  if (!token.startsWith('phx_')) return deps.tokens.cached(token) ?? (await deps.tokens.resolve(token))
+  if (!token.startsWith('phx_')) return deps.tokens.cached(token) ?? deps.tokens.resolve(token)
+  return projectOfPersonalKey(deps, token, projectId, clientAddress, scope)
+}
+
+async function projectOfPersonalKey(deps: KeyDeps, token: string, projectId: unknown, clientAddress: string | null, scope: string): Promise<number> {
   if (projectId === undefined || projectId === null || projectId === '') throw errors.invalidProject()
   try {
     // unknown personal keys are throttled per client address (one shared bucket only for requests without one),

@@ -34,7 +34,7 @@ function countedClient(url: string): Counted {
 }
 
 /** Reads a private map's size: the bound on memory is the point of some tests below. */
-function sizeOf(cache: ProjectTokenCache, field: 'negative' | 'hashOf' | 'byHash'): number {
+function sizeOf(cache: ProjectTokenCache, field: 'negative' | 'slots' | 'byHash'): number {
   return (cache as unknown as Record<string, Map<string, unknown>>)[field].size
 }
 
@@ -135,7 +135,7 @@ describe('ProjectTokenCache on a reachable Postgres', () => {
     const { cache, db } = await started({ missReloadIntervalMs: 0, negativeTtlMs: 60_000, negativeMax: 10 })
     for (let i = 0; i < 1000; i++) await cache.lookup(badKey(`bounded-${i}`))
     expect(sizeOf(cache, 'negative')).toBeLessThanOrEqual(10)
-    expect(sizeOf(cache, 'hashOf')).toBeLessThanOrEqual(10)
+    expect(sizeOf(cache, 'slots')).toBeLessThanOrEqual(10)
     // the newest miss is still remembered (no query), the first one was evicted (a query again)
     const before = db.reloads()
     expect(await cache.lookup(badKey('bounded-999'))).toBe('unknown')
@@ -269,7 +269,7 @@ describe('ProjectTokenCache and keys longer than any real one', () => {
     const before = pg.reloads()
     for (let i = 0; i < 100; i++) expect(await cache.lookup(`phc_${i}_${'x'.repeat(100_000)}`)).toBe('unknown')
     expect(pg.reloads()).toBe(before)
-    expect(sizeOf(cache, 'hashOf')).toBe(0)
+    expect(sizeOf(cache, 'slots')).toBe(0)
     expect(sizeOf(cache, 'negative')).toBe(0)
   })
 

@@ -25,7 +25,10 @@ export class ProjectTokenCache {
   private byHash = new Map<string, number>()
   /** projects created before tokens were kept in clear: the first request presenting their token records it */
   private tokenUnknown = new Set<number>()
-  private readonly hashOf = new Map<string, string>()
+  /** a token's hash, and the project the snapshot of `generation` gave it: a known key is one map read */
+  private readonly slots = new Map<string, { hash: string; projectId: number | undefined; generation: number }>()
+  /** changes whenever the snapshot does (a reload, a project added) */
+  private generation = 0
   private readonly negative = new Map<string, number>()
   private reloadStartedAt = 0
   private lastReloadOk = false
@@ -59,7 +62,12 @@ export class ProjectTokenCache {
   /** Fast path: the project id for a token already known, without a promise. */
   cached(token: string): number | undefined {
     if (!plausibleKey(token)) return undefined
-    const id = this.byHash.get(this.hash(token))
+    const slot = this.slot(token)
+    if (slot.generation !== this.generation) {
+      slot.projectId = this.byHash.get(slot.hash)
+      slot.generation = this.generation
+    }
+    const id = slot.projectId
     if (id !== undefined && this.tokenUnknown.size) this.learnToken(token, id)
     return id
   }
@@ -110,6 +118,7 @@ export class ProjectTokenCache {
   add(token: string, projectId: number): void {
     const hash = this.hash(token)
     this.byHash.set(hash, projectId)
+    this.generation++
     this.negative.delete(hash)
   }
 
@@ -130,13 +139,17 @@ export class ProjectTokenCache {
   }
 
   private hash(token: string): string {
-    let h = this.hashOf.get(token)
-    if (h === undefined) {
-      h = hashKey(token)
-      if (this.hashOf.size >= this.negativeMax) this.hashOf.delete(this.hashOf.keys().next().value!)
-      this.hashOf.set(token, h)
+    return this.slot(token).hash
+  }
+
+  private slot(token: string): { hash: string; projectId: number | undefined; generation: number } {
+    let slot = this.slots.get(token)
+    if (slot === undefined) {
+      slot = { hash: hashKey(token), projectId: undefined, generation: -1 }
+      if (this.slots.size >= this.negativeMax) this.slots.delete(this.slots.keys().next().value!)
+      this.slots.set(token, slot)
     }
-    return h
+    return slot
   }
 
   private remember(hash: string, now: number): void {
@@ -158,6 +171,7 @@ export class ProjectTokenCache {
           if (r.token_unknown) unknown.add(r.id)
         }
         this.byHash = next
+        this.generation++
         this.tokenUnknown = unknown
         this.lastReloadOk = true
       } catch {

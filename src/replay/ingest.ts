@@ -13,7 +13,7 @@ import { parseRecordingRequest, RecordingError, refusalOf } from './decode'
 
 export interface RecordingIngestDeps {
   /** the project a public key (or a personal key with project_id) points at; 401 otherwise */
-  projectFor(token: string | null, projectId: unknown, clientAddress: string | null): Promise<number>
+  projectFor(token: string | null, projectId: unknown, clientAddress: string | null): number | Promise<number>
   log: EventLog
   metrics: Metrics
   /** MAX_RECORDING_BODY_BYTES: the body, and what it decodes to */

@@ -79,7 +79,7 @@ export class DecideService {
   constructor(private readonly deps: DecideDeps) {}
 
   /** The project of the request's key: a project key, or a personal key with project_id. */
-  private async projectFor(token: string | null, data: Record<string, unknown>, clientAddress: string | null): Promise<number> {
+  private projectFor(token: string | null, data: Record<string, unknown>, clientAddress: string | null): number | Promise<number> {
     if (token === null) {
       throw new ApiError(
         401,
@@ -94,7 +94,8 @@ export class DecideService {
   async decide(endpoint: 'decide' | 'flags', raw: RawPayload, clientAddress: string | null = null): Promise<DecideAnswer> {
     const format: ResponseFormat = responseFormat(endpoint, raw.query)
     const { data, form } = readBody(raw, this.deps.maxBodyBytes)
-    const teamId = await this.projectFor(findToken(data, form, raw.query), data, clientAddress)
+    const project = this.projectFor(findToken(data, form, raw.query), data, clientAddress)
+    const teamId = typeof project === 'number' ? project : await project
     const wait = this.deps.limiter.take(String(teamId))
     if (wait > 0) throw errors.throttled(wait)
     const distinctId = findDistinctId(data)
