@@ -5,7 +5,7 @@
 //
 // When Postgres cannot be reached, entries already loaded keep answering (stale beats down); reload attempts
 // are then spaced out so that requests never queue behind a dead connection.
-import { CohortSet, compileFlag, DependencyGraph, type CompiledFlag } from './engine'
+import { CohortSet, compileFlag, DependencyGraph, type CompiledFlag, type MemoTable } from './engine'
 import type { CachedCohortRow, CachedFlagRow, ProjectFlags, ProjectStamp } from './repository'
 import { clientCapabilities, DEFAULT_CAPABILITIES, type ClientCapabilities } from '../remote-config/capabilities'
 import { recordingSettingsOf } from '../projects/recording-settings'
@@ -91,6 +91,12 @@ export function buildEntry(teamId: number, data: ProjectFlags, now = Date.now(),
     active.push(compiled)
     if (compiled.ensureExperienceContinuity) hasContinuityFlags = true
     if (compiled.superCondition.kind === 'properties' || compiled.conditions.some((c) => c.props !== null && c.props.length > 0)) needsStored = true
+  }
+  // the hash memo's array slots of this table (a kept flag is placed again: its old table's slots stay its own)
+  const memoTable: MemoTable = { size: active.length }
+  for (let i = 0; i < active.length; i++) {
+    active[i].memoTable = memoTable
+    active[i].memoSlot = i
   }
   const cohortRows = data.cohorts ?? []
   // cohorts whose version did not change keep their compiled filters too

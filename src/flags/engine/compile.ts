@@ -5,6 +5,7 @@
 // only matters once a condition matches). So breakage is recorded where it lives and turned into an
 // `evaluation_error` outcome when evaluation reaches it. Only a flag whose filters cannot be read at
 // all, or whose condition list cannot even be sorted, is broken as a whole.
+import type { MemoTable } from './hash-memo'
 import { compileProperty, type CompiledProperty, pyTruthy } from './operators'
 import { pyStr } from './python/pyvalue'
 import type { FlagDefinition, FlagOutcome } from './types'
@@ -90,6 +91,12 @@ export interface CompiledFlag {
    * cost as much as writing the member.
    */
   answerText: unknown
+  /**
+   * Where the hash memo keeps this flag's hashes as an array slot (hash-memo.ts): the project's table of active
+   * flags it was last placed in, and its index there. Set by the flag cache; null outside it (a map lookup then).
+   */
+  memoTable: MemoTable | null
+  memoSlot: number
 }
 
 /** A lone surrogate has no UTF-8 form: Python's str.encode raises where JS would hash U+FFFD. */
@@ -226,6 +233,8 @@ function brokenFlag(def: FlagDefinition): CompiledFlag {
     outcomes: new Map(),
     plainOutcomes: [],
     answerText: undefined,
+    memoTable: null,
+    memoSlot: -1,
   }
 }
 
@@ -275,6 +284,8 @@ export function compileFlag(def: FlagDefinition): CompiledFlag {
       outcomes: new Map(),
       plainOutcomes: [],
       answerText: undefined,
+      memoTable: null,
+      memoSlot: -1,
     }
   } catch {
     return brokenFlag(def)

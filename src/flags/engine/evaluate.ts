@@ -218,10 +218,16 @@ let memoInput: EvalInput | null = null
 let memoIdentifier = ''
 let memoEntry: MemoEntry | undefined
 
-/** A rollout, variant or holdout hash: from the memo of earlier requests when it has it, else SHA-1 (then kept). */
-function memoHash(input: EvalInput, kind: HashKind, hashPrefix: string, identifier: string): number {
+/**
+ * A rollout or variant hash of `flag` (or, without a flag, the holdout hash): from the memo of earlier requests when
+ * it has it (by the flag's slot in its project's table, else by its key), else SHA-1 (then kept).
+ */
+function memoHash(input: EvalInput, kind: HashKind, flag: CompiledFlag | null, identifier: string): number {
   const memo = input.hashMemo
+  const hashPrefix = flag === null ? '' : flag.hashPrefix
   let entry: MemoEntry | undefined
+  let slots: Float64Array | null = null
+  let slot = -1
   if (memo !== undefined) {
     if (memoInput !== input || memoIdentifier !== identifier) {
       memoEntry = memo.entry(identifier)
@@ -230,20 +236,34 @@ function memoHash(input: EvalInput, kind: HashKind, hashPrefix: string, identifi
     }
     entry = memoEntry
     if (entry !== undefined) {
+      const table = flag === null ? null : flag.memoTable
+      if (table !== null && kind !== 'holdout') {
+        if (entry.table !== table) memo.useTable(entry, table)
+        slots = kind === 'rollout' ? entry.rolloutSlots : entry.variantSlots
+        slot = flag!.memoSlot
+        const fast = slots[slot]
+        if (fast === fast) return fast // NaN: not known yet
+      }
       const known = rememberedHash(entry, kind, hashPrefix)
-      if (known !== undefined) return known
+      if (known !== undefined) {
+        if (slots !== null) slots[slot] = known
+        return known
+      }
     }
   }
   const hash =
     kind === 'rollout' ? hashString(hashPrefix + identifier) : kind === 'variant' ? hashString(`${hashPrefix}${identifier}variant`) : holdoutHash(identifier)
-  if (entry !== undefined) memo!.remember(entry, kind, hashPrefix, hash)
+  if (entry !== undefined) {
+    memo!.remember(entry, kind, hashPrefix, hash)
+    if (slots !== null) slots[slot] = hash
+  }
   return hash
 }
 
 function rolloutHash(flag: CompiledFlag, identifier: string, input: EvalInput): number {
   if (hashedFlag !== flag || hashedIdentifier !== identifier) {
     assertEncodable(flag, identifier)
-    hashedValue = memoHash(input, 'rollout', flag.hashPrefix, identifier)
+    hashedValue = memoHash(input, 'rollout', flag, identifier)
     hashedFlag = flag
     hashedIdentifier = identifier
   }
@@ -290,7 +310,7 @@ function lookupVariant(flag: CompiledFlag, identifier: string, input: EvalInput)
   if (table === 'error') throw new EvaluationError('malformed variants')
   if (table.length === 0) return null
   assertEncodable(flag, identifier)
-  const h = memoHash(input, 'variant', flag.hashPrefix, identifier)
+  const h = memoHash(input, 'variant', flag, identifier)
   for (const slot of table) if (h >= slot.min && h < slot.max) return slot.key
   return null
 }
@@ -366,7 +386,7 @@ function getMatch(flag: CompiledFlag, input: EvalInput): Matched {
     let out = false
     if (rollout !== null) {
       if (!isWellFormed(identifier)) throw new EvaluationError('identifier is not valid UTF-16')
-      out = memoHash(input, 'holdout', '', identifier) > rollout / 100
+      out = memoHash(input, 'holdout', null, identifier) > rollout / 100
     }
     if (!out) {
       const v = holdout.variant

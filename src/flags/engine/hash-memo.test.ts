@@ -53,6 +53,28 @@ describe('HashMemo', () => {
     expect(memo.size.identifiers).toBeGreaterThan(0)
   })
 
+  test('flags placed in tables (as the flag cache places them) answer as without a memo, across tables and budgets', () => {
+    // two projects' tables holding the same flags in other orders, and a table rebuilt (a reload): slots differ, hashes not
+    const place = (order: number[]) => {
+      const table = { size: order.length }
+      const placed = order.map((i, slot) => ({ ...compileFlag(definitions[i]), memoTable: table, memoSlot: slot }))
+      return placed
+    }
+    const tables = [place([0, 1, 2, 3, 4]), place([4, 3, 2, 1, 0]), place([2, 0, 4])]
+    for (const budget of [1024 * 1024, 3000, 0]) {
+      const memo = new HashMemo(budget)
+      for (let pass = 0; pass < 3; pass++) {
+        for (let id = 0; id < 60; id++) {
+          const table = tables[(id + pass) % tables.length]
+          const plain = table.map((f) => evaluateFlag({ ...f, memoTable: null, memoSlot: -1 }, input(`u-${id}`)))
+          const one = input(`u-${id}`, memo)
+          expect(table.map((f) => evaluateFlag(f, one))).toEqual(plain)
+          expect(memo.size.bytes).toBeLessThanOrEqual(budget)
+        }
+      }
+    }
+  })
+
   test('a remembered hash is the hash of the key and identifier, whichever flag object or project asked', () => {
     const memo = new HashMemo(1024 * 1024)
     memo.set('rollout', 'rollout.', 'u1', flagHash('rollout', 'u1'))
