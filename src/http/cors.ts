@@ -38,10 +38,21 @@ export function clientIp(request: Request, peer: string | null | undefined, trus
   return peer.startsWith('::ffff:') ? peer.slice(7) : peer
 }
 
+// The query string parsed last and its parameters: clients send the same one on every request (`?v=3`,
+// `?v=2&config=true`, `?ip=1&_=…` aside), so most requests parse none. Shared: nobody may change them.
+let lastQuery = ''
+let lastParams = new URLSearchParams()
+
+/** The request's query parameters (read-only: requests with the same query string share them). */
 export function queryOf(request: Request): URLSearchParams {
   const url = request.url
   const q = url.indexOf('?')
-  return new URLSearchParams(q === -1 ? '' : url.slice(q + 1))
+  const text = q === -1 ? '' : url.slice(q + 1)
+  if (text !== lastQuery) {
+    lastParams = new URLSearchParams(text)
+    lastQuery = text
+  }
+  return lastParams
 }
 
 /**

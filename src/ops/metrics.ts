@@ -1,7 +1,7 @@
 // Prometheus metrics (prom-client), one registry per app instance.
 import { heapSize, memoryUsage } from 'bun:jsc'
 import { Counter, Gauge, Histogram, Registry } from 'prom-client'
-import { TalliedCounter } from './tallied-counter'
+import { TalliedCounter, type Tally } from './tallied-counter'
 
 /**
  * The process's own figures, read from Bun at scrape time. prom-client's default `nodejs_*` metrics read V8
@@ -386,13 +386,32 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
   }
 }
 
+/** Label sets of http_requests_total found without building a key; past this many (odd methods), by key. */
+const MAX_REQUEST_COUNTERS = 512
+
 /**
- * `http_requests_total` for one answered request: every request counts, so its label set's tally is found by one
- * flat key and counted in a number (tallied-counter.ts).
+ * `http_requests_total` for one answered request: every request counts, so its label set's tally is found through
+ * route, method and status maps (no key string built a request) and counted in a number (tallied-counter.ts).
  */
 function httpRequestCounter(counter: Counter<'route' | 'method' | 'status'>) {
-  const tallies = new TalliedCounter(counter)
-  return (route: string, method: string, status: number): void => tallies.of(`${status} ${method} ${route}`, { route, method, status }).inc()
+  const tallies = new TalliedCounter(counter, MAX_REQUEST_COUNTERS)
+  const byRoute = new Map<string, Map<string, Map<number, Tally>>>()
+  let found = 0
+  return (route: string, method: string, status: number): void => {
+    let byMethod = byRoute.get(route)
+    let byStatus = byMethod?.get(method)
+    let tally = byStatus?.get(status)
+    if (tally === undefined) {
+      tally = tallies.of(`${status} ${method} ${route}`, { route, method, status })
+      if (found < MAX_REQUEST_COUNTERS) {
+        found++
+        if (byMethod === undefined) byRoute.set(route, (byMethod = new Map()))
+        if (byStatus === undefined) byMethod.set(method, (byStatus = new Map()))
+        byStatus.set(status, tally)
+      }
+    }
+    tally.inc()
+  }
 }
 
 export type Metrics = ReturnType<typeof createMetrics>

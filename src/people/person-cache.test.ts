@@ -143,6 +143,20 @@ describe('person cache', () => {
     expect(store.reads.length).toBe(reads + 3)
   })
 
+  test('a person asked for now and then (not on every request) stays while strangers stream through', async () => {
+    const persons: Record<string, Record<string, unknown>> = {}
+    for (let i = 0; i < 300; i++) persons[`u${i}`] = { blob: 'x'.repeat(1000) }
+    const store = fakeStore(persons)
+    const cache = new PersonCache(store.load, { maxBytes: 50_000, ttlMs: 60_000 }) // about 23 persons
+    await cache.get({ teamId: 1, distinctId: 'u0' })
+    for (let i = 1; i < 300; i++) {
+      await cache.get({ teamId: 1, distinctId: `u${i}` })
+      if (i % 8 === 0) await cache.get({ teamId: 1, distinctId: 'u0' })
+    }
+    expect(store.reads.filter((r) => r.distinctId === 'u0')).toHaveLength(1)
+    expect(cache.size.bytes).toBeLessThanOrEqual(50_000)
+  })
+
   test('an entry older than the TTL is read again; limitTtl shortens it', async () => {
     const store = fakeStore({ u: { plan: 'free' } })
     const cache = new PersonCache(store.load, { maxBytes: 1 << 20, ttlMs: 60_000 })

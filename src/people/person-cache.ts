@@ -40,6 +40,8 @@ interface Entry {
   value: Cached
   bytes: number
   at: number
+  /** when it last moved to the back (the count of moves and insertions then) */
+  touched: number
 }
 
 interface Pending {
@@ -58,6 +60,8 @@ const groupKey = (teamId: number, index: number, key: string) => `${teamId}\u000
 
 export class PersonCache {
   private readonly entries = new Map<string, Entry>()
+  /** moves and insertions so far: how far from the back an entry is, without looking */
+  private touches = 0
   private readonly pending = new Map<string, Pending>()
   private bytes = 0
 
@@ -158,9 +162,14 @@ export class PersonCache {
       this.drop(key)
       return undefined
     }
-    // most recently used last: eviction takes from the front
-    this.entries.delete(key)
-    this.entries.set(key, entry)
+    // most recently used last: eviction takes from the front. An entry moved back within the last half of the map's
+    // size is still in its back half: moving it again (a delete and an insert on every hit) would change no eviction
+    // soon, so it stays
+    if (this.touches - entry.touched > this.entries.size >> 1) {
+      this.entries.delete(key)
+      this.entries.set(key, entry)
+      entry.touched = ++this.touches
+    }
     return entry
   }
 
@@ -200,7 +209,7 @@ export class PersonCache {
     const bytes = sized.bytes + key.length * 2 + ENTRY_OVERHEAD_BYTES
     if (bytes > this.options.maxBytes / 16) return // one huge person must not flush everyone else
     this.drop(key)
-    this.entries.set(key, { value: sized.value, bytes, at: Date.now() })
+    this.entries.set(key, { value: sized.value, bytes, at: Date.now(), touched: ++this.touches })
     this.bytes += bytes
     while (this.bytes > this.options.maxBytes) {
       const oldest = this.entries.keys().next().value
