@@ -43,8 +43,8 @@ export async function startFlags(deps: {
   })
   await cache.start()
   const service = new FlagService({ sql: db.sql, cache, notify: db.supportsNotify, onBudgetRefused: (limit) => metrics.flagWritesRefused.inc({ limit }) })
-  // one lookup a /decide request: the counter's children found once, not by hashing a label object each time
-  const lookups = { hit: metrics.personCacheLookups.labels({ outcome: 'hit' }), miss: metrics.personCacheLookups.labels({ outcome: 'miss' }) }
+  // one lookup a /decide request: counted in numbers, handed to the counter when it is read
+  const lookups = { hit: metrics.personCacheLookupTallies.of('hit', { outcome: 'hit' }), miss: metrics.personCacheLookupTallies.of('miss', { outcome: 'miss' }) }
   const persons = new PersonCache((request) => loadStoredPropertiesSized(db.sql, request), {
     maxBytes: config.PERSON_CACHE_MAX_BYTES,
     ttlMs: config.PERSON_CACHE_TTL_MS,
@@ -78,7 +78,7 @@ export async function startFlags(deps: {
     storedProperties: (request) => persons.get(request),
     cachedPerson: (teamId, distinctId) => persons.cachedPerson(teamId, distinctId),
     cachedGroup: (teamId, index, key) => persons.cachedGroup(teamId, index, key),
-    onStoredLoad: (outcome) => metrics.decideStoredLoads.inc({ outcome }),
+    onStoredLoad: (outcome) => metrics.decideStoredLoadTallies.of(outcome, { outcome }).inc(),
     onError: (error, what) =>
       warnOnce(`decide:${what}`, (suppressed) => log.warn({ err: error, what, suppressed }, 'decide: answering without what could not be read')),
   })

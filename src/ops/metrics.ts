@@ -383,6 +383,8 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
     decideAnswers: new TalliedCounter(metrics.decideRequests),
     captureRequestTallies: new TalliedCounter(metrics.captureRequests),
     eventsReceivedTallies: new TalliedCounter(metrics.eventsReceived),
+    personCacheLookupTallies: new TalliedCounter(metrics.personCacheLookups),
+    decideStoredLoadTallies: new TalliedCounter(metrics.decideStoredLoads),
   }
 }
 
