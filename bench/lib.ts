@@ -112,6 +112,10 @@ wrk.headers["Content-Type"] = os.getenv("WRK_CONTENT_TYPE") or "application/json
 local f = io.open(os.getenv("WRK_BODY_FILE"), "rb")
 wrk.body = f:read("*a")
 f:close()
+for line in (os.getenv("WRK_HEADERS") or ""):gmatch("[^\\n]+") do
+  local name, value = line:match("^([^:]+):%s*(.*)$")
+  wrk.headers[name] = value
+end
 local paths = {}
 local n = tonumber(os.getenv("WRK_BODY_VARIANTS") or "0")
 for i = 1, n do
@@ -135,7 +139,7 @@ end
 `
 
 /** Run wrk against url with the body (or a rotating set of bodies); latencies in ms. */
-export async function wrk(url: string, bodies: string[], options: { seconds: number; connections: number; threads?: number; contentType?: string }): Promise<WrkResult> {
+export async function wrk(url: string, bodies: string[], options: { seconds: number; connections: number; threads?: number; contentType?: string; headers?: Record<string, string> }): Promise<WrkResult> {
   const dir = mkdtempSync(join(tmpdir(), 'phog-bench-'))
   const script = join(dir, 'post.lua')
   writeFileSync(script, LUA)
@@ -145,7 +149,7 @@ export async function wrk(url: string, bodies: string[], options: { seconds: num
   const proc = Bun.spawn(
     ['wrk', '-t', String(options.threads ?? 1), '-c', String(options.connections), '-d', `${options.seconds}s`, '--timeout', '10s', '-s', script, url],
     {
-      env: { ...process.env, WRK_BODY_FILE: bodyFile, WRK_BODY_VARIANTS: String(bodies.length > 1 ? bodies.length : 0), WRK_CONTENT_TYPE: options.contentType ?? 'application/json' },
+      env: { ...process.env, WRK_BODY_FILE: bodyFile, WRK_BODY_VARIANTS: String(bodies.length > 1 ? bodies.length : 0), WRK_CONTENT_TYPE: options.contentType ?? 'application/json', WRK_HEADERS: Object.entries(options.headers ?? {}).map(([k, v]) => `${k}: ${v}`).join('\n') },
       stdout: 'pipe',
       stderr: 'pipe',
     },

@@ -1,4 +1,4 @@
-// npm run bench [-- ingest|decide|flush|spread|saturated|embedded|query|insights|backup|replay|move|multicore|all] (saturated: ingest and flush, and their ratio to L; multicore: 1 process against 2 on one port, bench/multicore.ts) — figures against bare baselines measured in the same run.
+// npm run bench [-- ingest|decide|flush|spread|saturated|embedded|query|insights|backup|replay|move|multicore|peer|all] (saturated: ingest and flush, and their ratio to L; multicore: 1 process against 2 on one port, bench/multicore.ts; peer: /decide against GrowthBook and Unleash on the same flags, bench/peer.ts) — figures against bare baselines measured in the same run.
 // npm run bench -- decide|decide-stored|decide-500|ingest --against <git rev> — this tree against another revision, interleaved (bench/against.ts).
 import { cpus, totalmem } from 'node:os'
 import { ingestBench, ingestFigures } from './ingest'
@@ -36,6 +36,7 @@ if (which === 'insights' || which === 'all') process.stdout.write(`${await insig
 if (which === 'backup') process.stdout.write(`${await backupBench()}\n`)
 if (which === 'replay') process.stdout.write(`${await replayBench(seconds)}\n`)
 if (which === 'move') process.stdout.write(`${await moveBench()}\n`)
+if (which === 'peer') process.stdout.write(`${await (await import('./peer')).peerBench(seconds, Number(process.env.BENCH_ROUNDS ?? 3))}\n`)
 if (which === 'multicore') process.stdout.write(`${await (await import('./multicore')).multicoreBench(seconds)}\n`)
 
 // Events flushed per second while /batch/ is saturated, against L = 1 / (1/bare parse rate + 1/raw insert rate):
