@@ -59,11 +59,14 @@ function serviceEnvOverrides(): Record<string, string> {
 /** The service as `npm start` runs it; `root` is another checkout's directory (bench/against.ts). */
 export async function startService(env: Record<string, string>, processes = 1, root = ROOT): Promise<Proc & { pids: number[] }> {
   const port = await freePort()
-  const procs = Array.from({ length: processes }, () =>
+  // a DATA_DIR is one live process's (its log, its lock): several processes get a directory each below it (on the
+  // embedded stores that makes separate installations: fine for capture's throughput, not for shared data)
+  const dataDirOf = (i: number) => (processes > 1 && env.DATA_DIR ? { DATA_DIR: join(env.DATA_DIR, `process-${i}`) } : {})
+  const procs = Array.from({ length: processes }, (_, i) =>
     Bun.spawn([process.execPath, ...(process.env.BENCH_BUN_FLAGS ?? '').split(' ').filter(Boolean), 'run', join(root, 'src/main.ts')], {
       cwd: root,
       // as `npm start` runs it (the JSC heap hint included)
-      env: { ...process.env, LOG_LEVEL: 'warn', BUN_JSC_forceRAMSize: '268435456', BUN_JSC_largeHeapSize: '20971520', ...serviceEnvOverrides(), ...env, PORT: String(port), HOST: '127.0.0.1', REUSE_PORT: processes > 1 ? 'true' : 'false' },
+      env: { ...process.env, LOG_LEVEL: 'warn', BUN_JSC_forceRAMSize: '268435456', BUN_JSC_largeHeapSize: '20971520', ...serviceEnvOverrides(), ...env, ...dataDirOf(i), PORT: String(port), HOST: '127.0.0.1', REUSE_PORT: processes > 1 ? 'true' : 'false' },
       stdout: 'ignore',
       stderr: 'inherit',
     }),
