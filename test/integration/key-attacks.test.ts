@@ -37,7 +37,7 @@ describe('key attacks', () => {
     console.log(`RSS grew ${grown.toFixed(0)} MB over 120 unique 2 MB keys`)
     // keeping them would be 120 × 2 MB (and more as UTF-16) = 480 MB+; transient decoding leaves far less behind
     expect(grown).toBeLessThan(200)
-    const memo = (stack.services.tokens as unknown as { hashOf: Map<string, string> }).hashOf
+    const memo = (stack.services.tokens as unknown as { slots: Map<string, unknown> }).slots
     for (const token of memo.keys()) expect(token.length).toBeLessThanOrEqual(100)
   })
 
