@@ -237,8 +237,7 @@ function memoHash(input: EvalInput, kind: HashKind, flag: CompiledFlag | null, i
     entry = memoEntry
     if (entry !== undefined) {
       const table = flag === null ? null : flag.memoTable
-      if (table !== null && kind !== 'holdout') {
-        if (entry.table !== table) memo.useTable(entry, table)
+      if (table !== null && kind !== 'holdout' && (entry.table === table || memo.useTable(entry, table))) {
         slots = kind === 'rollout' ? entry.rolloutSlots : entry.variantSlots
         slot = flag!.memoSlot
         const fast = slots[slot]

@@ -114,15 +114,19 @@ export class HashMemo {
   }
 
   /**
-   * Points the entry's arrays at `table` (empty, then filled as hashes are asked for), counted in the budget. An
-   * evicted entry gets arrays too (its request still reads them) but they are not counted: it is no longer held.
+   * Points the entry's arrays at `table` (empty, then filled as hashes are asked for), counted in the budget, once
+   * they are worth it: when the entry already holds hashes for a quarter of the table's flags (the arrays then cost at
+   * most about what its maps do). An identifier that hashes one flag of a 5,000-flag project keeps the maps alone (its
+   * arrays would have been 80 KB); an evicted entry gets none. False: no arrays for this table (yet).
    */
-  useTable(entry: MemoEntry, table: MemoTable): void {
+  useTable(entry: MemoEntry, table: MemoTable): boolean {
+    if (!entry.live || (entry.rollout.size + entry.variant.size) * 4 < table.size) return false
     const before = entry.rolloutSlots.length * SLOT_BYTES
     entry.table = table
     entry.rolloutSlots = new Float64Array(table.size).fill(Number.NaN)
     entry.variantSlots = new Float64Array(table.size).fill(Number.NaN)
-    if (entry.live) this.grow(entry, table.size * SLOT_BYTES - before)
+    this.grow(entry, table.size * SLOT_BYTES - before)
+    return entry.table === table
   }
 
   private grow(entry: MemoEntry, bytes: number): void {
