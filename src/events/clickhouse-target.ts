@@ -19,3 +19,13 @@ export function parseClickHouseUrl(raw: string): ClickHouseTarget {
     database,
   }
 }
+
+/**
+ * In a cluster, every read and write picks each shard's replicas in the configured order, so both reach the same
+ * replica while it is up: rows are readable as soon as their write is acknowledged, and two reads of one answer (a
+ * count, then the page) see the same rows. With ClickHouse's default (a random replica), a read could reach the
+ * replica the rows had not been copied to yet. A replica that fails is passed over for the next in order.
+ */
+export function replicaChoice(cluster: string | undefined): { load_balancing?: 'in_order' } {
+  return cluster ? { load_balancing: 'in_order' } : {}
+}

@@ -8,7 +8,7 @@ import { ROW_COLUMNS, rowsAsTabSeparated } from './clickhouse-rows'
 import { dialectFor, renderMigration, stringLiteral, type Dialect } from './dialect'
 import { valueWithin } from '../lib/timeout'
 import { classify, errorCode, UNKNOWN_DATABASE, UNKNOWN_TABLE } from './clickhouse-errors'
-import { parseClickHouseUrl, type ClickHouseTarget } from './clickhouse-target'
+import { parseClickHouseUrl, replicaChoice, type ClickHouseTarget } from './clickhouse-target'
 import { StoreError, type EventQuery, type EventStore, type InsertOptions, type StoredEvent } from './store'
 import { refuseNewerSchema } from '../db/migrate'
 
@@ -212,7 +212,7 @@ export class ClickHouseEventStore implements EventStore {
       if (d.dedupToken && (pending.length === rows.length || surelyOneBlock(rows))) {
         settings.insert_deduplication_token = deduplicationToken(rows)
       }
-      if (this.cluster) settings.insert_distributed_sync = 1
+      if (this.cluster) Object.assign(settings, { insert_distributed_sync: 1 }, replicaChoice(this.cluster))
       // _inserted_at is sent explicitly (derived from the batch, so a retry sends the same bytes).
       const insertedAt = d.formatDateTime(batchInsertedAt(rows))
       await this.client.insert({
@@ -253,6 +253,7 @@ export class ClickHouseEventStore implements EventStore {
                     AND timestamp <= ${this.dialect.dateTimeLiteral(hi + 1000)}
                     AND toString(uuid) IN (${chunk.map((r) => stringLiteral(r.uuid)).join(',')})`,
           format: 'JSONEachRow',
+          clickhouse_settings: replicaChoice(this.cluster),
         })
         for (const r of (await rs.json()) as { uuid_text: string }[]) found.add(r.uuid_text)
       }
@@ -284,6 +285,7 @@ export class ClickHouseEventStore implements EventStore {
                 ORDER BY timestamp DESC, toString(uuid) DESC
                 LIMIT ${Math.max(1, Math.trunc(q.limit))}`,
         format: 'JSONEachRow',
+        clickhouse_settings: replicaChoice(this.cluster),
       })
       return ((await rs.json()) as { size: string | number }[]).map((r) => Number(r.size))
     } catch (error) {
@@ -305,6 +307,7 @@ export class ClickHouseEventStore implements EventStore {
                 ORDER BY timestamp DESC, toString(uuid) DESC
                 LIMIT ${Math.max(1, Math.trunc(q.limit))}`,
         format: 'JSONEachRow',
+        clickhouse_settings: replicaChoice(this.cluster),
       })
       const rows = (await rs.json()) as Row[]
       return rows.map((r) => ({
@@ -331,6 +334,7 @@ export class ClickHouseEventStore implements EventStore {
                 WHERE team_id = ${Math.trunc(teamId)} AND toString(uuid) IN (${chunk.map(stringLiteral).join(',')})
                 GROUP BY uuid_text`,
         format: 'JSONEachRow',
+        clickhouse_settings: replicaChoice(this.cluster),
       })
       for (const r of (await rs.json()) as { uuid_text: string; n: string | number }[]) counts.set(r.uuid_text, Number(r.n))
     }

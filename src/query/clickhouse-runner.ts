@@ -4,7 +4,7 @@
 // or when the budget is reached.
 import type { ClickHouseClient } from '@clickhouse/client'
 import type { Readable } from 'node:stream'
-import { parseClickHouseUrl } from '../events/clickhouse-target'
+import { parseClickHouseUrl, replicaChoice } from '../events/clickhouse-target'
 import { parseVersion } from '../events/dialect'
 import { readJsonCompact, type ReadAnswer } from './clickhouse-answer'
 import type { CompiledQuery } from './compile'
@@ -118,14 +118,15 @@ export class ClickHouseQueryRunner implements QueryRunner {
    * and the result (the rows the statement's LIMIT allows; the bytes, a backstop behind the byte budget read here).
    * Not the result limits on a cluster: the shards apply them to what they send the initiator (partial aggregates,
    * sorted runs), and "break" there made a sorted answer skip rows of one shard (an answer that was no prefix of the
-   * ordered rows). There the byte budget read here, the kill and max_execution_time bound the statement.
+   * ordered rows). There the byte budget read here, the kill and max_execution_time bound the statement, and the
+   * replicas are picked in order (replicaChoice: what was just written is read).
    */
   private settings(query: CompiledQuery, timeoutMs: number, maxBytes: number): Record<string, string> {
     const settings: Record<string, string> = {
       max_execution_time: String(Math.max(1, Math.ceil(timeoutMs / 1000))),
       max_memory_usage: String(this.options.maxMemoryBytes ?? DEFAULT_MAX_MEMORY),
     }
-    if (this.options.cluster !== undefined) return settings
+    if (this.options.cluster !== undefined) return { ...settings, ...replicaChoice(this.options.cluster) }
     settings.max_result_bytes = String(maxBytes * SERVER_RESULT_BYTES_FACTOR)
     settings.result_overflow_mode = 'break'
     // a user's statement ends in LIMIT limit+1

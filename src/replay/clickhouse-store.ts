@@ -4,7 +4,7 @@
 // code. Deletions are mutations (lightweight deletes from 23.3), waited for as the event store's erasure waits.
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client'
 import { eraseMethod, type EraseMethod } from '../events/clickhouse-erase'
-import { parseClickHouseUrl, type ClickHouseTarget } from '../events/clickhouse-target'
+import { parseClickHouseUrl, replicaChoice, type ClickHouseTarget } from '../events/clickhouse-target'
 import { stringLiteral } from '../events/dialect'
 import { ACTIVITY_THRESHOLD_MS } from './metadata'
 import type { BlockInfo, BlockWrite, RecordingListQuery, RecordingRow, RecordingStore } from './store'
@@ -145,18 +145,8 @@ export class ClickHouseRecordingStore implements RecordingStore {
     return `${this.target.database}.session_replay_blocks`
   }
 
-  /**
-   * In a cluster, writes and reads pick each shard's replicas in the configured order, so both reach the same replica
-   * while it is up: a block is readable as soon as its write is acknowledged, and the two reads of one snapshots answer
-   * (sizes, then lines) see the same blocks. With the default (a random replica), a read could reach the replica the
-   * block had not been copied to yet.
-   */
-  private get replicaChoice(): Record<string, string> {
-    return this.cluster ? { load_balancing: 'in_order' } : {}
-  }
-
   private async rows<T>(query: string): Promise<T[]> {
-    const rs = await this.client.query({ query, format: 'JSONEachRow', clickhouse_settings: { ...this.replicaChoice, ...roomFor(query) } })
+    const rs = await this.client.query({ query, format: 'JSONEachRow', clickhouse_settings: { ...replicaChoice(this.cluster), ...roomFor(query) } })
     return (await rs.json()) as T[]
   }
 
@@ -209,7 +199,7 @@ export class ClickHouseRecordingStore implements RecordingStore {
         values: part,
         format: 'JSONEachRow',
         // in a cluster, readable from any node once acknowledged
-        clickhouse_settings: this.cluster ? { insert_distributed_sync: 1, ...this.replicaChoice } : {},
+        clickhouse_settings: this.cluster ? { insert_distributed_sync: 1, ...replicaChoice(this.cluster) } : {},
       })
     }
   }
