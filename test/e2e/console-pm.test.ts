@@ -86,7 +86,7 @@ beforeAll(async () => {
   await eventually(() => service.api('/api/projects/1/persons/?limit=1'), (r) => r.body?.count === PERSONS, 60_000)
   page = await newPage(browser)
   watch(page)
-  page.setDefaultTimeout(15_000)
+  page.setDefaultTimeout(30_000) // Chromium under the whole suite's load on 2 cores
 }, 120_000)
 
 afterAll(async () => {

@@ -26,7 +26,7 @@ export async function queryAnswer(service: E2EService, node: Record<string, unkn
 /** A page of the console, 1200 × 900, signed in as a person would: the sign-in form, then the navigation. */
 export async function signedInPage(browser: Browser, service: E2EService, email: string, password: string): Promise<Page> {
   const page = await newPage(browser)
-  page.setDefaultTimeout(15_000)
+  page.setDefaultTimeout(30_000) // Chromium under the whole suite's load on 2 cores
   await page.setViewportSize({ width: 1200, height: 900 })
   await page.goto(`${service.url}/console/`)
   await page.getByLabel('Email').fill(email)

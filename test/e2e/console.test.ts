@@ -62,7 +62,7 @@ beforeAll(async () => {
     const url = new URL(request.url())
     if (url.protocol !== 'data:' && url.host !== host) foreignRequests.push(request.url())
   })
-  page.setDefaultTimeout(15_000)
+  page.setDefaultTimeout(30_000) // Chromium under the whole suite's load on 2 cores
 })
 
 afterAll(async () => {
