@@ -1,7 +1,8 @@
 // The file work of a backup: checksums, copies of a byte range, the manifest, syncing what was written.
-import { closeSync, existsSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { open } from 'node:fs/promises'
 import { join, relative } from 'node:path'
+import { syncPath } from '../lib/fsync'
 import type { BackupFile } from './model'
 
 const CHUNK = 1 << 20
@@ -73,25 +74,6 @@ export function writeJsonDurably(path: string, value: unknown): void {
 
 export function readJson(path: string): unknown {
   return JSON.parse(readFileSync(path, 'utf8'))
-}
-
-export function syncPath(path: string): void {
-  const fd = openSync(path, 'r')
-  try {
-    fsyncSync(fd)
-  } finally {
-    closeSync(fd)
-  }
-}
-
-/** fsync every file and directory below `dir`. */
-export function syncTree(dir: string): void {
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name)
-    if (entry.isDirectory()) syncTree(path)
-    else if (entry.isFile()) syncPath(path)
-  }
-  syncPath(dir)
 }
 
 /** Whether `dir` is absent or an empty directory (the only places a backup or a restore writes into). */

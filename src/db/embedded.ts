@@ -3,10 +3,11 @@
 // (DATA_DIR/pg.lock) tells the CLI and the flush worker where its socket is, so they join it instead of opening
 // the directory twice. The database has no password: the socket lives in a directory only this user can enter,
 // never on TCP (docs/compatibility.md#embedded-database).
-import { chmodSync, closeSync, existsSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createHash } from 'node:crypto'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
+import { syncTree } from '../lib/fsync'
 import { DataDirBusy, dataDirHolder, lockDataDir } from './data-dir-lock'
 import type { FromPgliteThread, ToPgliteThread } from './pglite-thread'
 
@@ -115,24 +116,6 @@ export async function startEmbeddedPostgres(dataDir: string, options: { fsync?: 
 
 const PGLITE_THREAD = new URL('./pglite-thread.ts', import.meta.url)
 
-/** fsync every file and directory below `dir` (a new database cluster, once). */
-function syncTree(dir: string): void {
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name)
-    if (entry.isDirectory()) syncTree(path)
-    else if (entry.isFile()) syncPath(path)
-  }
-  syncPath(dir)
-}
-
-function syncPath(path: string): void {
-  const fd = openSync(path, 'r')
-  try {
-    fsyncSync(fd)
-  } finally {
-    closeSync(fd)
-  }
-}
 
 function throwIfFailed(answer: FromPgliteThread): void {
   if (answer.type !== 'failed') return
