@@ -49,6 +49,7 @@ const ROUTES: Route[] = [
   ['/surveys', () => <SurveyList />],
   ['/surveys/new', () => <SurveyPage id={null} />],
   ['/surveys/:id', (p) => <SurveyPage id={p.id} />],
+  ['/surveys/:id/edit', (p) => <SurveyPage id={p.id} edit />],
   ['/error-tracking', () => <IssueList />],
   ['/error-tracking/:id', (p) => <IssuePage key={p.id} id={p.id} />],
   ['/flags', () => <FlagList />],

@@ -1,5 +1,7 @@
-// "New survey": name, type, the questions (open text, rating with its scale, single or multiple choice with their
-// choices, a link), and optional targeting: a URL the page must contain, a linked feature flag. Saved as a draft.
+// "New survey" and "Edit survey": name, type, the questions (open text, rating with its scale, single or multiple
+// choice with their choices, a link), and optional targeting: a URL the page must contain, a linked feature flag. A
+// new survey is saved as a draft; an edit keeps each question's id (answers are counted by it) and what the form
+// does not show (edit.ts).
 import { useState } from 'preact/hooks'
 import { api, projectPath, query } from '../lib/api'
 import { Field, Options, Page, useAsync, valueOf } from '../lib/ui'
@@ -7,7 +9,8 @@ import { SaveFooter, useAction } from '../lib/forms'
 import { navigate } from '../lib/router'
 import { useSession } from '../lib/session'
 import type { Flag } from '../flags/types'
-import { emptyQuestion, MAX_QUESTIONS, QUESTION_TYPES, RATING_SCALES, surveyBody, type QuestionForm, type QuestionType, type Survey, type SurveyForm as Form } from './types'
+import { editBody } from './edit'
+import { emptyQuestion, MAX_QUESTIONS, surveyStatus, QUESTION_TYPES, RATING_SCALES, surveyBody, type QuestionForm, type QuestionType, type Survey, type SurveyForm as Form } from './types'
 
 function QuestionFields(props: { index: number; form: QuestionForm; onChange: (patch: Partial<QuestionForm>) => void; onRemove: (() => void) | null }) {
   const { form, index, onChange } = props
@@ -63,9 +66,13 @@ function QuestionFields(props: { index: number; form: QuestionForm; onChange: (p
   )
 }
 
-export function SurveyForm() {
+const NEW_SURVEY: Form = { name: '', type: 'popover', questions: [emptyQuestion()], urlContains: '', linkedFlagId: '' }
+
+/** `editing`: the stored survey and its form (edit.ts formOf); none for a new survey. */
+export function SurveyForm(props: { editing?: { survey: Survey; form: Form } }) {
   const { projectId } = useSession()
-  const [form, setForm] = useState<Form>({ name: '', type: 'popover', questions: [emptyQuestion()], urlContains: '', linkedFlagId: '' })
+  const editing = props.editing
+  const [form, setForm] = useState<Form>(editing?.form ?? NEW_SURVEY)
   const action = useAction()
   // the flags a survey can be linked to (its own targeting flags are not among the choices)
   const flags = useAsync((signal) => api<{ results: Flag[] }>(projectPath(projectId, `feature_flags/${query({ limit: 200 })}`), { signal }), [projectId])
@@ -75,14 +82,23 @@ export function SurveyForm() {
   const submit = (e: Event) => {
     e.preventDefault()
     action.run(async () => {
-      const body = surveyBody(form)
+      const body = editing ? editBody(form, editing.survey) : surveyBody(form)
       if (typeof body === 'string') throw new Error(body)
-      const created = await api<Survey>(projectPath(projectId, 'surveys/'), { json: body })
-      navigate(`/surveys/${encodeURIComponent(created.id)}`)
+      const path = editing ? `surveys/${encodeURIComponent(editing.survey.id)}/` : 'surveys/'
+      const saved = await api<Survey>(projectPath(projectId, path), { method: editing ? 'PATCH' : 'POST', json: body })
+      navigate(`/surveys/${encodeURIComponent(saved.id)}`)
     })
   }
+  const matchType = editing?.survey.conditions?.urlMatchType
+  const urlHint =
+    matchType && matchType !== 'icontains' && form.urlContains === (editing?.survey.conditions?.url ?? '')
+      ? `matched as “${matchType}” (set through the API); a new value here is matched as “contains”`
+      : 'shown only on pages whose address contains this'
   return (
-    <Page title="New survey">
+    <Page title={editing ? `Edit survey ${editing.survey.name}` : 'New survey'}>
+      {editing && surveyStatus(editing.survey) === 'running' ? (
+        <p class="muted">This survey is running: visitors see the change at their next page load. Answers given so far stay with their questions.</p>
+      ) : null}
       <form class="stack" onSubmit={submit} onInput={() => action.reset()}>
         <Field label="Name">
           <input required maxLength={400} value={form.name} onInput={(e) => set({ name: valueOf(e) })} />
@@ -103,7 +119,7 @@ export function SurveyForm() {
         <fieldset>
           <legend>Targeting (optional)</legend>
           <div class="filters">
-            <Field label="URL contains" hint="shown only on pages whose address contains this">
+            <Field label="URL contains" hint={urlHint}>
               <input maxLength={2000} value={form.urlContains} onInput={(e) => set({ urlContains: valueOf(e) })} />
             </Field>
             <Field label="Linked feature flag" hint="shown only to those the flag is on for">

@@ -1,11 +1,12 @@
-// A survey: its type, status, targeting and questions; "Launch" (a draft: PATCH start_date), "Stop" (running: PATCH
-// end_date), "Archive"; then its results.
+// A survey: its type, status, targeting and questions; "Edit", "Launch" (a draft: PATCH start_date), "Stop" (running:
+// PATCH end_date), "Archive"; then its results. /surveys/:id/edit: the form, filled from the stored survey.
 import { api, projectPath } from '../lib/api'
 import { ConfirmedButton, ErrorNote, Link, Loading, Page, time, useAsync } from '../lib/ui'
 import { useAction } from '../lib/forms'
 import { Figures } from '../lib/figures'
 import { useSession } from '../lib/session'
 import { SurveyForm } from './SurveyForm'
+import { formOf } from './edit'
 import { SurveyResults } from './SurveyResults'
 import { statusText } from './SurveyList'
 import { QUESTION_TYPES, surveyStatus, TYPE_TEXT, type Survey, type SurveyQuestion } from './types'
@@ -37,6 +38,11 @@ function SurveyView(props: { id: string }) {
       title={s.name}
       actions={
         <div class="row">
+          {!s.archived ? (
+            <Link to={`/surveys/${encodeURIComponent(s.id)}/edit`} class="button">
+              Edit
+            </Link>
+          ) : null}
           {status === 'draft' && !s.archived ? (
             <ConfirmedButton label="Launch" title={`Launch the survey “${s.name}”?`} disabled={action.busy} onConfirm={() => write({ start_date: new Date().toISOString() })}>
               <p>posthog-js starts showing it to the visitors it targets.</p>
@@ -82,6 +88,26 @@ function SurveyView(props: { id: string }) {
   )
 }
 
-export function SurveyPage(props: { id: string | null }) {
-  return props.id === null ? <SurveyForm /> : <SurveyView key={props.id} id={props.id} />
+function SurveyEdit(props: { id: string }) {
+  const { projectId } = useSession()
+  const survey = useAsync((signal) => api<Survey>(projectPath(projectId, `surveys/${encodeURIComponent(props.id)}/`), { signal }), [projectId, props.id])
+  const s = survey.data
+  if (!s) return <Page title="Edit survey">{survey.error ? <ErrorNote error={survey.error} /> : <Loading what="the survey" />}</Page>
+  const form = formOf(s)
+  if (typeof form === 'string') {
+    return (
+      <Page title={`Edit survey ${s.name}`}>
+        <p role="alert">{form}</p>
+        <p>
+          <Link to={`/surveys/${encodeURIComponent(s.id)}`}>Back to the survey</Link>
+        </p>
+      </Page>
+    )
+  }
+  return <SurveyForm editing={{ survey: s, form }} />
+}
+
+export function SurveyPage(props: { id: string | null; edit?: boolean }) {
+  if (props.id === null) return <SurveyForm />
+  return props.edit ? <SurveyEdit key={`edit-${props.id}`} id={props.id} /> : <SurveyView key={props.id} id={props.id} />
 }

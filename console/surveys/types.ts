@@ -9,6 +9,7 @@ export interface SurveyQuestion {
   type: QuestionType | string
   question: string
   description?: string
+  descriptionContentType?: 'text' | 'html' | string
   optional?: boolean
   scale?: number
   display?: 'number' | 'emoji'
@@ -18,6 +19,7 @@ export interface SurveyQuestion {
   hasOpenChoice?: boolean
   link?: string | null
   buttonText?: string
+  branching?: unknown
 }
 
 export interface Survey {
@@ -64,6 +66,8 @@ export const MAX_CHOICES = 20
 
 /** A question as the form holds it: every field a string, choices one a line. */
 export interface QuestionForm {
+  /** the stored question's id when editing: answers are kept by it */
+  id?: string
   type: QuestionType
   question: string
   scale: string
@@ -103,6 +107,11 @@ export function questionBody(form: QuestionForm, index: number): SurveyQuestion 
   const question = form.question.trim()
   const where = `Question ${index + 1}`
   if (!question) return `${where} has no text.`
+  const made = questionOfType(form, question, where)
+  return typeof made === 'string' || !form.id ? made : { id: form.id, ...made }
+}
+
+function questionOfType(form: QuestionForm, question: string, where: string): SurveyQuestion | string {
   switch (form.type) {
     case 'open':
       return { type: 'open', question }

@@ -3,8 +3,8 @@
 // answers sent as posthog-js sends them (survey shown / sent / dismissed through /batch/, one submission in two
 // partial parts), then the survey's figures and each question's results (the rating's distribution as a chart and
 // a table, the choices' counts with an answer that is not a choice, each pick of a multiple choice, the open answers
-// with their persons, HTML drawn as text; a submission counted once); the list's status and responses; "Stop" and
-// "Archive"; a refusal shown. On the embedded stores and on ClickHouse 18.16 + Postgres.
+// with their persons, HTML drawn as text; a submission counted once); the list's status and responses; "Edit" of the
+// running survey (question ids and answers kept); "Stop" and "Archive"; a refusal shown. On the embedded stores and on ClickHouse 18.16 + Postgres.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Browser, Page } from 'playwright-core'
 import { fileURLToPath } from 'node:url'
@@ -139,13 +139,32 @@ for (const stores of ['embedded', 'real'] as const) {
       if (stores === 'embedded') await page.screenshot({ path: SCREENSHOT, fullPage: true })
     }, 90_000)
 
-    test('the list shows its status and responses; "Stop" and "Archive" ask first; a refusal is shown', async () => {
+    test('the list shows its status and responses; "Edit" keeps the answers; "Stop" and "Archive" ask first; a refusal is shown', async () => {
       await page.getByRole('link', { name: 'All surveys' }).click()
       const table = page.getByRole('table', { name: 'Surveys' })
       await table.waitFor()
       await eventually(() => tableRows(table), (rows) => rows[0]?.[3] === '2', 15_000)
       expect((await tableRows(table))[0]!.slice(0, 4)).toEqual([NAME, 'Popover', 'Running', '2'])
       await table.getByRole('link', { name: NAME }).click()
+      // "Edit" a running survey: its questions keep their ids, so the answers given stay with them
+      await page.getByRole('link', { name: 'Edit', exact: true }).click()
+      await page.getByRole('heading', { name: `Edit survey ${NAME}`, level: 1 }).waitFor()
+      await page.getByText('This survey is running').waitFor()
+      const third = page.getByRole('group', { name: 'Question 3' }).getByLabel('Question', { exact: true })
+      expect(await third.inputValue()).toBe('Anything else?')
+      await third.fill('Anything else to tell us?')
+      await page.getByRole('group', { name: 'Question 2' }).getByLabel('Choices').fill('Price\nSpeed\nSupport\nDelivery')
+      await page.getByRole('button', { name: 'Save' }).click()
+      await page.getByRole('link', { name: 'All surveys' }).waitFor() // the survey's page again
+      const edited = (await service.api(`/api/projects/1/surveys/${survey.id}/`)).body
+      expect(edited.questions.map((q: { id: string }) => q.id)).toEqual(survey.questions.map((q) => q.id))
+      expect(edited.questions[2].question).toBe('Anything else to tell us?')
+      expect(edited.questions[1].choices).toEqual(['Price', 'Speed', 'Support', 'Delivery'])
+      expect(edited).toMatchObject({ conditions: { url: '/checkout', urlMatchType: 'icontains' }, linked_flag_id: flagId, archived: false })
+      expect(edited.start_date).not.toBeNull()
+      const rechosen = await eventually(() => tableRows(page.getByRole('table', { name: 'Question 2 choices' })), (rows) => rows.length === 5, 15_000)
+      expect(rechosen.map((r) => r.slice(0, 2))).toEqual([['Price', '1'], ['Speed', '0'], ['Support', '0'], ['Delivery', '0'], ['The colours', '1']])
+      expect((await tableRows(page.getByRole('table', { name: 'Question 3 answers' })))[0]!.slice(0, 2)).toEqual([HOSTILE, 'ann'])
       await page.getByRole('button', { name: 'Stop' }).click()
       await page.getByRole('dialog', { name: `Stop the survey “${NAME}”?` }).getByRole('button', { name: 'Stop' }).click()
       await page.getByRole('status').filter({ hasText: 'Stopped' }).waitFor()
