@@ -1,9 +1,10 @@
 // An issue: its name, description, status and figures over a date range; "Resolve", "Suppress" ("Reopen" when it is
 // not active); the stack of its latest exception (frames where it was thrown first, in-app ones marked); its latest
-// events (the issue's answer lists them newest first: 25, then up to 100 on "Show more events").
+// events (the issue's answer lists them newest first: 25, then up to 100 on "Show more events"); its fingerprints
+// when it has several (a merge), each of which can be split off into an issue of its own.
 import { useState } from 'preact/hooks'
 import { api, projectPath, query } from '../lib/api'
-import { ErrorNote, Link, Loading, Page, time, useAsync } from '../lib/ui'
+import { ConfirmedButton, ErrorNote, Link, Loading, Page, time, useAsync } from '../lib/ui'
 import { useAction } from '../lib/forms'
 import { Figures } from '../lib/figures'
 import { Table } from '../lib/lists'
@@ -55,6 +56,39 @@ function LatestStack(props: { event: IssueEvent | undefined }) {
   )
 }
 
+/** Short enough to read, whole in its title: fingerprints are SHA-512 hex, or a client's own text. */
+const shortFingerprint = (fingerprint: string) => (fingerprint.length > 16 ? `${fingerprint.slice(0, 16)}…` : fingerprint)
+
+function Fingerprints(props: { path: string; fingerprints: string[]; onSplit: (newIssueId: string | null) => void }) {
+  const action = useAction()
+  const split = (fingerprint: string) =>
+    action.run(async () => {
+      const answer = await api<{ new_issue_ids: string[] }>(`${props.path}split/`, { json: { fingerprints: [fingerprint] } })
+      props.onSplit(answer.new_issue_ids[0] ?? null)
+    })
+  return (
+    <>
+      <h2>Fingerprints</h2>
+      <p class="muted small">This issue holds the exceptions of several fingerprints (issues merged into it).</p>
+      <ErrorNote error={action.error} />
+      <Table caption="Fingerprints" columns={['Fingerprint', 'Split off']}>
+        {props.fingerprints.map((fingerprint) => (
+          <tr key={fingerprint}>
+            <td class="mono small" title={fingerprint}>
+              {shortFingerprint(fingerprint)}
+            </td>
+            <td>
+              <ConfirmedButton label="Split" name={`Split fingerprint ${shortFingerprint(fingerprint)}`} title="Split this fingerprint into an issue of its own?" disabled={action.busy} onConfirm={() => split(fingerprint)}>
+                <p>Its past and future exceptions then count in a new issue, no longer in this one.</p>
+              </ConfirmedButton>
+            </td>
+          </tr>
+        ))}
+      </Table>
+    </>
+  )
+}
+
 function EventsTable(props: { events: IssueEvent[] }) {
   return (
     <Table caption="Events of this issue" columns={['Time', 'Person', 'URL']}>
@@ -81,9 +115,12 @@ export function IssuePage(props: { id: string }) {
   const path = projectPath(projectId, `error_tracking/issues/${encodeURIComponent(props.id)}/`)
   const answer = useAsync((signal) => api<Record<string, any>>(`${path}${query({ date_from: range, events_limit: eventsLimit })}`, { signal }), [path, range, eventsLimit])
   const action = useAction()
+  // the issue a fingerprint was just split off into (undefined: none this visit)
+  const [splitInto, setSplitInto] = useState<string | null | undefined>(undefined)
   if (!answer.data) return <Page title="Issue">{answer.error ? <ErrorNote error={answer.error} /> : <Loading what="the issue" />}</Page>
   const issue = issueOf(answer.data)
   const events = eventsOf(answer.data)
+  const fingerprints: string[] = Array.isArray(answer.data.fingerprints) ? answer.data.fingerprints.filter((f: unknown) => typeof f === 'string') : []
   const setStatus = (status: string) =>
     action.run(async () => {
       await api(path, { method: 'PATCH', json: { status } })
@@ -130,6 +167,19 @@ export function IssuePage(props: { id: string }) {
           ['Last seen', time(issue.last_seen)],
         ]}
       />
+      {splitInto !== undefined ? (
+        <p role="status">{splitInto ? <>Split off into <Link to={`/error-tracking/${encodeURIComponent(splitInto)}`}>a new issue</Link>.</> : 'Split off.'}</p>
+      ) : null}
+      {fingerprints.length > 1 ? (
+        <Fingerprints
+          path={path}
+          fingerprints={fingerprints}
+          onSplit={(id) => {
+            setSplitInto(id)
+            answer.reload()
+          }}
+        />
+      ) : null}
       <h2>Stack trace</h2>
       <LatestStack event={events[0]} />
       <h2>Events</h2>

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { eventsOf, exceptionsOf, frameWhere, issueOf, MAX_FRAMES, rangeOf, sparklinePoints, volumeOf } from './issues'
+import { eventsOf, exceptionsOf, frameWhere, issueOf, MAX_FRAMES, MAX_MERGED, rangeOf, sparklinePoints, toggled, volumeOf } from './issues'
 
 describe('issues as the list and the page read them', () => {
   test('figures flat or under aggregations; a volume as numbers or buckets', () => {
@@ -68,5 +68,15 @@ describe('issues as the list and the page read them', () => {
     expect(rangeOf('-30d')).toBe('-30d')
     expect(rangeOf('-1000d')).toBe('-7d')
     expect(rangeOf(null)).toBe('-7d')
+  })
+})
+
+describe('selecting issues to merge', () => {
+  test('the order of selection is kept (the first is merged into); a second click takes one out; past the bound nothing is added', () => {
+    expect(toggled(toggled(toggled([], 'b'), 'a'), 'c')).toEqual(['b', 'a', 'c'])
+    expect(toggled(['b', 'a', 'c'], 'a')).toEqual(['b', 'c'])
+    const full = Array.from({ length: MAX_MERGED + 1 }, (_, i) => `i${i}`)
+    expect(toggled(full, 'one more')).toBe(full)
+    expect(toggled(full, 'i3')).toHaveLength(MAX_MERGED)
   })
 })

@@ -179,3 +179,12 @@ export function sparklinePoints(volume: number[], width: number, height: number)
   const step = volume.length > 1 ? width / (volume.length - 1) : 0
   return volume.map((v, i) => `${Math.round(i * step * 10) / 10},${Math.round((height - (v / max) * height) * 10) / 10}`).join(' ')
 }
+
+/** Issues merged in one request (the API's bound: the merged ones besides the one they go into). */
+export const MAX_MERGED = 100
+
+/** A selection with `id` added at its end, or taken out: the order says which issue the others are merged into. */
+export function toggled(selected: string[], id: string): string[] {
+  if (selected.includes(id)) return selected.filter((s) => s !== id)
+  return selected.length > MAX_MERGED ? selected : [...selected, id]
+}

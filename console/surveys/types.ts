@@ -28,7 +28,7 @@ export interface Survey {
   description?: string
   type: SurveyType | string
   questions: SurveyQuestion[]
-  conditions: { url?: string | null; urlMatchType?: string | null; linkedFlagVariant?: string | null } | null
+  conditions: { url?: string | null; urlMatchType?: string | null; linkedFlagVariant?: string | null; [other: string]: unknown } | null
   linked_flag: { id: number; key: string } | null
   linked_flag_id?: number | null
   targeting_flag?: { id: number; key: string } | null

@@ -2,7 +2,8 @@
 // (its `$exception_list`) become issues; the table "Issues" lists them with their occurrences, users, last seen and
 // a named sparkline; an issue's page shows the stack of its latest event (thrown first, in-app frames marked) and its
 // events, every message and frame as text; "Resolve", "Suppress" and "Reopen" change its status, and the status
-// filter follows. On the embedded stores and on ClickHouse 18.16 + Postgres.
+// filter follows; two issues selected are merged into the first one selected, and a fingerprint of the merged issue
+// is split off again. On the embedded stores and on ClickHouse 18.16 + Postgres.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Browser, Page } from 'playwright-core'
 import { fileURLToPath } from 'node:url'
@@ -13,6 +14,8 @@ import { eventually, signedInPage, tableRows } from './console-session'
 const EMAIL = 'errors@example.com'
 const PASSWORD = 'console errors password'
 const SCREENSHOT = fileURLToPath(new URL('../../docs/console-errors.png', import.meta.url))
+/** The issues table's rows without its first cell (the "Select" checkbox). */
+const issueRows = async (table: Parameters<typeof tableRows>[0]) => (await tableRows(table)).map((row) => row.slice(1))
 const HOSTILE = `Cannot read properties of undefined (reading '<img src=x onerror="window.pwned=1">')`
 
 /** An exception as posthog-js's captureException lists it: frames outermost first, as Sentry orders them. */
@@ -72,8 +75,8 @@ for (const stores of ['embedded', 'real'] as const) {
       const table = page.getByRole('table', { name: 'Issues' })
       await table.waitFor()
       const headers = await table.locator('thead th').allTextContents()
-      expect(headers.slice(0, 4)).toEqual(['Issue', 'Occurrences', 'Users', 'Last seen'])
-      const rows = await tableRows(table)
+      expect(headers.slice(0, 5)).toEqual(['Select', 'Issue', 'Occurrences', 'Users', 'Last seen'])
+      const rows = await issueRows(table)
       expect(rows).toHaveLength(2)
       const typeError = rows.find((r) => r[0]!.startsWith('TypeError'))!
       expect(typeError[0]).toBe(`TypeError${HOSTILE}`)
@@ -116,15 +119,52 @@ for (const stores of ['embedded', 'real'] as const) {
       expect(await status()).toBe('suppressed')
       await page.getByRole('link', { name: 'All issues' }).click()
       const table = page.getByRole('table', { name: 'Issues' })
-      await eventually(() => tableRows(table), (rows) => rows.length === 1)
-      expect((await tableRows(table))[0]![0]).toStartWith('RangeError')
+      await eventually(() => issueRows(table), (rows) => rows.length === 1)
+      expect((await issueRows(table))[0]![0]).toStartWith('RangeError')
       await page.getByLabel('Status').selectOption('suppressed')
-      await eventually(() => tableRows(table), (rows) => rows.length === 1 && rows[0]![0]!.startsWith('TypeError'))
+      await eventually(() => issueRows(table), (rows) => rows.length === 1 && rows[0]![0]!.startsWith('TypeError'))
       await table.getByRole('link', { name: 'TypeError' }).click()
       await page.getByRole('button', { name: 'Reopen' }).click()
       await page.getByRole('status').filter({ hasText: 'Active' }).waitFor()
       expect(await status()).toBe('active')
       await page.getByRole('button', { name: 'Resolve' }).waitFor()
+    }, 60_000)
+
+    test('two issues selected are merged into the first one selected (asked first); a fingerprint is split off again', async () => {
+      const [typeError, rangeError] = ['TypeError', 'RangeError'].map((name) => issues.find((i) => i.name === name)!)
+      const fingerprintsOf = async (id: string) => (await service.api(`/api/projects/1/error_tracking/issues/${id}/?events_limit=0`)).body.fingerprints as string[]
+      const [rangeFingerprint] = await fingerprintsOf(rangeError!.id)
+      await page.getByRole('link', { name: 'All issues' }).click()
+      const table = page.getByRole('table', { name: 'Issues' })
+      await eventually(() => issueRows(table), (rows) => rows.length === 2)
+      expect(await page.getByRole('button', { name: 'Merge selected issues' }).count()).toBe(0)
+      await table.getByRole('checkbox', { name: 'Select TypeError' }).check()
+      await table.getByRole('checkbox', { name: 'Select RangeError' }).check()
+      await page.getByRole('button', { name: 'Merge selected issues' }).click()
+      await page.getByRole('dialog', { name: 'Merge 2 issues into “TypeError”?' }).getByRole('button', { name: 'Merge' }).click()
+      const merged = await eventually(() => issueRows(table), (rows) => rows.length === 1 && rows[0]![1] === '3')
+      expect(merged[0]![0]).toStartWith('TypeError')
+      expect(merged[0]!.slice(1, 3)).toEqual(['3', '2'])
+      expect((await service.api('/api/projects/1/error_tracking/issues/')).body.results.map((i: { id: string }) => i.id)).toEqual([typeError!.id])
+      const both = await fingerprintsOf(typeError!.id)
+      expect(both).toHaveLength(2)
+      expect(both).toContain(rangeFingerprint!)
+
+      await table.getByRole('link', { name: 'TypeError' }).click()
+      const fingerprints = page.getByRole('table', { name: 'Fingerprints' })
+      expect(await eventually(() => tableRows(fingerprints), (rows) => rows.length === 2)).toHaveLength(2)
+      await page.getByRole('button', { name: `Split fingerprint ${rangeFingerprint!.slice(0, 16)}…` }).click()
+      await page.getByRole('dialog', { name: 'Split this fingerprint into an issue of its own?' }).getByRole('button', { name: 'Split' }).click()
+      await page.getByRole('status').filter({ hasText: 'Split off into a new issue' }).waitFor()
+      await eventually(() => fingerprints.count(), (n) => n === 0) // one fingerprint left: the section is gone
+      expect(await fingerprintsOf(typeError!.id)).not.toContain(rangeFingerprint!)
+      const listed = await eventually(() => service.api('/api/projects/1/error_tracking/issues/'), (r) => r.body?.results?.length === 2)
+      const parted = listed.body.results.find((i: { id: string }) => i.id !== typeError!.id)
+      expect(await fingerprintsOf(parted.id)).toEqual([rangeFingerprint!])
+      // the new issue takes the name it was split from; its stack is the RangeError's
+      await page.getByRole('link', { name: 'a new issue' }).click()
+      await page.getByRole('heading', { name: 'RangeError: Invalid array length' }).waitFor()
+      expect(new URL(page.url()).pathname).toBe(`/console/error-tracking/${parted.id}`)
     }, 60_000)
   })
 }
