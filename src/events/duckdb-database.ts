@@ -80,6 +80,8 @@ export interface TurnOptions {
 }
 
 const OUT_OF_MEMORY = /^Out of Memory Error/i
+/** a write short of memory: a statement's error, or the appender's ("Failed to append: failed to allocate …") */
+const WRITE_SHORT_OF_MEMORY = /^Out of Memory Error|(could not|failed to) (allocate|pin) /i
 const interrupted = () => new Error('INTERRUPT Error: Interrupted!')
 
 /** A row's size as the query API counts it on the embedded stores: a text's length, 8 for anything else. */
@@ -102,6 +104,20 @@ export function plainValue(value: unknown): unknown {
 
 const plainRows = (rows: DuckDBValue[][]): unknown[][] => rows.map((row) => row.map(plainValue))
 
+/** A query API statement waiting for its turn or running. */
+interface Streaming {
+  connection: DuckDBConnection | null
+  /** it has its turn (it may hold memory) */
+  started: boolean
+  interrupted: boolean
+  /** stopped so that a write short of memory could have it: refused as busy, the client retries */
+  yielded: boolean
+  stop: AbortController
+  done: Promise<void>
+}
+
+const messageOf = (error: unknown) => (error as Error)?.message ?? ''
+
 /** The owner: the instance, one connection for writes (serialized), a connection per read. */
 /** How long closing waits for interrupted statements to end (DuckDB stops between chunks of work). */
 const CLOSE_WAIT_MS = 20_000
@@ -109,7 +125,7 @@ const CLOSE_WAIT_MS = 20_000
 export class DuckDbDatabase {
   private writes: Promise<unknown> = Promise.resolve()
   /** query API statements waiting or running, by their caller's key, for interrupt() (one before it connected: noted) */
-  private readonly streaming = new Map<string, { connection: DuckDBConnection | null; interrupted: boolean; stop: AbortController; done: Promise<void> }>()
+  private readonly streaming = new Map<string, Streaming>()
   /** the query API statements' turns, whichever thread sent them: the memory they share is the instance's */
   private readonly turns = new StatementTurns()
   /** the other reads running, so that closing waits for them too */
@@ -180,9 +196,38 @@ export class DuckDbDatabase {
   /** One write at a time on the writer connection (its temp tables are the staging area). */
   private serial<T>(work: () => Promise<T>): Promise<T> {
     if (this.closing) return Promise.reject(new Error('embedded store closed'))
-    const next = this.writes.then(work, work)
+    const first = () => this.writeFirst(work)
+    const next = this.writes.then(first, first)
     this.writes = next.catch(() => undefined)
     return next
+  }
+
+  /**
+   * Writes come before the query API's statements: a write that ran short of memory beside them stops them (they
+   * answer 503, the client retries) and runs again at once, no new statement starting meanwhile. Each write is one
+   * statement or starts by clearing its staging table, so a failed one left nothing and runs again whole.
+   */
+  private async writeFirst<T>(work: () => Promise<T>): Promise<T> {
+    this.turns.writeStarted()
+    try {
+      return await work()
+    } catch (error) {
+      const neighbours = [...this.streaming.values()].filter((r) => r.started)
+      if (!WRITE_SHORT_OF_MEMORY.test(messageOf(error)) || neighbours.length === 0) throw error
+      this.turns.hold()
+      try {
+        for (const r of neighbours) {
+          r.yielded = true
+          this.stopStatement(r)
+        }
+        await Promise.all(neighbours.map((r) => r.done))
+        return await work()
+      } finally {
+        this.turns.release()
+      }
+    } finally {
+      this.turns.writeEnded()
+    }
   }
 
   async all(sql: string, params: SqlValue[] = []): Promise<unknown[][]> {
@@ -286,12 +331,13 @@ export class DuckDbDatabase {
   async stream(key: string, sql: string, params: SqlValue[], maxBytes: number, options: TurnOptions = {}): Promise<StreamedRows> {
     if (this.closing) throw new Error('embedded store closed')
     const finished = Promise.withResolvers<void>()
-    const running = { connection: null as DuckDBConnection | null, interrupted: false, stop: new AbortController(), done: finished.promise }
+    const running: Streaming = { connection: null, started: false, interrupted: false, yielded: false, stop: new AbortController(), done: finished.promise }
     this.streaming.set(key, running)
     let connection: DuckDBConnection | undefined
     let turn: Turn | undefined
     try {
       turn = await this.turns.take(options.alone ?? false, options.waitMs, running.stop.signal)
+      running.started = true
       connection = running.connection = await this.instance.connect()
       if (running.interrupted) throw interrupted()
       const rows: unknown[][] = []
@@ -308,8 +354,9 @@ export class DuckDbDatabase {
         }
       }
     } catch (error) {
-      // short of memory beside other statements: perhaps their fault, not this one's (the caller runs it alone)
-      const message = (error as Error)?.message ?? ''
+      if (running.yielded) throw new StatementRefused('stopped so that a write of events could have the memory', 'busy')
+      // short of memory beside other statements or a write: perhaps theirs, not this one's (the caller runs it alone)
+      const message = messageOf(error)
       if (turn?.beside && !running.interrupted && OUT_OF_MEMORY.test(message)) throw new StatementRefused(message, 'short_beside')
       throw error
     } finally {
@@ -323,7 +370,10 @@ export class DuckDbDatabase {
 
   interrupt(key: string): void {
     const running = this.streaming.get(key)
-    if (!running) return
+    if (running) this.stopStatement(running)
+  }
+
+  private stopStatement(running: Streaming): void {
     running.interrupted = true
     running.stop.abort(interrupted())
     running.connection?.interrupt()

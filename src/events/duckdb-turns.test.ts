@@ -91,4 +91,33 @@ describe('StatementTurns', () => {
     turns.end(two) // twice is harmless
     expect(turns.use()).toEqual({ running: 0, waiting: 0 })
   })
+
+  test('a write is a neighbour of the statements running and of those that start while it runs, even a turn alone', async () => {
+    const turns = new StatementTurns()
+    const before = await turns.take(false, 1000)
+    turns.writeStarted()
+    expect(before.beside).toBe(true)
+    turns.end(before)
+    const alone = await turns.take(true, 1000)
+    expect(alone.beside).toBe(true) // alone among statements, not beside the write
+    turns.end(alone)
+    turns.writeEnded()
+    const after = await turns.take(true, 1000)
+    expect(after.beside).toBe(false)
+    turns.end(after)
+  })
+
+  test('a write that holds the turns: none starts until it lets go, those waiting keep their place and their limit', async () => {
+    const turns = new StatementTurns()
+    turns.hold()
+    const waiting = turns.take(false, 1000)
+    const tooLong = turns.take(false, 20)
+    tooLong.catch(() => undefined)
+    expect(await state(waiting)).toBe('pending')
+    await Bun.sleep(30)
+    expect(await state(tooLong)).toBe('busy')
+    turns.release()
+    expect(await state(waiting)).toBe('granted')
+    expect(turns.use()).toEqual({ running: 1, waiting: 0 })
+  })
 })

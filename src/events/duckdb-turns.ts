@@ -5,8 +5,10 @@
 // running have ended, and statements that come meanwhile wait behind it, so that neither it nor they are starved.
 // Every such wait is bounded: past it the statement is refused as busy (the client retries), never failed.
 //
-// Only the query API's statements take turns. The events API's pages and the flush's batches are bounded in size, and
-// health checks must answer at once: they run whenever they come, and are not counted as neighbours.
+// Only the query API's statements take turns. The events API's pages and health checks are bounded in size and must
+// answer at once: they run whenever they come. Writes (the flush's batches, the person mapping) come first: they run
+// whenever they come and count as neighbours (a statement short of memory beside a write is not blamed), and a write
+// that ran short of memory holds every new turn back while it runs again (duckdb-database.ts).
 
 /** Why a statement was refused or failed, beyond DuckDB's own words (it crosses threads with the message). */
 export type StatementFailure = 'busy' | 'short_beside'
@@ -38,6 +40,10 @@ export class StatementTurns {
   private aloneTurn: Turn | null = null
   /** statements waiting, in the order they came; a waiting alone turn holds back those behind it */
   private readonly line: Waiter[] = []
+  /** writes running: neighbours of every statement running meanwhile */
+  private writes = 0
+  /** writes that hold every new turn back (one run again after it ran short of memory) */
+  private holds = 0
 
   use(): { running: number; waiting: number } {
     return { running: this.running.size, waiting: this.line.length }
@@ -85,12 +91,32 @@ export class StatementTurns {
     this.dispatch()
   }
 
+  /** A write starts: the statements running have a neighbour, and so has each one that starts before it ends. */
+  writeStarted(): void {
+    this.writes++
+    for (const other of this.running) other.beside = true
+  }
+
+  writeEnded(): void {
+    this.writes = Math.max(0, this.writes - 1)
+  }
+
+  /** No turn starts until release() (a write that needs the memory); those waiting keep their place and their limit. */
+  hold(): void {
+    this.holds++
+  }
+
+  release(): void {
+    this.holds = Math.max(0, this.holds - 1)
+    this.dispatch()
+  }
+
   private free(alone: boolean): boolean {
-    return this.aloneTurn === null && (!alone || this.running.size === 0)
+    return this.holds === 0 && this.aloneTurn === null && (!alone || this.running.size === 0)
   }
 
   private start(alone: boolean): Turn {
-    const turn: Turn = { beside: this.running.size > 0, alone }
+    const turn: Turn = { beside: this.running.size > 0 || this.writes > 0, alone }
     for (const other of this.running) other.beside = true
     this.running.add(turn)
     if (alone) this.aloneTurn = turn

@@ -153,6 +153,46 @@ describe('DuckDB short of memory: the neighbour of a memory-heavy project is not
   }, 180_000)
 })
 
+// Writes come first: a batch of events that runs short of memory beside query statements stops them (refused as
+// busy: a 503 the client retries) and lands at once. Before, the batch failed (the flush retried it later, logging an
+// outage of the store) and a statement that had run "alone" beside the write was blamed with a 400.
+test('a write short of memory beside query statements stops them and lands; no write fails', async () => {
+  const db = await DuckDbDatabase.open(join(tempDir('phog-duckdb-writes-'), 'events.duckdb'), { memoryMb: 64, threads: 2 })
+  const pad = 'x'.repeat(1500)
+  const now = Date.now()
+  let made = 0
+  const wide = (n: number) =>
+    Array.from({ length: n }, (_, j) => {
+      const i = made++
+      return { uuid: crypto.randomUUID(), teamId: 1, event: `e${j % 20}`, distinctId: `u-${j % 3000}`, properties: JSON.stringify({ a: `${i}-${Math.random()}`, pad }), timestamp: now - i * 1000, createdAt: now, personId: null }
+    })
+  try {
+    for (let i = 0; i < 6; i++) await db.insertEvents(wide(10_000), false)
+    const outcomes: string[] = []
+    let landed = 0
+    let key = 0
+    const started = performance.now()
+    // rounds until statements were stopped for a write (at most 60 s)
+    while (!outcomes.includes('busy') && performance.now() - started < 60_000) {
+      const statements = Array.from({ length: 3 }, () =>
+        db.stream(`w:${key++}`, HEAVY_FITS, [], 64 * 1024 * 1024).then(
+          () => 'rows',
+          (e) => (e instanceof StatementRefused ? e.failure : `error: ${(e as Error).message}`),
+        ),
+      )
+      await Bun.sleep(30)
+      landed += await db.insertEvents(wide(5_000), false) // throws if the write failed
+      outcomes.push(...(await Promise.all(statements)))
+    }
+    console.log(`writes first: ${landed} events landed beside ${outcomes.length} statements: ${JSON.stringify(tally(outcomes))}`)
+    expect(outcomes.every((o) => o === 'rows' || o === 'short_beside' || o === 'busy')).toBe(true)
+    expect(outcomes.filter((o) => o === 'busy').length).toBeGreaterThanOrEqual(1)
+    expect(Number((await db.all('SELECT count(*) FROM events'))[0]![0])).toBe(made)
+  } finally {
+    await db.close()
+  }
+}, 120_000)
+
 // The turns on a real DuckDB instance, made to happen at will: a long statement holds the store, a turn alone waits
 // for it (refused past its wait), and what comes after a turn alone waits behind it.
 test('turns alone on the DuckDB instance: refused past their wait, served once the store is theirs, others held behind', async () => {
