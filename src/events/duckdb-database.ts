@@ -36,6 +36,11 @@ export interface DuckDbSettings {
   threads: number
   /** what DuckDB may spill beside its file (max_temp_directory_size), MiB; its own default is 90 % of the disk */
   spillMb?: number
+  /**
+   * the owner thread's niceness (ANALYTICS_THREAD_NICE): its own work (rows read into JavaScript, a chunk at a time)
+   * is mostly analytics. DuckDB computes on Bun's pool threads, shared with the rest of the process: left as they are.
+   */
+  nice?: number
 }
 
 /** The spill budget when the caller names none (tests, the CLI): the configuration's default. */

@@ -6,6 +6,7 @@ import { DuckDbDatabase, type DuckDbSettings, type MappingRow, type SqlValue, ty
 import { StatementRefused } from './duckdb-turns'
 import type { StoredEvent } from './store'
 import { clientChannelName, controlChannelName, type ControlMessage, type OwnerCommand, type OwnerEvent, type Request, type Answer } from './duckdb-protocol'
+import { reniceThisThread } from '../lib/renice'
 
 declare const self: Worker
 
@@ -74,6 +75,8 @@ self.onmessage = async (event: MessageEvent<OwnerCommand>) => {
   const command = event.data
   if (command.kind === 'open') {
     try {
+      // its rows read into JavaScript are analytics work: under saturation capture and /decide come first
+      reniceThisThread(command.settings.nice ?? 0)
       await open(command.file, command.settings)
       send({ kind: 'ready' })
     } catch (error) {

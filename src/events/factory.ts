@@ -20,4 +20,5 @@ export const duckDbSettings = (config: Config): DuckDbSettings => ({
   memoryMb: config.EMBEDDED_DUCKDB_MEMORY_MB,
   threads: config.EMBEDDED_DUCKDB_THREADS,
   spillMb: config.EMBEDDED_DUCKDB_SPILL_MB,
+  nice: config.ANALYTICS_THREAD_NICE,
 })
