@@ -19,14 +19,18 @@ for (const stores of ['embedded', 'real'] as const) {
       await service?.stop()
     })
 
-    /** The issue whose description is `message`, once it has `occurrences` (polled: the flush worker is asynchronous). */
+    /**
+     * The issue whose description is `message`, once it has `occurrences` and its users (polled: the flush worker is
+     * asynchronous, and on ClickHouse an event's person is known once the person mapping is copied there too).
+     */
     async function issueOf(message: string, occurrences: number, ms = 40_000): Promise<any> {
       const deadline = Date.now() + ms
       let found: any = null
+      const sum = (key: string) => found.reduce((n: number, i: any) => n + i.aggregations[key], 0)
       while (Date.now() < deadline) {
         const list = await service.api('/api/projects/1/error_tracking/issues/?status=all')
         found = (list.body.results ?? []).filter((i: any) => i.description === message)
-        if (found.length > 0 && found.reduce((n: number, i: any) => n + i.aggregations.occurrences, 0) >= occurrences) return found
+        if (found.length > 0 && sum('occurrences') >= occurrences && sum('users') > 0) return found
         await Bun.sleep(250)
       }
       return found
