@@ -96,17 +96,22 @@ recordingStoreContract('2 × 2 ClickHouse cluster', async () => {
   return store
 })
 
+/** A fresh database on the cluster (its tables made by the event store's migrations) and the replicas made to lag. */
+async function laggingDatabase(prefix: string) {
+  const database = `${prefix}_${crypto.randomUUID().replace(/-/g, '').slice(0, 10)}`
+  const url = `${cluster.nodes[0].server.url}/${database}`
+  const events = new ClickHouseEventStore(url, { cluster: cluster.name })
+  await events.init()
+  return { database, url, events, lagging: cluster.nodes.filter((n) => n.replica === 2) }
+}
+
 // Events too: a batch is counted by the query API and listed by the events API as soon as its write is acknowledged,
 // while the second replica of each shard is kept from fetching (a read that reached it would miss the rows; this
 // made the query API's byte-budget test fail now and then under load).
 describe('events on a cluster whose second replicas lag', () => {
   test('each batch written is counted and listed at once, 12 times in a row', async () => {
-    const database = `evlag_${crypto.randomUUID().replace(/-/g, '').slice(0, 10)}`
-    const url = `${cluster.nodes[0].server.url}/${database}`
-    const events = new ClickHouseEventStore(url, { cluster: cluster.name })
-    await events.init()
+    const { database, url, events, lagging } = await laggingDatabase('evlag')
     const runner = new ClickHouseQueryRunner(url, { cluster: cluster.name })
-    const lagging = cluster.nodes.filter((n) => n.replica === 2)
     const count = async () => {
       const statement = { sql: `SELECT count() FROM ${database}.events WHERE team_id = 1`, params: new Params('clickhouse-legacy'), columns: ['n'], types: [], limit: 1, offset: 0 }
       return Number((await runner.run(statement, { teamId: 1, timeoutMs: 10_000 })).rows[0]?.[0])
@@ -132,12 +137,8 @@ describe('events on a cluster whose second replicas lag', () => {
 // shard is kept from fetching, so a read that reached it (the default picks a replica at random) would miss the block.
 describe('recordings on a cluster whose second replicas lag', () => {
   test('each block written is read back at once, 12 times in a row', async () => {
-    const database = `lag_${crypto.randomUUID().replace(/-/g, '').slice(0, 10)}`
-    const url = `${cluster.nodes[0].server.url}/${database}`
-    const events = new ClickHouseEventStore(url, { cluster: cluster.name })
-    await events.init()
+    const { database, url, events, lagging } = await laggingDatabase('lag')
     await events.close()
-    const lagging = cluster.nodes.filter((n) => n.replica === 2)
     const store = new ClickHouseRecordingStore(url, { cluster: cluster.name })
     try {
       for (const n of lagging) await n.server.query(`SYSTEM STOP FETCHES ${database}.session_replay_blocks_local`)
