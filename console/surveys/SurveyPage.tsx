@@ -20,12 +20,23 @@ function questionDetail(q: SurveyQuestion): string {
   return ''
 }
 
+/** The stored survey, read for its page and for its edit. */
+function useSurvey(id: string) {
+  const { projectId } = useSession()
+  return useAsync((signal) => api<Survey>(projectPath(projectId, `surveys/${encodeURIComponent(id)}/`), { signal }), [projectId, id])
+}
+
+/** The page while the survey is read, or why it could not be. */
+function SurveyPending(props: { title: string; error: unknown }) {
+  return <Page title={props.title}>{props.error ? <ErrorNote error={props.error} /> : <Loading what="the survey" />}</Page>
+}
+
 function SurveyView(props: { id: string }) {
   const { projectId } = useSession()
-  const survey = useAsync((signal) => api<Survey>(projectPath(projectId, `surveys/${encodeURIComponent(props.id)}/`), { signal }), [projectId, props.id])
+  const survey = useSurvey(props.id)
   const action = useAction()
   const s = survey.data
-  if (!s) return <Page title="Survey">{survey.error ? <ErrorNote error={survey.error} /> : <Loading what="the survey" />}</Page>
+  if (!s) return <SurveyPending title="Survey" error={survey.error} />
   const status = surveyStatus(s)
   const write = (json: Record<string, unknown>) =>
     action.run(async () => {
@@ -89,10 +100,9 @@ function SurveyView(props: { id: string }) {
 }
 
 function SurveyEdit(props: { id: string }) {
-  const { projectId } = useSession()
-  const survey = useAsync((signal) => api<Survey>(projectPath(projectId, `surveys/${encodeURIComponent(props.id)}/`), { signal }), [projectId, props.id])
+  const survey = useSurvey(props.id)
   const s = survey.data
-  if (!s) return <Page title="Edit survey">{survey.error ? <ErrorNote error={survey.error} /> : <Loading what="the survey" />}</Page>
+  if (!s) return <SurveyPending title="Edit survey" error={survey.error} />
   const form = formOf(s)
   if (typeof form === 'string') {
     return (

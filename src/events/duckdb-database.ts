@@ -387,10 +387,7 @@ export class DuckDbDatabase {
   async close(): Promise<void> {
     this.closing = true
     const running = [...this.streaming.values()]
-    for (const r of running) {
-      r.stop.abort(interrupted())
-      r.connection?.interrupt()
-    }
+    for (const r of running) this.stopStatement(r)
     const reads = [...this.reads]
     for (const r of reads) r.connection?.interrupt()
     // DuckDB hears an interrupt between chunks of work: a statement still running when the database closed under it
