@@ -5,7 +5,7 @@
 // (duckdb-access.ts): the thread that serves requests never runs an appender, and DuckDB computes on its own threads,
 // so a statement never blocks an event loop; connection.interrupt() stops it.
 import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api'
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { StatementRefused, StatementTurns, type Turn } from './duckdb-turns'
@@ -85,9 +85,18 @@ export interface TurnOptions {
 }
 
 const OUT_OF_MEMORY = /^Out of Memory Error/i
+/** DuckDB's checkpoint_threshold (its default): the commit that takes the log past it checkpoints */
+const CHECKPOINT_LOG_BYTES = 16 * 1024 * 1024
 /** a write short of memory: a statement's error, or the appender's ("Failed to append: failed to allocate …") */
 const WRITE_SHORT_OF_MEMORY = /^Out of Memory Error|(could not|failed to) (allocate|pin) /i
 const interrupted = () => new Error('INTERRUPT Error: Interrupted!')
+
+/** About what a batch adds to DuckDB's log: its texts, and the fixed columns (uuid, numbers) of each row. */
+function logBytesOf(rows: StoredEvent[]): number {
+  let n = 0
+  for (const r of rows) n += 64 + r.event.length + r.distinctId.length + r.properties.length
+  return n
+}
 
 /** A row's size as the query API counts it on the embedded stores: a text's length, 8 for anything else. */
 export function rowBytes(row: unknown[]): number {
@@ -199,9 +208,9 @@ export class DuckDbDatabase {
   }
 
   /** One write at a time on the writer connection (its temp tables are the staging area). */
-  private serial<T>(work: () => Promise<T>): Promise<T> {
+  private serial<T>(work: () => Promise<T>, logBytes = 0): Promise<T> {
     if (this.closing) return Promise.reject(new Error('embedded store closed'))
-    const first = () => this.writeFirst(work)
+    const first = () => this.writeFirst(work, logBytes)
     const next = this.writes.then(first, first)
     this.writes = next.catch(() => undefined)
     return next
@@ -212,27 +221,44 @@ export class DuckDbDatabase {
    * answer 503, the client retries) and runs again at once, no new statement starting meanwhile. Each write is one
    * statement or starts by clearing its staging table, so a failed one left nothing and runs again whole.
    */
-  private async writeFirst<T>(work: () => Promise<T>): Promise<T> {
+  private async writeFirst<T>(work: () => Promise<T>, logBytes: number): Promise<T> {
     this.turns.writeStarted()
     try {
-      return await work()
-    } catch (error) {
-      const neighbours = [...this.streaming.values()].filter((r) => r.started)
-      if (!WRITE_SHORT_OF_MEMORY.test(messageOf(error)) || neighbours.length === 0) throw error
-      this.turns.hold()
+      // DuckDB checkpoints on the commit that takes its log past 16 MB, and a checkpoint short of memory invalidates
+      // the whole database until a restart: the write that may be that commit has the memory to itself
+      if (this.logSize() + logBytes >= CHECKPOINT_LOG_BYTES) return await this.withMemory(work)
       try {
-        for (const r of neighbours) {
-          r.yielded = true
-          this.stopStatement(r)
-        }
-        await Promise.all(neighbours.map((r) => r.done))
         return await work()
-      } finally {
-        this.turns.release()
+      } catch (error) {
+        if (!WRITE_SHORT_OF_MEMORY.test(messageOf(error))) throw error
+        return await this.withMemory(work)
       }
     } finally {
       this.turns.writeEnded()
     }
+  }
+
+  /** `work` with the memory to itself: no statement starts meanwhile, those running are stopped (503, retried). */
+  private async withMemory<T>(work: () => Promise<T>): Promise<T> {
+    const neighbours = [...this.streaming.values()].filter((r) => r.started)
+    if (neighbours.length === 0) return work()
+    this.turns.hold()
+    try {
+      for (const r of neighbours) {
+        r.yielded = true
+        this.stopStatement(r)
+      }
+      await Promise.all(neighbours.map((r) => r.done))
+      return await work()
+    } finally {
+      this.turns.release()
+    }
+  }
+
+  /** The size of DuckDB's log beside the file (0 in memory). */
+  private logSize(): number {
+    if (this.file === ':memory:') return 0
+    return statSync(`${this.file}.wal`, { throwIfNoEntry: false })?.size ?? 0
   }
 
   async all(sql: string, params: SqlValue[] = []): Promise<unknown[][]> {
@@ -293,7 +319,7 @@ export class DuckDbDatabase {
             WHERE NOT EXISTS (SELECT 1 FROM events e WHERE e.timestamp BETWEEN ${Math.trunc(lo)} AND ${Math.trunc(hi)} AND e.team_id = s.team_id AND e.uuid = s.uuid)`
         : 'INSERT INTO events SELECT * FROM staged_events'
       return (await c.run(sql)).rowsChanged
-    })
+    }, logBytesOf(rows))
   }
 
   upsertMapping(rows: MappingRow[]): Promise<void> {
